@@ -1,0 +1,51 @@
+import { createAuditActivities, type AuditSink } from './audit';
+import { createJudgeActivities, type JudgeDeps } from './judge';
+import { createModelActivities, type ModelDeps } from './model-turn';
+import { createPolicyActivities, type PolicyDeps } from './policy';
+import { createToolGateActivities, type ToolGateDeps } from './tool-gate';
+
+export interface AgentActivityDeps extends ModelDeps, PolicyDeps {
+  readonly audit: AuditSink;
+}
+export type ToolActivityDeps = ToolGateDeps;
+export type JudgeActivityDeps = JudgeDeps;
+
+/** airlock-agent: model turns, policy evaluation and grants, audit. */
+export function createAgentActivities(deps: AgentActivityDeps) {
+  return { ...createModelActivities(deps), ...createPolicyActivities(deps), ...createAuditActivities(deps) };
+}
+
+/** airlock-tools: prepare / revalidate / execute, where the side effects happen. */
+export function createToolActivities(deps: ToolActivityDeps) {
+  return createToolGateActivities(deps);
+}
+
+export { createJudgeActivities };
+
+export type AgentActivities = ReturnType<typeof createAgentActivities>;
+export type ToolActivities = ReturnType<typeof createToolActivities>;
+export type JudgeActivities = ReturnType<typeof createJudgeActivities>;
+
+export interface ActivityDeps {
+  readonly agent?: AgentActivityDeps;
+  readonly tools?: ToolActivityDeps;
+  readonly judge?: JudgeActivityDeps;
+}
+
+export interface Activities {
+  readonly agent: AgentActivities | undefined;
+  readonly tools: ToolActivities | undefined;
+  readonly judge: JudgeActivities | undefined;
+}
+
+/**
+ * Builds the activities of each queue from its dependencies: workers pass
+ * real ones, tests pass their own. Only the queues given are built.
+ */
+export function createActivities(deps: ActivityDeps): Activities {
+  return {
+    agent: deps.agent === undefined ? undefined : createAgentActivities(deps.agent),
+    tools: deps.tools === undefined ? undefined : createToolActivities(deps.tools),
+    judge: deps.judge === undefined ? undefined : createJudgeActivities(deps.judge),
+  };
+}

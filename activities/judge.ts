@@ -1,0 +1,76 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { APIConnectionTimeoutError, type OpenAI } from 'openai';
+import { FailureTypes } from '../core/failure-types';
+import {
+  JUDGE_SYSTEM_PROMPT,
+  MAX_JUDGED_RULES,
+  judgeUserMessage,
+  parseJudgeOutput,
+  type JudgeCallSummary,
+  type JudgeOutcome,
+  type JudgeRuleInput,
+} from '../core/judge';
+
+export interface JudgeRulesInput {
+  readonly rules: readonly JudgeRuleInput[];
+  readonly call: JudgeCallSummary;
+  readonly recentTurns: readonly string[];
+}
+
+export interface JudgeRulesResult {
+  readonly outcome: JudgeOutcome;
+  readonly latencyMs: number;
+  readonly model: string;
+}
+
+export interface JudgeDeps {
+  readonly openai: OpenAI;
+  readonly model: string;
+  readonly timeoutMs: number;
+}
+
+export function createJudgeActivities(deps: JudgeDeps) {
+  return {
+    /**
+     * One batched judge call. Judge failures are results, not errors: the
+     * caller's failure table decides what they mean, and a retry storm
+     * against a slow judge helps nobody.
+     */
+    async judgeRules(input: JudgeRulesInput): Promise<JudgeRulesResult> {
+      if (input.rules.length === 0 || input.rules.length > MAX_JUDGED_RULES) {
+        throw ApplicationFailure.nonRetryable(
+          `judgeRules takes 1 to ${MAX_JUDGED_RULES} rules, got ${input.rules.length}`,
+          FailureTypes.InvalidInput,
+        );
+      }
+      const started = Date.now();
+      let outcome: JudgeOutcome;
+      try {
+        const completion = await deps.openai.chat.completions.create(
+          {
+            model: deps.model,
+            temperature: 0,
+            messages: [
+              { role: 'system', content: JUDGE_SYSTEM_PROMPT },
+              { role: 'user', content: judgeUserMessage(input) },
+            ],
+          },
+          { timeout: deps.timeoutMs, maxRetries: 0 },
+        );
+        const text = completion.choices[0]?.message?.content;
+        outcome =
+          typeof text === 'string'
+            ? parseJudgeOutput(text, input.rules.map((r) => r.id))
+            : { status: 'invalid', detail: 'answer has no text content' };
+      } catch (err) {
+        outcome =
+          err instanceof APIConnectionTimeoutError
+            ? { status: 'timeout', detail: `no answer within ${deps.timeoutMs} ms` }
+            : { status: 'error', detail: err instanceof Error ? err.message : String(err) };
+      }
+      return { outcome, latencyMs: Date.now() - started, model: deps.model };
+    },
+  };
+}
+
+export type JudgeActivities = ReturnType<typeof createJudgeActivities>;

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import { planBatch, type BatchPlan, type JobPolicyMemory, type PreflightedCall } from '../core/batch';
+import { AirlockError } from '../core/errors';
+import { FailureTypes } from '../core/failure-types';
+import type { Grant } from '../core/grants';
+import { evaluateCall, type CallEvaluation, type JobScope, type RuleCounters } from '../core/policy/evaluate';
+import type { PolicySnapshot } from '../core/policy/snapshot';
+import type { GrantSigner } from './grant-keys';
+
+export interface PolicyDeps {
+  /** Reads the rules as they are now; called once per job. */
+  readonly loadSnapshot: () => Promise<PolicySnapshot>;
+  readonly signer: GrantSigner;
+  readonly grantTtlMs: number;
+  readonly now?: () => number;
+}
+
+export interface LoadPolicySnapshotResult {
+  readonly snapshot: PolicySnapshot;
+}
+
+export interface EvaluatePolicyInput {
+  readonly jobId: string;
+  readonly scope: JobScope;
+  readonly snapshot: PolicySnapshot;
+  readonly calls: readonly PreflightedCall[];
+  readonly memory: JobPolicyMemory;
+  readonly ruleCounters: RuleCounters;
+  /** Workflow time, so cooldowns follow the job's clock. */
+  readonly now: number;
+}
+
+export interface EvaluatePolicyResult {
+  readonly plan: BatchPlan;
+  /** Grants for the calls that run now, by call id (only when the whole batch runs). */
+  readonly grants: Readonly<Record<string, Grant>>;
+}
+
+export interface GrantRequest {
+  readonly callId: string;
+  readonly fingerprint: string;
+  /** The approval request's nonce; omitted for an ungated call, which gets a fresh one. */
+  readonly nonce?: string;
+}
+
+export interface IssueGrantsInput {
+  readonly jobId: string;
+  readonly calls: readonly GrantRequest[];
+}
+
+export interface IssueGrantsResult {
+  readonly grants: Readonly<Record<string, Grant>>;
+}
+
+export function createPolicyActivities(deps: PolicyDeps) {
+  const now = deps.now ?? Date.now;
+
+  function issue(jobId: string, calls: readonly GrantRequest[]): Record<string, Grant> {
+    const grants: Record<string, Grant> = {};
+    const expiresAt = now() + deps.grantTtlMs;
+    for (const c of calls) {
+      grants[c.callId] = deps.signer.sign({
+        v: 1,
+        jobId,
+        callId: c.callId,
+        fingerprint: c.fingerprint,
+        nonce: c.nonce ?? randomBytes(16).toString('hex'),
+        expiresAt,
+      });
+    }
+    return grants;
+  }
+
+  return {
+    /** The job's policy snapshot, taken once when it starts. */
+    async loadPolicySnapshot(): Promise<LoadPolicySnapshotResult> {
+      try {
+        return { snapshot: await deps.loadSnapshot() };
+      } catch (err) {
+        if (err instanceof AirlockError) throw ApplicationFailure.nonRetryable(err.message, FailureTypes.PolicyUnavailable);
+        throw err;
+      }
+    },
+
+    /**
+     * One evaluation for a whole batch (tool.before): per-call rule
+     * resolution, per-job memory, batch outcome, and grants when it all runs.
+     */
+    async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvaluatePolicyResult> {
+      const evaluations = new Map<string, CallEvaluation>();
+      for (const call of input.calls) {
+        if (call.kind !== 'tool') continue;
+        evaluations.set(
+          call.callId,
+          evaluateCall(
+            input.snapshot,
+            'tool.before',
+            { toolName: call.toolName, category: call.category, args: call.args, scope: input.scope },
+            input.ruleCounters,
+            input.now,
+          ),
+        );
+      }
+      const plan = planBatch({
+        jobId: input.jobId,
+        scope: input.scope,
+        snapshot: input.snapshot,
+        calls: input.calls,
+        evaluations,
+        memory: input.memory,
+      });
+      const runnable =
+        plan.outcome === 'run'
+          ? plan.calls.flatMap((p) => (p.fate.kind === 'run' ? [{ callId: p.call.callId, fingerprint: p.fate.fingerprint }] : []))
+          : [];
+      return { plan, grants: issue(input.jobId, runnable) };
+    },
+
+    /** Grants for calls that run after a park: approved ones keep their request's nonce. */
+    async issueGrants(input: IssueGrantsInput): Promise<IssueGrantsResult> {
+      return { grants: issue(input.jobId, input.calls) };
+    },
+  };
+}
+
+export type PolicyActivities = ReturnType<typeof createPolicyActivities>;

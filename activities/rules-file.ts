@@ -1,0 +1,59 @@
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { AirlockError } from '../core/errors';
+import { defaultRules } from '../core/policy/default-rules';
+import {
+  formatRulesFileProblem,
+  rulesFileProblems,
+  rulesFileSchema,
+  type RulesFile,
+  type RulesFileProblem,
+} from '../core/policy/rules';
+import { buildSnapshot, type PolicySnapshot } from '../core/policy/snapshot';
+
+export const BUILT_IN_RULES_SOURCE = 'built-in default rules';
+
+/** A rules file is unreadable or invalid; `problems` lists every one found. */
+export class RulesFileError extends AirlockError {
+  override name = 'RulesFileError';
+  constructor(
+    readonly file: string,
+    readonly problems: readonly RulesFileProblem[],
+  ) {
+    super(`rules file ${file} is invalid: ${problems.map(formatRulesFileProblem).join('; ')}`);
+  }
+}
+
+/** Validates a parsed rules document as a whole: it loads completely or not at all. */
+export function parseRulesDocument(raw: unknown, source: string): RulesFile {
+  const result = rulesFileSchema.safeParse(raw);
+  if (!result.success) throw new RulesFileError(source, rulesFileProblems(raw, result.error));
+  return result.data;
+}
+
+/** YAML or JSON (JSON is YAML); the extension does not matter. */
+export async function readRulesFile(file: string): Promise<RulesFile> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new RulesFileError(file, [
+      { ruleId: undefined, field: '(file)', message: `cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})` },
+    ]);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
+  } catch (err) {
+    throw new RulesFileError(file, [
+      { ruleId: undefined, field: '(file)', message: `not valid YAML/JSON: ${(err as Error).message.split('\n')[0]}` },
+    ]);
+  }
+  return parseRulesDocument(raw, file);
+}
+
+/** Where a worker's rules come from: a configured file, or the built-in defaults. */
+export async function loadPolicySnapshotFrom(file: string | undefined): Promise<PolicySnapshot> {
+  if (file === undefined) return buildSnapshot(parseRulesDocument(defaultRules, BUILT_IN_RULES_SOURCE), BUILT_IN_RULES_SOURCE);
+  return buildSnapshot(await readRulesFile(file), file);
+}

@@ -1,0 +1,192 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import { FailureTypes } from '../core/failure-types';
+import { callFingerprint } from '../core/fingerprint';
+import type { Grant } from '../core/grants';
+import { describeChanges, type ObservedState } from '../core/observed-state';
+import type { JobScope } from '../core/policy/evaluate';
+import { getTool, type ToolDefinition } from '../core/tools/definitions';
+import type { GrantVerifier } from './grant-keys';
+import type { NonceStore } from './nonce-store';
+import { createFsTools, type ToolOutcome } from './tools/fs-tools';
+import { DEFAULT_HASH_LIMIT_BYTES, observe } from './tools/observe';
+import { ToolRefusal, type Roots } from './tools/roots';
+
+export interface ToolGateDeps {
+  readonly roots: Roots;
+  readonly nonces: NonceStore;
+  readonly verifier: GrantVerifier;
+  readonly hashLimitBytes?: number;
+  readonly now?: () => number;
+}
+
+export interface PrepareApprovalInput {
+  readonly toolName: string;
+  readonly args: Record<string, unknown>;
+}
+
+export interface PrepareApprovalResult {
+  readonly requestId: string;
+  /** 128 bits from the OS's cryptographic RNG. */
+  readonly nonce: string;
+  readonly observed: ObservedState[];
+  /** Problems the reviewer should know about, e.g. a target the tool will refuse. */
+  readonly warnings: string[];
+}
+
+export interface RevalidateInput {
+  readonly toolName: string;
+  /** The arguments that will run (edited ones when the reviewer edited the call). */
+  readonly args: Record<string, unknown>;
+  readonly allowedTools: readonly string[];
+  readonly reviewer: string;
+  readonly reviewers: readonly string[] | null;
+  readonly separateRequester: boolean;
+  readonly requester: string;
+  /** What the reviewer saw; every target still at one of these paths must be unchanged. */
+  readonly observed: readonly ObservedState[];
+}
+
+export type RevalidateResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+
+export interface ExecuteInput {
+  readonly jobId: string;
+  readonly callId: string;
+  readonly scope: JobScope;
+  readonly toolName: string;
+  readonly args: Record<string, unknown>;
+  /** The gating rule, null for an ungated call: part of the fingerprint the grant binds. */
+  readonly ruleId: string | null;
+  readonly ruleVersion: number | null;
+  readonly grant: Grant;
+}
+
+export interface ExecuteResult extends ToolOutcome {
+  /** True when this reports an earlier attempt's stored outcome instead of running again. */
+  readonly replayed: boolean;
+}
+
+function toolOrFail(name: string): ToolDefinition {
+  const tool = getTool(name);
+  if (tool === undefined || tool.category === 'control') {
+    throw ApplicationFailure.nonRetryable(`unknown tool ${JSON.stringify(name)}`, FailureTypes.InvalidInput);
+  }
+  return tool;
+}
+
+export function createToolGateActivities(deps: ToolGateDeps) {
+  const hashLimit = deps.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
+  const now = deps.now ?? Date.now;
+  const fsTools = createFsTools(deps.roots);
+  const readOnly = (tool: ToolDefinition) => tool.category === 'read';
+
+  async function observeTargets(tool: ToolDefinition, args: unknown): Promise<{ observed: ObservedState[]; warnings: string[] }> {
+    const observed: ObservedState[] = [];
+    const warnings: string[] = [];
+    for (const target of tool.targets(args)) {
+      try {
+        observed.push(await observe(await deps.roots.resolve(target, { follow: readOnly(tool) }), hashLimit));
+      } catch (err) {
+        if (!(err instanceof ToolRefusal)) throw err;
+        warnings.push(`the tool will refuse this call: ${err.message}`);
+        observed.push({ path: target, exists: false });
+      }
+    }
+    return { observed, warnings };
+  }
+
+  return {
+    /** Captures what the reviewer will approve: the target's state now, plus the request's nonce. */
+    async prepareApproval(input: PrepareApprovalInput): Promise<PrepareApprovalResult> {
+      const tool = toolOrFail(input.toolName);
+      const args = tool.parameters.parse(input.args);
+      const { observed, warnings } = await observeTargets(tool, args);
+      return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings };
+    },
+
+    /** Schema, permission and preconditions, checked again against the world as it is now. */
+    async revalidate(input: RevalidateInput): Promise<RevalidateResult> {
+      const tool = getTool(input.toolName);
+      if (tool === undefined) return { ok: false, reason: `tool ${input.toolName} is no longer registered` };
+      const parsed = tool.parameters.safeParse(input.args);
+      if (!parsed.success) {
+        return { ok: false, reason: `the arguments no longer pass the tool's schema: ${parsed.error.issues[0]?.message ?? ''}` };
+      }
+      if (!input.allowedTools.includes(input.toolName)) {
+        return { ok: false, reason: `tool ${input.toolName} is not allowed for this job` };
+      }
+      if (input.reviewers !== null && !input.reviewers.includes(input.reviewer)) {
+        return { ok: false, reason: `reviewer ${input.reviewer} is not allowed to approve this call` };
+      }
+      if (input.separateRequester && input.reviewer === input.requester) {
+        return { ok: false, reason: `the requester ${input.requester} may not approve their own call` };
+      }
+      const { observed: current } = await observeTargets(tool, parsed.data);
+      const changes: string[] = [];
+      for (const now of current) {
+        const before = input.observed.find((o) => o.path === now.path);
+        if (before !== undefined) changes.push(...describeChanges(before, now));
+      }
+      if (changes.length > 0) return { ok: false, reason: `the target changed since it was approved: ${changes.join('; ')}` };
+      return { ok: true };
+    },
+
+    /**
+     * Runs one granted call, once. The nonce is consumed (compare-and-set)
+     * before the side effect; a retry finds it consumed and reports the stored
+     * outcome instead of running again.
+     */
+    async execute(input: ExecuteInput): Promise<ExecuteResult> {
+      if (!deps.verifier.verify(input.grant)) {
+        throw ApplicationFailure.nonRetryable('execute refused: the grant is missing or its signature is invalid', FailureTypes.GrantInvalid);
+      }
+      const claims = input.grant.claims;
+      if (claims.jobId !== input.jobId || claims.callId !== input.callId) {
+        throw ApplicationFailure.nonRetryable('execute refused: the grant is for another call', FailureTypes.GrantInvalid);
+      }
+      const tool = toolOrFail(input.toolName);
+      const parsed = tool.parameters.safeParse(input.args);
+      if (!parsed.success) {
+        throw ApplicationFailure.nonRetryable('execute refused: the arguments do not pass the tool schema', FailureTypes.GrantInvalid);
+      }
+      const fingerprint = callFingerprint({
+        jobId: input.jobId,
+        scope: input.scope,
+        toolName: input.toolName,
+        normalizedArgs: parsed.data,
+        ruleId: input.ruleId,
+        ruleVersion: input.ruleVersion,
+      });
+      if (fingerprint !== claims.fingerprint) {
+        throw ApplicationFailure.nonRetryable('execute refused: the grant does not cover these arguments', FailureTypes.GrantInvalid);
+      }
+      const earlier = deps.nonces.lookup(claims.nonce);
+      if (earlier !== undefined) return reportEarlier(earlier);
+      if (now() > claims.expiresAt) {
+        throw ApplicationFailure.nonRetryable('execute refused: the grant has expired', FailureTypes.GrantExpired);
+      }
+      const consumed = deps.nonces.consume({ nonce: claims.nonce, jobId: input.jobId, callId: input.callId, fingerprint });
+      if (!consumed.consumed) return reportEarlier(consumed);
+      let outcome: ToolOutcome;
+      try {
+        const run = fsTools[input.toolName as keyof typeof fsTools] as ((a: unknown) => Promise<ToolOutcome>) | undefined;
+        outcome = run === undefined ? { ok: false, output: `Error: tool ${input.toolName} has no implementation here` } : await run(parsed.data);
+      } catch (err) {
+        // The nonce is spent: an unexpected failure is an outcome, never a retry.
+        outcome = { ok: false, output: `Error: ${(err as Error).message}` };
+      }
+      deps.nonces.recordOutcome(claims.nonce, outcome);
+      return { ...outcome, replayed: false };
+    },
+  };
+}
+
+function reportEarlier(earlier: { outcome: ToolOutcome | null; consumedAt: string }): ExecuteResult {
+  if (earlier.outcome !== null) return { ...earlier.outcome, replayed: true };
+  throw ApplicationFailure.nonRetryable(
+    `this call was already attempted at ${earlier.consumedAt} and its outcome is unknown; it will not run again`,
+    FailureTypes.NonceConsumed,
+  );
+}
+
+export type ToolGateActivities = ReturnType<typeof createToolGateActivities>;

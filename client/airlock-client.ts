@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  Connection,
+  WorkflowUpdateFailedError,
+  type WorkflowExecutionInfo,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { DecisionPayload } from '../core/approvals';
+import type { AirlockConfig } from '../core/config';
+import { FailureTypes } from '../core/failure-types';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult, type AgentJobStateView, type PendingRequestView } from '../core/job';
+import { AirlockSearchAttributes, type JobStatus } from '../core/search-attributes';
+import { TaskQueues } from '../core/task-queues';
+import { truncate } from '../core/masking';
+import { getTool } from '../core/tools/definitions';
+import type { ZodType } from 'zod';
+import { approvalDecisionSignal, decideUpdate, stateQuery } from '../workflows/messages';
+import { JobError } from './errors';
+
+export interface StartJobOptions {
+  readonly goal: string;
+  readonly jobId?: string;
+  readonly maxTurns?: number;
+  readonly tools?: string[];
+  readonly requester: string;
+  readonly historyEventLimit?: number;
+}
+
+export interface StartedJob {
+  readonly jobId: string;
+  readonly runId: string;
+}
+
+export interface PendingJob {
+  readonly jobId: string;
+  readonly goal: string;
+  readonly pending: readonly PendingRequestView[];
+}
+
+export interface DecideOptions {
+  readonly decision: 'approve' | 'deny';
+  /** Which request; may be omitted when exactly one is pending. */
+  readonly requestId?: string;
+  /** New values for editable fields (approve only), as typed on a command line. */
+  readonly set?: Readonly<Record<string, string>>;
+  readonly reason?: string;
+  readonly reviewer: string;
+}
+
+export type DecideOutcome =
+  | {
+      readonly accepted: true;
+      readonly jobId: string;
+      readonly requestId: string;
+      readonly status: 'approved' | 'denied';
+      readonly editedFingerprint: string | null;
+    }
+  | { readonly accepted: false; readonly jobId: string; readonly requestId: string; readonly code: string; readonly reason: string };
+
+/** The typed client the CLI uses: one method per thing a reviewer or operator does. */
+export class AirlockClient {
+  private constructor(
+    readonly client: Client,
+    private readonly connection: Connection,
+  ) {}
+
+  static async connect(config: AirlockConfig): Promise<AirlockClient> {
+    const connection = await Connection.connect({ address: config.temporal.address, connectTimeout: 5000 });
+    return new AirlockClient(new Client({ connection, namespace: config.temporal.namespace }), connection);
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+
+  async startJob(options: StartJobOptions): Promise<StartedJob> {
+    const jobId = options.jobId ?? `job-${randomUUID()}`;
+    const input: AgentJobInput = {
+      schemaVersion: 1,
+      goal: options.goal,
+      requester: options.requester,
+      ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+      ...(options.tools !== undefined ? { tools: options.tools } : {}),
+      ...(options.historyEventLimit !== undefined ? { historyEventLimit: options.historyEventLimit } : {}),
+    };
+    const handle = await this.client.workflow.start(AGENT_JOB_WORKFLOW, {
+      taskQueue: TaskQueues.agent,
+      workflowId: jobId,
+      args: [input],
+      staticSummary: `airlock job: ${truncate(options.goal.replace(/\s+/g, ' '), 120)}`,
+    });
+    return { jobId, runId: handle.firstExecutionRunId };
+  }
+
+  async state(jobId: string): Promise<AgentJobStateView> {
+    return this.client.workflow.getHandle(jobId).query(stateQuery);
+  }
+
+  async result(jobId: string): Promise<AgentJobResult> {
+    return (await this.client.workflow.getHandle(jobId).result()) as AgentJobResult;
+  }
+
+  /** Jobs parked on approvals (from visibility), each with its pending requests (from its state). */
+  async listPending(): Promise<PendingJob[]> {
+    const out: PendingJob[] = [];
+    for await (const info of this.listByStatus('awaiting_approval')) {
+      const state = await this.state(info.workflowId);
+      if (state.pending.length > 0) out.push({ jobId: info.workflowId, goal: state.goal, pending: state.pending });
+    }
+    return out;
+  }
+
+  listByStatus(status: JobStatus): AsyncIterable<WorkflowExecutionInfo> {
+    return this.client.workflow.list({
+      query: `WorkflowType = "${AGENT_JOB_WORKFLOW}" AND ExecutionStatus = "Running" AND ${AirlockSearchAttributes.status.name} = "${status}"`,
+    });
+  }
+
+  /**
+   * Approves or denies one pending request by the `decide` update, binding
+   * the decision to the request's fingerprint and nonce as the reviewer saw
+   * them. A rejection is also sent as a signal, so the job audits it.
+   */
+  async decide(jobId: string, options: DecideOptions): Promise<DecideOutcome> {
+    const state = await this.state(jobId);
+    const request = pickRequest(jobId, state, options.requestId);
+    const payload: DecisionPayload = {
+      requestId: request.requestId,
+      fingerprint: request.fingerprint,
+      nonce: request.nonce,
+      decision: options.decision,
+      reviewer: options.reviewer,
+      ...(options.reason !== undefined ? { reason: options.reason } : {}),
+      ...(options.set !== undefined && Object.keys(options.set).length > 0
+        ? { args: coerceEdits(request.toolName, options.set) }
+        : {}),
+    };
+    return this.sendDecision(jobId, payload);
+  }
+
+  /** Sends a complete payload; used by `decide` and by tests that craft payloads. */
+  async sendDecision(jobId: string, payload: DecisionPayload): Promise<DecideOutcome> {
+    const handle = this.client.workflow.getHandle(jobId);
+    try {
+      const result = await handle.executeUpdate(decideUpdate, { args: [payload] });
+      return { accepted: true, jobId, ...result };
+    } catch (err) {
+      const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === FailureTypes.DecisionRejected) {
+        // Rejected updates leave no trace in history; the signal path records and audits the rejection.
+        await handle.signal(approvalDecisionSignal, payload);
+        const code = Array.isArray(cause.details) && typeof cause.details[0] === 'string' ? cause.details[0] : 'rejected';
+        return { accepted: false, jobId, requestId: payload.requestId, code, reason: cause.message };
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * Command-line values are text; a field whose schema wants a number or a
+ * boolean gets one. Anything that fits neither stays text, and the job's own
+ * check explains what is wrong with it.
+ */
+export function coerceEdits(toolName: string, set: Readonly<Record<string, string>>): Record<string, unknown> {
+  const shape = (getTool(toolName)?.parameters as { shape?: Record<string, ZodType> } | undefined)?.shape ?? {};
+  const out: Record<string, unknown> = {};
+  for (const [field, raw] of Object.entries(set)) {
+    const schema = shape[field];
+    let value: unknown = raw;
+    if (schema !== undefined && !schema.safeParse(raw).success) {
+      try {
+        const typed: unknown = JSON.parse(raw);
+        if (schema.safeParse(typed).success) value = typed;
+      } catch {
+        // Not JSON: keep the text.
+      }
+    }
+    out[field] = value;
+  }
+  return out;
+}
+
+function pickRequest(jobId: string, state: AgentJobStateView, requestId: string | undefined): PendingRequestView {
+  if (requestId !== undefined) {
+    const found = state.pending.find((r) => r.requestId === requestId);
+    if (found === undefined) {
+      throw new JobError(`job ${jobId} has no pending request ${requestId}; see \`airlock show ${jobId}\``);
+    }
+    return found;
+  }
+  if (state.pending.length === 0) throw new JobError(`job ${jobId} has no pending approval request (status: ${state.status})`);
+  if (state.pending.length > 1) {
+    throw new JobError(
+      `job ${jobId} has ${state.pending.length} pending requests; choose one with --request (${state.pending.map((r) => `${r.requestId} ${r.toolName}`).join(', ')})`,
+    );
+  }
+  return state.pending[0]!;
+}

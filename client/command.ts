@@ -1,0 +1,71 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseConfig, type AirlockConfig } from '../core/config';
+import { UsageError } from './errors';
+
+export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+
+export interface CommandIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly env: NodeJS.ProcessEnv;
+  /** The environment configuration, parsed once on first use. */
+  readonly config: () => AirlockConfig;
+}
+
+export interface ParsedArgs {
+  readonly values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  readonly positionals: string[];
+}
+
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage: string;
+  readonly options: OptionSpec;
+  /** Returns the exit code (0 when omitted). */
+  run(args: ParsedArgs, io: CommandIo): Promise<number | void>;
+}
+
+export function defineCommand(command: Command): Command {
+  return command;
+}
+
+export function parseCommandArgs(command: Command, argv: readonly string[]): ParsedArgs {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values, positionals };
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message.split('\n')[0]}; usage: ${command.usage}`);
+  }
+}
+
+export function createIo(env: NodeJS.ProcessEnv = process.env): CommandIo {
+  let config: AirlockConfig | undefined;
+  return {
+    out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+    env,
+    config: () => (config ??= parseConfig(env)),
+  };
+}
+
+/** A single positional job id, or a usage error. */
+export function jobIdArg(command: Command, args: ParsedArgs): string {
+  const [jobId, ...rest] = args.positionals;
+  if (jobId === undefined || rest.length > 0) throw new UsageError(`expected one job id; usage: ${command.usage}`);
+  return jobId;
+}
+
+export function stringOption(args: ParsedArgs, name: string): string | undefined {
+  const value = args.values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function printJson(io: CommandIo, value: unknown): void {
+  io.out(JSON.stringify(value, null, 2));
+}

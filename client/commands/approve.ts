@@ -1,0 +1,43 @@
+import { defineCommand, jobIdArg, stringOption } from '../command';
+import { UsageError } from '../errors';
+import { withClient } from '../with-client';
+import { reportDecision, reviewerName } from './decision-output';
+
+function parseSets(values: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of values) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--set takes field=value, got ${JSON.stringify(item)}`);
+    const field = item.slice(0, eq).trim();
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(field)) throw new UsageError(`--set: ${JSON.stringify(field)} is not a field name`);
+    out[field] = item.slice(eq + 1);
+  }
+  return out;
+}
+
+export const approveCommand = defineCommand({
+  name: 'approve',
+  summary: 'Approve a pending request (optionally editing its editable fields)',
+  usage: 'airlock approve JOB_ID [--request ID] [--set field=value]... [--reason TEXT] [--reviewer NAME] [--json]',
+  options: {
+    request: { type: 'string' },
+    set: { type: 'string', multiple: true },
+    reason: { type: 'string' },
+    reviewer: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(args, io) {
+    const jobId = jobIdArg(this, args);
+    const set = parseSets((args.values.set as string[] | undefined) ?? []);
+    const outcome = await withClient(io, (client) =>
+      client.decide(jobId, {
+        decision: 'approve',
+        reviewer: reviewerName(args, io),
+        set,
+        ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
+        ...(stringOption(args, 'reason') !== undefined ? { reason: stringOption(args, 'reason')! } : {}),
+      }),
+    );
+    return reportDecision(args, io, outcome);
+  },
+});

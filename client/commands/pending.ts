@@ -1,0 +1,28 @@
+import { defineCommand, printJson } from '../command';
+import { UsageError } from '../errors';
+import { withClient } from '../with-client';
+import { printRequest } from './show';
+
+export const pendingCommand = defineCommand({
+  name: 'pending',
+  summary: 'List jobs waiting for approval, with their requests',
+  usage: 'airlock pending [--json]',
+  options: { json: { type: 'boolean' } },
+  async run(args, io) {
+    if (args.positionals.length > 0) throw new UsageError(`pending takes no arguments; usage: ${this.usage}`);
+    const jobs = await withClient(io, (client) => client.listPending());
+    if (args.values.json === true) {
+      printJson(io, jobs);
+      return;
+    }
+    if (jobs.length === 0) {
+      io.out('no job is waiting for approval');
+      return;
+    }
+    for (const job of jobs) {
+      io.out(`job ${job.jobId}: ${job.goal}`);
+      for (const r of job.pending) printRequest(io, r);
+      io.out(`  approve: airlock approve ${job.jobId}${job.pending.length > 1 ? ' --request ID' : ''}   deny: airlock deny ${job.jobId} --reason TEXT`);
+    }
+  },
+});

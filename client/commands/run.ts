@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { userInfo } from 'node:os';
+import { sideEffectToolNames } from '../../core/tools/definitions';
+import { defineCommand, printJson, stringOption } from '../command';
+import { UsageError } from '../errors';
+import { withClient } from '../with-client';
+
+const optionsSchema = z.strictObject({
+  goal: z.string().trim().min(1, '--goal must not be empty'),
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, '--id may hold letters, digits, ".", "_" and "-"').optional(),
+  maxTurns: z.coerce.number().int().min(1).max(1000).optional(),
+  tools: z
+    .string()
+    .transform((v) => v.split(',').map((t) => t.trim()).filter((t) => t !== ''))
+    .refine((names) => names.every((n) => sideEffectToolNames.includes(n)), {
+      message: `--tools takes registered tool names: ${sideEffectToolNames.join(', ')}`,
+    })
+    .optional(),
+});
+
+export const runCommand = defineCommand({
+  name: 'run',
+  summary: 'Start a job toward a goal',
+  usage: 'airlock run --goal TEXT [--id JOB_ID] [--max-turns N] [--tools fs_read,fs_list] [--wait] [--json]',
+  options: {
+    goal: { type: 'string' },
+    id: { type: 'string' },
+    'max-turns': { type: 'string' },
+    tools: { type: 'string' },
+    wait: { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  async run(args, io) {
+    if (stringOption(args, 'goal') === undefined) throw new UsageError(`--goal is required; usage: ${this.usage}`);
+    const parsed = optionsSchema.safeParse({
+      goal: stringOption(args, 'goal'),
+      id: stringOption(args, 'id'),
+      maxTurns: stringOption(args, 'max-turns'),
+      tools: stringOption(args, 'tools'),
+    });
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
+    const options = parsed.data;
+    return withClient(io, async (client) => {
+      const started = await client.startJob({
+        goal: options.goal,
+        requester: io.config().reviewer ?? userInfo().username,
+        ...(options.id !== undefined ? { jobId: options.id } : {}),
+        ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+        ...(options.tools !== undefined ? { tools: options.tools } : {}),
+      });
+      if (args.values.wait !== true) {
+        if (args.values.json === true) printJson(io, started);
+        else io.out(`started job ${started.jobId}\n  follow it: airlock show ${started.jobId}`);
+        return 0;
+      }
+      const result = await client.result(started.jobId);
+      if (args.values.json === true) printJson(io, { ...started, result });
+      else io.out(`job ${started.jobId} ${result.status}${result.reason !== undefined ? ` (${result.reason})` : ''}${result.summary !== undefined ? `: ${result.summary}` : ''}`);
+      return result.status === 'completed' ? 0 : 1;
+    });
+  },
+});

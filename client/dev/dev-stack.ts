@@ -1,0 +1,125 @@
+import { mkdirSync } from 'node:fs';
+import { Runtime } from '@temporalio/worker';
+import type { AirlockConfig } from '../../core/config';
+import { queueRoles } from '../../core/task-queues';
+import { statePaths } from '../../workers/paths';
+import { runWorkers } from '../../workers/run-workers';
+import { AirlockClient } from '../airlock-client';
+import { UsageError } from '../errors';
+import { DEMO_GOAL, demoScript, seedDemoFiles } from './demo';
+import { startDevServer, type DevServer } from './dev-server';
+import { loadReplayScript, startReplayServer, type ReplayServer } from './replay-server';
+import { resolveTemporalCli } from './temporal-cli';
+
+export interface DevStackOptions {
+  readonly config: AirlockConfig;
+  /** Start the demo job once everything runs. */
+  readonly demo: boolean;
+  readonly requester: string;
+  readonly log: (line: string) => void;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * The embedded default: a Temporal dev server on a persistent SQLite file,
+ * the replay model when no endpoint is configured, and every worker in this
+ * process. Ctrl-C stops the workers, then the model, then the server.
+ */
+export async function runDevStack(options: DevStackOptions): Promise<number> {
+  const { log } = options;
+  const address = options.config.temporal.address;
+  const host = address.slice(0, address.lastIndexOf(':'));
+  const port = Number(address.slice(address.lastIndexOf(':') + 1));
+  if (!LOOPBACK.has(host)) {
+    throw new UsageError(`airlock dev runs a local server; TEMPORAL_ADDRESS must be on 127.0.0.1 or localhost (got ${address})`);
+  }
+  const paths = statePaths(options.config);
+  mkdirSync(paths.dataDir, { recursive: true });
+  const cli = await resolveTemporalCli({ log });
+  log(`airlock: Temporal CLI ${cli.path} (${cli.source})`);
+
+  const server: DevServer = await startDevServer({
+    cli: cli.path,
+    ip: host === 'localhost' ? '127.0.0.1' : host.replace(/^\[|\]$/g, ''),
+    port,
+    uiPort: options.config.dev.uiPort,
+    dbFile: paths.temporalDb,
+    namespaces: [options.config.temporal.namespace],
+    ownProcessGroup: true,
+  });
+  let replay: ReplayServer | undefined;
+  let stopping = false;
+  let crashed = false;
+  try {
+    let config = options.config;
+    let modelNote = `${config.model.baseUrl} (model ${config.model.name})`;
+    if (config.model.baseUrl === undefined) {
+      const scriptFile = config.dev.replayScript;
+      replay = await startReplayServer({ script: scriptFile === undefined ? demoScript : await loadReplayScript(scriptFile) });
+      config = { ...config, model: { ...config.model, baseUrl: replay.baseUrl } };
+      modelNote = `${replay.baseUrl} (local replay server, script: ${scriptFile ?? 'built-in demo'})`;
+    }
+    if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true });
+    const demoFolder = options.demo ? await seedDemoFiles(paths.roots[0]!) : undefined;
+
+    void server.exited.then((code) => {
+      if (stopping) return;
+      crashed = true;
+      log(`airlock: the Temporal dev server exited unexpectedly (code ${String(code)}); stopping`);
+      void Runtime.instance().shutdown();
+    });
+
+    await runWorkers({
+      config,
+      roles: queueRoles,
+      log,
+      onReady: () => {
+        log(
+          [
+            '',
+            'airlock dev is running',
+            `  Temporal gRPC   ${server.address} (namespace ${config.temporal.namespace})`,
+            `  Web UI          ${server.uiUrl ?? '(headless)'}`,
+            `  Model endpoint  ${modelNote}`,
+            `  Tools roots     ${paths.roots.join(', ')}`,
+            `  Data            ${paths.dataDir}`,
+            '  Start a job:    npx airlock run --goal "…"      Stop: Ctrl-C',
+            '',
+          ].join('\n'),
+        );
+        if (demoFolder !== undefined) void startDemo(config, server, options, demoFolder);
+      },
+    });
+    return crashed ? 1 : 0;
+  } finally {
+    stopping = true;
+    await replay?.close();
+    await server.stop();
+    log('airlock: dev stack stopped');
+  }
+}
+
+async function startDemo(config: AirlockConfig, server: DevServer, options: DevStackOptions, folder: string): Promise<void> {
+  const jobId = `demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  try {
+    const client = await AirlockClient.connect(config);
+    try {
+      await client.startJob({ jobId, goal: DEMO_GOAL, requester: options.requester });
+    } finally {
+      await client.close();
+    }
+    options.log(
+      [
+        `Demo job ${jobId} started on ${folder}.`,
+        'In a moment it parks on an approval to delete airlock-demo/old-backup.tar. In another terminal:',
+        '  npx airlock pending                 # what is waiting, with the file\'s observed state',
+        `  npx airlock approve ${jobId}   # or: npx airlock deny ${jobId} --reason "keep it"`,
+        `  npx airlock show ${jobId}`,
+        `Web UI: ${server.uiUrl ?? ''}/namespaces/${config.temporal.namespace}/workflows/${jobId}`,
+      ].join('\n'),
+    );
+  } catch (err) {
+    options.log(`airlock: could not start the demo job: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,207 @@
+import { z } from 'zod';
+import { canonicalJson } from './canonical-json';
+import { callFingerprint } from './fingerprint';
+import { observedStateSchema } from './observed-state';
+import type { JobScope } from './policy/evaluate';
+import { getTool } from './tools/definitions';
+
+const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-character hex fingerprint');
+const hex32 = z.string().regex(/^[0-9a-f]{32}$/, 'expected a 32-character hex nonce');
+
+export const approvalStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
+export type ApprovalStatus = (typeof approvalStatuses)[number];
+
+const argsRecord = z.record(z.string(), z.unknown());
+
+/** A parked call. Persisted in workflow state and carried across continue-as-new. */
+export const approvalRequestSchema = z.strictObject({
+  requestId: z.string().min(1),
+  callId: z.string().min(1),
+  toolName: z.string(),
+  /** Normalized arguments of the call as proposed. */
+  args: argsRecord,
+  fingerprint: hex64,
+  nonce: hex32,
+  ruleId: z.string(),
+  ruleVersion: z.number().int(),
+  /** Why it needs approval: the rule's name and instruction. */
+  reason: z.string(),
+  editable: z.array(z.string()),
+  /** null: anyone may decide. */
+  reviewers: z.array(z.string()).nullable(),
+  separateRequester: z.boolean(),
+  requester: z.string(),
+  observed: z.array(observedStateSchema),
+  createdAt: z.number(),
+  expiresAt: z.number(),
+  status: z.enum(approvalStatuses),
+  decision: z
+    .strictObject({
+      decision: z.enum(['approve', 'deny']),
+      reviewer: z.string(),
+      reason: z.string().nullable(),
+      decidedAt: z.number(),
+      /** Set when the reviewer edited the call: what will run, and its fingerprint. */
+      editedArgs: argsRecord.nullable(),
+      editedFingerprint: hex64.nullable(),
+    })
+    .nullable(),
+});
+export type ApprovalRequest = z.infer<typeof approvalRequestSchema>;
+
+/** What a reviewer sends, by signal `approvalDecision` or update `decide`. */
+export const decisionPayloadSchema = z.strictObject({
+  requestId: z.string().min(1).max(200),
+  fingerprint: hex64,
+  nonce: hex32,
+  decision: z.enum(['approve', 'deny']),
+  /** Only with approve: new values for the rule's editable fields, by field name. */
+  args: argsRecord.optional(),
+  reviewer: z.string().trim().min(1, 'reviewer must not be empty').max(200),
+  reason: z.string().max(2000).optional(),
+});
+export type DecisionPayload = z.infer<typeof decisionPayloadSchema>;
+
+export const decisionRejectionCodes = [
+  'invalid_payload',
+  'unknown_request',
+  'fingerprint_mismatch',
+  'nonce_mismatch',
+  'already_decided',
+  'expired',
+  'edit_on_deny',
+  'edit_not_allowed',
+  'edit_invalid',
+  'reviewer_not_allowed',
+  'requester_cannot_decide',
+] as const;
+export type DecisionRejectionCode = (typeof decisionRejectionCodes)[number];
+
+/** Rejections that mean "this decision is not about a request we hold": audited as a mismatch. */
+export const mismatchCodes: ReadonlySet<DecisionRejectionCode> = new Set([
+  'unknown_request',
+  'fingerprint_mismatch',
+  'nonce_mismatch',
+]);
+
+export type DecisionCheck =
+  | {
+      readonly ok: true;
+      readonly payload: DecisionPayload;
+      readonly request: ApprovalRequest;
+      /** Present when the approval edits the call. */
+      readonly edit: { readonly args: Record<string, unknown>; readonly fingerprint: string } | undefined;
+    }
+  | {
+      readonly ok: false;
+      readonly code: DecisionRejectionCode;
+      readonly message: string;
+      readonly requestId: string | undefined;
+      readonly reviewer: string | undefined;
+    };
+
+export interface DecisionContext {
+  readonly jobId: string;
+  readonly scope: JobScope;
+  readonly now: number;
+}
+
+function reject(
+  code: DecisionRejectionCode,
+  message: string,
+  raw: unknown,
+): Extract<DecisionCheck, { ok: false }> {
+  const r = (raw ?? {}) as { requestId?: unknown; reviewer?: unknown };
+  return {
+    ok: false,
+    code,
+    message,
+    requestId: typeof r.requestId === 'string' ? r.requestId.slice(0, 200) : undefined,
+    reviewer: typeof r.reviewer === 'string' ? r.reviewer.slice(0, 200) : undefined,
+  };
+}
+
+function setAt(target: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let cursor: Record<string, unknown> = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = cursor[part];
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) cursor[part] = {};
+    cursor = cursor[part] as Record<string, unknown>;
+  }
+  cursor[parts[parts.length - 1]!] = value;
+}
+
+/**
+ * The one check behind both the signal and the update (whose validator
+ * rejects exactly what this rejects). Pure: it never changes state.
+ */
+export function checkDecision(
+  requests: readonly ApprovalRequest[],
+  raw: unknown,
+  ctx: DecisionContext,
+): DecisionCheck {
+  const parsed = decisionPayloadSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return reject('invalid_payload', `invalid decision: ${issue?.path.join('.') || 'payload'}: ${issue?.message ?? ''}`, raw);
+  }
+  const payload = parsed.data;
+  const request = requests.find((r) => r.requestId === payload.requestId);
+  if (request === undefined) {
+    return reject('unknown_request', `no approval request ${payload.requestId} in this job`, raw);
+  }
+  if (request.fingerprint !== payload.fingerprint) {
+    return reject('fingerprint_mismatch', `fingerprint does not match request ${request.requestId}`, raw);
+  }
+  if (request.nonce !== payload.nonce) {
+    return reject('nonce_mismatch', `nonce does not match request ${request.requestId}`, raw);
+  }
+  if (request.status !== 'pending') {
+    return reject('already_decided', `request ${request.requestId} is already ${request.status}`, raw);
+  }
+  if (ctx.now >= request.expiresAt) {
+    return reject('expired', `request ${request.requestId} has expired`, raw);
+  }
+  if (request.reviewers !== null && !request.reviewers.includes(payload.reviewer)) {
+    return reject(
+      'reviewer_not_allowed',
+      `reviewer ${payload.reviewer} may not decide this request (allowed: ${request.reviewers.join(', ')})`,
+      raw,
+    );
+  }
+  if (request.separateRequester && payload.reviewer === request.requester) {
+    return reject('requester_cannot_decide', `the requester ${request.requester} may not decide their own request`, raw);
+  }
+  if (payload.args === undefined || Object.keys(payload.args).length === 0) {
+    return { ok: true, payload, request, edit: undefined };
+  }
+  if (payload.decision === 'deny') {
+    return reject('edit_on_deny', 'a denial cannot carry edited arguments', raw);
+  }
+  const outside = Object.keys(payload.args).filter((field) => !request.editable.includes(field));
+  if (outside.length > 0) {
+    const allowed = request.editable.length > 0 ? request.editable.join(', ') : 'none';
+    return reject('edit_not_allowed', `field(s) ${outside.join(', ')} are not editable (editable: ${allowed})`, raw);
+  }
+  const tool = getTool(request.toolName);
+  if (tool === undefined) return reject('edit_invalid', `tool ${request.toolName} is no longer registered`, raw);
+  const merged = JSON.parse(JSON.stringify(request.args)) as Record<string, unknown>;
+  for (const [field, value] of Object.entries(payload.args)) setAt(merged, field, value);
+  const checked = tool.parameters.safeParse(merged);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    return reject('edit_invalid', `edited call is invalid: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}`, raw);
+  }
+  const args = checked.data as Record<string, unknown>;
+  if (canonicalJson(args) === canonicalJson(request.args)) return { ok: true, payload, request, edit: undefined };
+  const fingerprint = callFingerprint({
+    jobId: ctx.jobId,
+    scope: ctx.scope,
+    toolName: request.toolName,
+    normalizedArgs: args,
+    ruleId: request.ruleId,
+    ruleVersion: request.ruleVersion,
+  });
+  return { ok: true, payload, request, edit: { args, fingerprint } };
+}

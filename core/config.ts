@@ -1,0 +1,174 @@
+import { z } from 'zod';
+import { parseDuration } from './duration';
+import { ConfigError } from './errors';
+
+/**
+ * Environment configuration, parsed once at start-up. Each variable has its
+ * own schema so an error names the variable and what was expected.
+ */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+const hostPort = z
+  .string()
+  .regex(
+    /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/,
+    'expected host:port, for example 127.0.0.1:7233',
+  )
+  .refine((v) => {
+    const port = Number(v.slice(v.lastIndexOf(':') + 1));
+    return port >= 1 && port <= 65535;
+  }, 'port must be between 1 and 65535');
+
+const positiveInt = (max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, `expected a whole number between 1 and ${max}`)
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= max, `expected a whole number between 1 and ${max}`);
+
+const port = positiveInt(65535);
+
+const httpUrl = z
+  .string()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'expected an http(s) URL, for example http://127.0.0.1:8080/v1');
+
+const nonEmpty = z.string().trim().min(1, 'must not be empty');
+
+const durationText = z
+  .string()
+  .refine((v) => parseDuration(v) !== undefined, 'expected a duration such as "90s", "15m" or "2h"')
+  .transform((v) => parseDuration(v)!);
+
+const pathList = z
+  .string()
+  .transform((v) => v.split(':').filter((p) => p !== ''))
+  .refine((paths) => paths.length > 0, 'expected one or more absolute folders separated by ":"')
+  .refine((paths) => paths.every((p) => p.startsWith('/')), 'every root must be an absolute path');
+
+const logLevel = z.enum(['error', 'warn', 'info', 'debug'], {
+  error: 'expected one of error, warn, info, debug',
+});
+
+const variables = {
+  TEMPORAL_ADDRESS: hostPort.default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a namespace name such as "default"')
+    .default('default'),
+  AIRLOCK_DATA_DIR: nonEmpty.default('.airlock'),
+  AIRLOCK_AGENT_CONCURRENCY: positiveInt(1000).default(10),
+  AIRLOCK_TOOLS_CONCURRENCY: positiveInt(1000).default(4),
+  AIRLOCK_JUDGE_CONCURRENCY: positiveInt(100).default(2),
+  OPENAI_BASE_URL: httpUrl.optional(),
+  OPENAI_API_KEY: nonEmpty.optional(),
+  AIRLOCK_MODEL: nonEmpty.default('gpt-4o-mini'),
+  AIRLOCK_MODEL_TIMEOUT_MS: positiveInt(600_000).default(60_000),
+  AIRLOCK_UI_PORT: port.default(8233),
+  AIRLOCK_REPLAY_SCRIPT: nonEmpty.optional(),
+  AIRLOCK_LOG_LEVEL: logLevel.default('info'),
+  AIRLOCK_RULES_FILE: nonEmpty.optional(),
+  AIRLOCK_ROOTS: pathList.optional(),
+  AIRLOCK_GRANT_KEY: nonEmpty.optional(),
+  AIRLOCK_GRANT_PUBLIC_KEY: nonEmpty.optional(),
+  AIRLOCK_GRANT_TTL: durationText.default(15 * 60_000),
+  AIRLOCK_REVIEWER: nonEmpty.optional(),
+} as const;
+
+type Variables = typeof variables;
+type Parsed = { [K in keyof Variables]: z.output<Variables[K]> };
+
+export type LogLevel = z.output<typeof logLevel>;
+
+export interface AirlockConfig {
+  readonly temporal: { readonly address: string; readonly namespace: string };
+  /** As given; relative paths are resolved against the working directory by the Node side. */
+  readonly dataDir: string;
+  readonly concurrency: { readonly agent: number; readonly tools: number; readonly judge: number };
+  readonly model: {
+    /** Unset means: `airlock dev` starts the replay server; a worker talks to OpenAI's default endpoint. */
+    readonly baseUrl: string | undefined;
+    readonly apiKey: string | undefined;
+    readonly name: string;
+    readonly timeoutMs: number;
+  };
+  readonly dev: { readonly uiPort: number; readonly replayScript: string | undefined };
+  readonly logLevel: LogLevel;
+  /** Unset: the built-in default rules. */
+  readonly rulesFile: string | undefined;
+  /** Folders the tools may touch; unset: `<dataDir>/sandbox`. */
+  readonly roots: readonly string[] | undefined;
+  readonly grants: {
+    /** Agent side; unset: `<dataDir>/keys/grant-ed25519.pem` (created on first start). */
+    readonly privateKeyFile: string | undefined;
+    /** Tools side; unset: `<dataDir>/keys/grant-ed25519.pub.pem`. */
+    readonly publicKeyFile: string | undefined;
+    readonly ttlMs: number;
+  };
+  /** Default reviewer name for `airlock approve/deny`. */
+  readonly reviewer: string | undefined;
+}
+
+/** The names of every variable airlock reads, for documentation and tests. */
+export const configVariableNames = Object.keys(variables) as Array<keyof Variables>;
+
+export function parseConfig(env: Env): AirlockConfig {
+  const problems: Array<{ variable: string; message: string }> = [];
+  const parsed: Partial<Record<keyof Variables, unknown>> = {};
+  for (const name of configVariableNames) {
+    const raw = env[name];
+    // An empty variable is treated as unset, as shells commonly export them that way.
+    const result = variables[name].safeParse(raw === '' ? undefined : raw);
+    if (result.success) {
+      parsed[name] = result.data;
+    } else {
+      const message = result.error.issues[0]?.message ?? 'invalid value';
+      problems.push({ variable: name, message: `${message} (got ${JSON.stringify(raw)})` });
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const p = parsed as Parsed;
+  const baseUrl = p.OPENAI_BASE_URL;
+  return {
+    temporal: { address: p.TEMPORAL_ADDRESS, namespace: p.TEMPORAL_NAMESPACE },
+    dataDir: p.AIRLOCK_DATA_DIR,
+    concurrency: {
+      agent: p.AIRLOCK_AGENT_CONCURRENCY,
+      tools: p.AIRLOCK_TOOLS_CONCURRENCY,
+      judge: p.AIRLOCK_JUDGE_CONCURRENCY,
+    },
+    model: { baseUrl, apiKey: p.OPENAI_API_KEY, name: p.AIRLOCK_MODEL, timeoutMs: p.AIRLOCK_MODEL_TIMEOUT_MS },
+    dev: { uiPort: p.AIRLOCK_UI_PORT, replayScript: p.AIRLOCK_REPLAY_SCRIPT },
+    logLevel: p.AIRLOCK_LOG_LEVEL,
+    rulesFile: p.AIRLOCK_RULES_FILE,
+    roots: p.AIRLOCK_ROOTS,
+    grants: {
+      privateKeyFile: p.AIRLOCK_GRANT_KEY,
+      publicKeyFile: p.AIRLOCK_GRANT_PUBLIC_KEY,
+      ttlMs: p.AIRLOCK_GRANT_TTL,
+    },
+    reviewer: p.AIRLOCK_REVIEWER,
+  };
+}
+
+/**
+ * Checked by the processes that call a model (agent and judge workers): a
+ * hosted endpoint needs a key, a local OpenAI-compatible server may not.
+ */
+export function checkModelEndpoint(config: AirlockConfig): void {
+  if (config.model.baseUrl === undefined && config.model.apiKey === undefined) {
+    throw new ConfigError([
+      {
+        variable: 'OPENAI_API_KEY',
+        message:
+          'required when OPENAI_BASE_URL is not set; set OPENAI_BASE_URL to an OpenAI-compatible endpoint (or run `airlock dev`, which starts the local replay server)',
+      },
+    ]);
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * The `type` of every ApplicationFailure airlock raises across Temporal.
+ * Clients and workflows match on these, never on message text.
+ */
+export const FailureTypes = {
+  /** A workflow, activity or update input failed its schema. */
+  InvalidInput: 'AirlockInvalidInput',
+  /** The model endpoint refused the request (4xx other than 429); retrying will not help. */
+  ModelRequestRejected: 'AirlockModelRequestRejected',
+  /** The model answered with something that is not a chat completion airlock can use. */
+  ModelOutputInvalid: 'AirlockModelOutputInvalid',
+  /** A decision did not match a pending request, or is not allowed. */
+  DecisionRejected: 'AirlockDecisionRejected',
+  /** `execute` was called without a valid grant for that exact call. */
+  GrantInvalid: 'AirlockGrantInvalid',
+  /** The grant was valid but its time ran out before the tools worker took it; a fresh grant may be issued. */
+  GrantExpired: 'AirlockGrantExpired',
+  /** The grant's nonce was already consumed: the call ran (or was attempted) before. */
+  NonceConsumed: 'AirlockNonceConsumed',
+  /** A tool refused the call on its own safety checks (confinement, schema, ...). */
+  ToolRefused: 'AirlockToolRefused',
+  /** The policy snapshot or rules file could not be loaded. */
+  PolicyUnavailable: 'AirlockPolicyUnavailable',
+  /** The judge's answer failed validation. */
+  JudgeOutputInvalid: 'AirlockJudgeOutputInvalid',
+} as const;
+
+export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];

@@ -1,0 +1,201 @@
+import { z } from 'zod';
+import { parseDuration } from '../duration';
+import { globToRegExp } from '../glob';
+import { toolCategories, toolDefinitions } from '../tools/definitions';
+
+export const hookPoints = ['tool.before', 'completion.before_accept'] as const;
+export type HookPoint = (typeof hookPoints)[number];
+
+export const ruleActions = [
+  'inject_instruction',
+  'deny_current_tool',
+  'request_approval',
+  'stop_task',
+  'audit_only',
+] as const;
+export type RuleAction = (typeof ruleActions)[number];
+
+const duration = z.string().refine((v) => parseDuration(v) !== undefined, {
+  message: 'expected a duration such as "90s", "30m", "24h" or "7d"',
+});
+
+const argPath = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/, 'expected an argument name such as "path" or "options.mode"');
+
+const comparable = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+const operatorKeys = ['equals', 'in', 'glob', 'regex', 'lt', 'lte', 'gt', 'gte', 'exists'] as const;
+
+const predicateSchema = z
+  .strictObject({
+    arg: argPath,
+    equals: comparable.optional(),
+    in: z.array(comparable).min(1).optional(),
+    glob: z
+      .string()
+      .refine((g) => {
+        try {
+          globToRegExp(g);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'not a valid glob pattern')
+      .optional(),
+    regex: z
+      .string()
+      .refine((r) => {
+        try {
+          new RegExp(r, 'u');
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'not a valid regular expression')
+      .optional(),
+    lt: z.number().optional(),
+    lte: z.number().optional(),
+    gt: z.number().optional(),
+    gte: z.number().optional(),
+    exists: z.boolean().optional(),
+  })
+  .refine((p) => operatorKeys.filter((k) => p[k] !== undefined).length === 1, {
+    message: `a predicate needs exactly one of ${operatorKeys.join(', ')}`,
+  });
+
+export type Predicate = z.infer<typeof predicateSchema>;
+export type Condition = Predicate | { all: Condition[] } | { any: Condition[] } | { not: Condition };
+
+export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
+  z.union([
+    z.strictObject({ all: z.array(conditionSchema).min(1) }),
+    z.strictObject({ any: z.array(conditionSchema).min(1) }),
+    z.strictObject({ not: conditionSchema }),
+    predicateSchema,
+  ]),
+);
+
+const knownTool = z.string().refine((name) => toolDefinitions.has(name), { message: 'unknown tool name' });
+
+export const ruleSchema = z
+  .strictObject({
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, 'expected letters, digits, ".", "_" or "-"'),
+    version: z.number().int().min(1),
+    enabled: z.boolean().default(true),
+    name: z.string().min(1).max(200),
+    point: z.enum(hookPoints).default('tool.before'),
+    scope: z
+      .strictObject({
+        tools: z.array(knownTool).min(1).optional(),
+        categories: z.array(z.enum(toolCategories)).min(1).optional(),
+        piece: z.array(z.string().min(1)).min(1).optional(),
+        movement: z.array(z.string().min(1)).min(1).optional(),
+      })
+      .default({}),
+    /** Deterministic condition on the call's arguments; absent means "every call in scope". */
+    when: conditionSchema.optional(),
+    action: z.enum(ruleActions),
+    /** Registered text shown to the model (redirect, deny) or to the reviewer (approval). */
+    instruction: z.string().min(1).max(4000).optional(),
+    approval: z
+      .strictObject({
+        ttl: duration.default('24h'),
+        reviewers: z.array(z.string().min(1)).min(1).optional(),
+        editable: z.array(argPath).default([]),
+        separateRequester: z.boolean().default(false),
+      })
+      .optional(),
+    limits: z
+      .strictObject({
+        maxFires: z.number().int().min(1).optional(),
+        cooldown: duration.optional(),
+      })
+      .optional(),
+    shadow: z.boolean().default(false),
+  })
+  .superRefine((rule, ctx) => {
+    if (rule.action === 'inject_instruction' && rule.instruction === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['instruction'], message: 'inject_instruction needs an instruction' });
+    }
+    if (rule.approval !== undefined && rule.action !== 'request_approval') {
+      ctx.addIssue({ code: 'custom', path: ['approval'], message: 'approval settings only apply to request_approval' });
+    }
+    if (rule.point === 'completion.before_accept' && !['inject_instruction', 'deny_current_tool', 'audit_only'].includes(rule.action)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['action'],
+        message: 'completion.before_accept rules may only inject_instruction, deny_current_tool or audit_only',
+      });
+    }
+    if (rule.approval?.editable !== undefined && rule.scope.tools !== undefined) {
+      for (const [i, field] of rule.approval.editable.entries()) {
+        const top = field.split('.')[0]!;
+        for (const toolName of rule.scope.tools) {
+          const shape = (toolDefinitions.get(toolName)?.parameters as unknown as { shape?: Record<string, unknown> }).shape;
+          if (shape !== undefined && !(top in shape)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['approval', 'editable', i],
+              message: `tool ${toolName} has no argument "${top}"`,
+            });
+          }
+        }
+      }
+    }
+  });
+
+export type Rule = z.output<typeof ruleSchema>;
+export type RuleInput = z.input<typeof ruleSchema>;
+
+export const rulesFileSchema = z
+  .strictObject({
+    version: z.literal(1),
+    /** Always-on instructions added to every job's system prompt. */
+    instructions: z.array(z.string().min(1).max(4000)).default([]),
+    rules: z.array(ruleSchema).default([]),
+  })
+  .superRefine((file, ctx) => {
+    const seen = new Map<string, number>();
+    file.rules.forEach((rule, i) => {
+      const first = seen.get(rule.id);
+      if (first !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['rules', i, 'id'], message: `duplicate rule id (also rules[${first}])` });
+      } else seen.set(rule.id, i);
+    });
+  });
+
+export type RulesFile = z.output<typeof rulesFileSchema>;
+
+export interface RulesFileProblem {
+  /** The rule's id when the problem is inside a rule that has one. */
+  readonly ruleId: string | undefined;
+  /** Field path inside the rule (or the file), e.g. `approval.ttl`. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** Every problem of a rules document, each naming the rule id and the field. */
+export function rulesFileProblems(raw: unknown, error: z.ZodError): RulesFileProblem[] {
+  const rules = (raw as { rules?: unknown })?.rules;
+  return error.issues.map((issue) => {
+    const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    if (path[0] === 'rules' && typeof path[1] === 'number') {
+      const entry = Array.isArray(rules) ? (rules[path[1]] as { id?: unknown } | undefined) : undefined;
+      const ruleId = typeof entry?.id === 'string' ? entry.id : undefined;
+      const inner = formatPath(path.slice(2));
+      // Without a usable id, the position is the only way to find the rule.
+      const field = ruleId === undefined ? formatPath(path) : inner === '' ? '(rule)' : inner;
+      return { ruleId, field, message: issue.message };
+    }
+    return { ruleId: undefined, field: formatPath(path) || '(file)', message: issue.message };
+  });
+}
+
+export function formatRulesFileProblem(p: RulesFileProblem): string {
+  return p.ruleId === undefined ? `${p.field}: ${p.message}` : `rule ${p.ruleId}: ${p.field}: ${p.message}`;
+}
+
+function formatPath(path: ReadonlyArray<string | number>): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${p}`)).join('');
+}

@@ -1,0 +1,21 @@
+/** Fixed texts the model receives as synthetic tool results or injected messages. */
+export const Texts = {
+  nudge: 'No tool call was made. Continue with tool calls, or call `complete` with a summary once the goal is reached.',
+  stopped: (ruleId: string) => `Not executed: the job was stopped by policy rule ${ruleId}.`,
+  redirected: (ruleId: string) =>
+    `Not executed: policy rule ${ruleId} asks you to re-plan before this call. Read the instructions that follow, then make new tool calls.`,
+  heldForRedirect: 'Not executed: other calls in this batch must be re-planned first; propose this call again if it is still needed.',
+  completeNotAccepted:
+    'Not accepted: complete was proposed together with calls that were held for approval or re-planning. Call complete again, alone, once you are done.',
+  duplicateComplete: 'Ignored: complete was already called in this batch.',
+  completeAccepted: 'Accepted: the job is complete.',
+  completeRejected: (ruleId: string, instruction: string | undefined) =>
+    `Error: completion is not accepted yet (rule ${ruleId})${instruction === undefined ? '.' : `: ${instruction}`}`,
+  deniedByReviewer: (reviewer: string, reason: string | null) =>
+    `Not executed: ${reviewer} denied this call${reason === null ? '.' : `: ${reason}`} Do not propose it again unchanged.`,
+  expired: 'Not executed: the approval request expired before anyone decided.',
+  revalidationFailed: (reason: string) => `Not executed: the approved call no longer holds: ${reason}`,
+  editDenied: (message: string) => `Not executed: the reviewer's edited call was denied by policy. ${message}`,
+  executeFailed: (message: string) => `Error: the call could not be run: ${message}`,
+  edited: (fields: readonly string[]) => `(The reviewer edited ${fields.join(', ')} before approving.)`,
+} as const;

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+
+export const toolCategories = [
+  'read',
+  'file_change',
+  'delete',
+  'command_execution',
+  'network',
+  'external_send',
+  'service_control',
+  'control',
+] as const;
+export type ToolCategory = (typeof toolCategories)[number];
+
+export type ToolRisk = 'low' | 'medium' | 'high';
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  /** snake_case: OpenAI function names allow no dots. */
+  readonly name: string;
+  readonly description: string;
+  readonly category: ToolCategory;
+  readonly risk: ToolRisk;
+  readonly parameters: S;
+  /** The paths a call acts on, in the order the reviewer should see them. */
+  readonly targets: (args: z.output<S>) => string[];
+}
+
+function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): ToolDefinition<S> {
+  return definition;
+}
+
+const path = z
+  .string()
+  .min(1, 'path must not be empty')
+  .max(4096)
+  .refine((p) => !p.includes('\0'), 'path must not contain NUL');
+
+export const fsList = defineTool({
+  name: 'fs_list',
+  description: 'List the entries of a directory inside the allowed roots.',
+  category: 'read',
+  risk: 'low',
+  parameters: z.strictObject({ path }),
+  targets: (a) => [a.path],
+});
+
+export const fsRead = defineTool({
+  name: 'fs_read',
+  description: 'Read a text file inside the allowed roots (UTF-8, truncated to maxBytes).',
+  category: 'read',
+  risk: 'low',
+  parameters: z.strictObject({ path, maxBytes: z.number().int().min(1).max(1_048_576).default(65_536) }),
+  targets: (a) => [a.path],
+});
+
+export const fsStat = defineTool({
+  name: 'fs_stat',
+  description: 'Describe a file or directory inside the allowed roots: type, size, mode, modification time.',
+  category: 'read',
+  risk: 'low',
+  parameters: z.strictObject({ path }),
+  targets: (a) => [a.path],
+});
+
+export const fsWrite = defineTool({
+  name: 'fs_write',
+  description:
+    'Write a text file inside the allowed roots. mode "create" fails if the file exists, "overwrite" replaces it, "append" adds to it.',
+  category: 'file_change',
+  risk: 'medium',
+  parameters: z.strictObject({
+    path,
+    content: z.string().max(1_048_576),
+    mode: z.enum(['create', 'overwrite', 'append']).default('create'),
+  }),
+  targets: (a) => [a.path],
+});
+
+export const fsMove = defineTool({
+  name: 'fs_move',
+  description: 'Move or rename a file or directory inside the allowed roots.',
+  category: 'file_change',
+  risk: 'medium',
+  parameters: z.strictObject({ from: path, to: path, overwrite: z.boolean().default(false) }),
+  targets: (a) => [a.from, a.to],
+});
+
+export const fsDelete = defineTool({
+  name: 'fs_delete',
+  description: 'Delete a file, or a directory when recursive is true, inside the allowed roots.',
+  category: 'delete',
+  risk: 'high',
+  parameters: z.strictObject({ path, recursive: z.boolean().default(false) }),
+  targets: (a) => [a.path],
+});
+
+export const fsChmod = defineTool({
+  name: 'fs_chmod',
+  description: 'Change the permission bits of a file or directory inside the allowed roots (octal, e.g. "640").',
+  category: 'file_change',
+  risk: 'high',
+  parameters: z.strictObject({
+    path,
+    mode: z.string().regex(/^[0-7]{3,4}$/, 'mode must be 3 or 4 octal digits, e.g. "640"'),
+  }),
+  targets: (a) => [a.path],
+});
+
+/** The control tool that ends a job; it never reaches the tools queue. */
+export const complete = defineTool({
+  name: 'complete',
+  description: 'Finish the job. Call this alone, once the goal is reached, with a short summary of what was done.',
+  category: 'control',
+  risk: 'low',
+  parameters: z.strictObject({ summary: z.string().min(1).max(4000) }),
+  targets: () => [],
+});
+
+export const COMPLETE_TOOL = complete.name;
+
+const all = [fsList, fsRead, fsStat, fsWrite, fsMove, fsDelete, fsChmod, complete] as const;
+
+export const toolDefinitions: ReadonlyMap<string, ToolDefinition> = new Map(
+  all.map((tool) => [tool.name, tool as unknown as ToolDefinition]),
+);
+
+/** Tools that run on the tools queue (everything but control tools). */
+export const sideEffectToolNames: readonly string[] = all.filter((t) => t.category !== 'control').map((t) => t.name);
+
+export function getTool(name: string): ToolDefinition | undefined {
+  return toolDefinitions.get(name);
+}

@@ -1,0 +1,65 @@
+import { builtinModules } from 'node:module';
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+// workflows/ and core/ run inside the deterministic workflow sandbox (core/ is imported by it):
+// no Node built-ins, no network clients, no non-workflow Temporal packages.
+const sandboxBanned = {
+  paths: [
+    ...builtinModules.flatMap((m) => [m, `node:${m}`]).map((name) => ({ name, message: 'Node built-ins are not allowed in workflow code or core/.' })),
+    { name: 'openai', message: 'Model calls belong in activities/.' },
+    { name: '@temporalio/client', message: 'Not allowed in workflow code or core/.' },
+    { name: '@temporalio/worker', message: 'Not allowed in workflow code or core/.' },
+    { name: '@temporalio/activity', message: 'Not allowed in workflow code or core/.' },
+  ],
+  patterns: [{ group: ['node:*'], message: 'Node built-ins are not allowed in workflow code or core/.' }],
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.airlock/**', 'coverage/**', 'bin/**', 'eslint.config.mjs', 'jest.config.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    files: ['core/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        ...sandboxBanned,
+        patterns: [
+          ...sandboxBanned.patterns,
+          { group: ['../activities', '../activities/*', '../../activities/*', '../workflows', '../workflows/*', '../workers/*', '../client/*', '../../client/*', '../../workers/*'], message: 'core/ is pure: it imports nothing outside core/.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        ...sandboxBanned,
+        patterns: [
+          ...sandboxBanned.patterns,
+          { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Workflows see activities only as types.' },
+          { group: ['../workers/*', '../client/*'], message: 'Workflows import only @temporalio/workflow, core/ and activity types.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+);

@@ -1,0 +1,23 @@
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+/**
+ * Prebuilds the workflow bundle into dist/, so workers start without
+ * bundling (and every worker runs byte-identical workflow code).
+ */
+async function main(): Promise<void> {
+  const root = resolve(__dirname, '..', '..');
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: join(root, 'workflows', 'index.ts'),
+    logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m) => process.stderr.write(`${m}\n`), error: (m) => process.stderr.write(`${m}\n`) },
+  });
+  const out = join(root, 'dist', 'workflow-bundle.js');
+  await writeFile(out, code);
+  process.stdout.write(`workflow bundle: ${out} (${Math.round(code.length / 1024)} KiB)\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bundling workflows failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,214 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { WorkflowHandle } from '@temporalio/client';
+import { OpenAI } from 'openai';
+import type { z } from 'zod';
+import { createActivities } from '../../activities';
+import type { AuditSink } from '../../activities/audit';
+import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../activities/grant-keys';
+import { NonceStore } from '../../activities/nonce-store';
+import { parseRulesDocument } from '../../activities/rules-file';
+import { Roots } from '../../activities/tools/roots';
+import { startReplayServer, type RecordedRequest, type ReplayServer } from '../../client/dev/replay-server';
+import type { AuditEvent, AuditEventType } from '../../core/audit';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult, type AgentJobStateView } from '../../core/job';
+import type { rulesFileSchema } from '../../core/policy/rules';
+import { buildSnapshot } from '../../core/policy/snapshot';
+import type { ReplayScript } from '../../core/replay-script';
+import { TaskQueues, type QueueRole } from '../../core/task-queues';
+import { stateQuery } from '../../workflows/messages';
+import { createTestEnv, startWorkers, type RunningWorkers, type TestEnv } from './temporal-env';
+
+export type RulesInput = z.input<typeof rulesFileSchema>;
+
+const run = promisify(execFile);
+
+class MemoryAuditSink implements AuditSink {
+  readonly events: AuditEvent[] = [];
+  write(events: readonly AuditEvent[]): void {
+    this.events.push(...events);
+  }
+}
+
+export interface HarnessOptions {
+  readonly rules?: RulesInput;
+  /** Run the tools worker in this process (default) or leave the queue to a spawned worker. */
+  readonly toolsInProcess?: boolean;
+}
+
+/**
+ * Everything a job scenario needs, for real: a namespace on the dev server,
+ * the replay model over HTTP, agent (and tools) workers built by the
+ * product's factory, a temporary root folder and a nonce store on disk.
+ */
+export class JobHarness {
+  private rules: RulesInput;
+  private workers: RunningWorkers | undefined;
+  private readonly auditSink = new MemoryAuditSink();
+
+  private constructor(
+    readonly env: TestEnv,
+    readonly replay: ReplayServer,
+    readonly dir: string,
+    readonly root: string,
+    readonly nonces: NonceStore,
+    readonly keys: { privateFile: string; publicFile: string },
+    options: HarnessOptions,
+  ) {
+    this.rules = options.rules ?? { version: 1, rules: [] };
+  }
+
+  static async create(options: HarnessOptions = {}): Promise<JobHarness> {
+    const env = await createTestEnv();
+    const replay = await startReplayServer({ script: { turns: [] } });
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-job-'));
+    const root = join(dir, 'root');
+    mkdirSync(root);
+    const keys = { privateFile: join(dir, 'keys', 'grant.pem'), publicFile: join(dir, 'keys', 'grant.pub.pem') };
+    const nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
+    const harness = new JobHarness(env, replay, dir, root, nonces, keys, options);
+    await harness.startWorkers(options.toolsInProcess === false ? ['agent'] : ['agent', 'tools']);
+    return harness;
+  }
+
+  private async startWorkers(roles: readonly QueueRole[]): Promise<void> {
+    const { privateKey, publicKey } = loadOrCreateGrantKeyPair(this.keys.privateFile, this.keys.publicFile);
+    const openai = new OpenAI({ baseURL: this.replay.baseUrl, apiKey: 'test', maxRetries: 0 });
+    const activities = createActivities({
+      agent: {
+        openai,
+        model: 'replay',
+        loadSnapshot: async () => buildSnapshot(parseRulesDocument(this.rules, 'test rules'), 'test rules'),
+        signer: createGrantSigner(privateKey),
+        grantTtlMs: 10 * 60_000,
+        audit: this.auditSink,
+      },
+      tools: roles.includes('tools')
+        ? { roots: await Roots.create([this.root]), nonces: this.nonces, verifier: createGrantVerifier(publicKey) }
+        : undefined,
+    });
+    this.workers = await startWorkers(this.env, roles, activities);
+  }
+
+  /** Rules for jobs started from now on; running jobs keep their snapshot. */
+  setRules(rules: RulesInput): void {
+    this.rules = rules;
+  }
+
+  async start(options: {
+    script: ReplayScript;
+    goal?: string;
+    jobId?: string;
+    input?: Partial<AgentJobInput>;
+  }): Promise<{ jobId: string; handle: WorkflowHandle }> {
+    this.replay.setScript(options.script);
+    const jobId = options.jobId ?? `job-${Math.random().toString(36).slice(2, 10)}`;
+    const input: AgentJobInput = { schemaVersion: 1, goal: options.goal ?? 'test goal', requester: 'tester', ...options.input };
+    const handle = await this.env.client.workflow.start(AGENT_JOB_WORKFLOW, {
+      taskQueue: TaskQueues.agent,
+      workflowId: jobId,
+      args: [input],
+    });
+    return { jobId, handle };
+  }
+
+  state(jobId: string): Promise<AgentJobStateView> {
+    return this.env.client.workflow.getHandle(jobId).query(stateQuery);
+  }
+
+  async waitFor(
+    jobId: string,
+    predicate: (view: AgentJobStateView) => boolean,
+    what = 'condition',
+    timeoutMs = 60_000,
+  ): Promise<AgentJobStateView> {
+    const deadline = Date.now() + timeoutMs;
+    let last: AgentJobStateView | undefined;
+    for (;;) {
+      try {
+        last = await this.state(jobId);
+        if (predicate(last)) return last;
+      } catch {
+        // The first workflow task may not have run yet.
+      }
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} on ${jobId}: ${JSON.stringify(last)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  waitForPending(jobId: string, count = 1): Promise<AgentJobStateView> {
+    return this.waitFor(jobId, (s) => s.status === 'awaiting_approval' && s.pending.length === count, `${count} pending request(s)`);
+  }
+
+  async result(jobId: string): Promise<AgentJobResult> {
+    return (await this.env.client.workflow.getHandle(jobId).result()) as AgentJobResult;
+  }
+
+  /** Model requests of one job, identified by its id in the system prompt. */
+  requestsOf(jobId: string): RecordedRequest[] {
+    return this.replay.requests.filter((r) => JSON.stringify(r.messages[0] ?? {}).includes(`job ${jobId}`));
+  }
+
+  /** The messages the model received last for this job. */
+  lastMessages(jobId: string): Array<Record<string, unknown>> {
+    const requests = this.requestsOf(jobId);
+    return [...(requests[requests.length - 1]?.messages ?? [])];
+  }
+
+  /** Every tool result the model has seen for this job, by call id. */
+  toolResults(jobId: string): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const m of this.lastMessages(jobId)) {
+      if (m.role === 'tool') out.set(String(m.tool_call_id), String(m.content));
+    }
+    return out;
+  }
+
+  audit(jobId: string, type?: AuditEventType): AuditEvent[] {
+    return this.auditSink.events.filter((e) => e.jobId === jobId && (type === undefined || e.type === type));
+  }
+
+  /** Environment for spawned airlock processes (CLI, workers) pointed at this namespace. */
+  processEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+    return {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TEMPORAL_ADDRESS: this.env.address,
+      TEMPORAL_NAMESPACE: this.env.namespace,
+      AIRLOCK_DATA_DIR: join(this.dir, 'data'),
+      ...extra,
+    };
+  }
+
+  /** Runs the real CLI (`dist/`, built by `npm test`) against this namespace. */
+  async cli(args: string[], extraEnv: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [join(__dirname, '..', '..', 'bin', 'airlock.js'), ...args], {
+        env: this.processEnv(extraEnv),
+      });
+      return { stdout, stderr, code: 0 };
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string; code?: number };
+      return { stdout: e.stdout ?? '', stderr: e.stderr ?? '', code: typeof e.code === 'number' ? e.code : 1 };
+    }
+  }
+
+  /** Ends jobs a test left running, so the next test starts clean. */
+  async terminateRunning(): Promise<void> {
+    for await (const info of this.env.client.workflow.list({ query: 'ExecutionStatus = "Running"' })) {
+      await this.env.client.workflow.getHandle(info.workflowId).terminate('test cleanup').catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.terminateRunning().catch(() => undefined);
+    await this.workers?.stop();
+    await this.replay.close();
+    this.nonces.close();
+    await this.env.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

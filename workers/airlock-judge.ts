@@ -1,0 +1,7 @@
+import type { QueueRole } from '../core/task-queues';
+import { main } from './main';
+
+/** Runs the airlock-judge worker. */
+export const roles: readonly QueueRole[] = ['judge'];
+
+if (require.main === module) main(roles);

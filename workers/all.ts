@@ -1,0 +1,7 @@
+import { queueRoles, type QueueRole } from '../core/task-queues';
+import { main } from './main';
+
+/** Runs the workers of every queue in one process, for development. */
+export const roles: readonly QueueRole[] = queueRoles;
+
+if (require.main === module) main(roles);

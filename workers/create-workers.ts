@@ -1,0 +1,50 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import type { Activities } from '../activities';
+import { TaskQueues, type QueueRole } from '../core/task-queues';
+
+export type BuiltActivities = Activities;
+
+/** Where the agent worker loads workflow code from: a prebuilt bundle when `npm run build` made one. */
+export type WorkflowSource = { workflowBundle: { codePath: string } } | { workflowsPath: string };
+
+export function defaultWorkflowSource(): WorkflowSource {
+  const prebuilt = join(__dirname, '..', 'workflow-bundle.js');
+  if (__dirname.includes(`${join('dist', 'workers')}`) && existsSync(prebuilt)) {
+    return { workflowBundle: { codePath: prebuilt } };
+  }
+  return { workflowsPath: require.resolve('../workflows') };
+}
+
+export interface CreateWorkersOptions {
+  readonly connection: NativeConnection;
+  readonly namespace: string;
+  readonly roles: readonly QueueRole[];
+  readonly activities: BuiltActivities;
+  readonly concurrency: Readonly<Record<QueueRole, number>>;
+  readonly workflowSource?: WorkflowSource;
+  readonly identity?: string;
+}
+
+/** One worker per queue role; only the agent worker hosts workflows. */
+export async function createWorkers(options: CreateWorkersOptions): Promise<Worker[]> {
+  const workers: Worker[] = [];
+  for (const role of options.roles) {
+    const activities = options.activities[role];
+    if (activities === undefined) throw new Error(`no activities were built for the ${role} queue`);
+    const base: WorkerOptions = {
+      connection: options.connection,
+      namespace: options.namespace,
+      taskQueue: TaskQueues[role],
+      activities,
+      maxConcurrentActivityTaskExecutions: options.concurrency[role],
+      maxConcurrentLocalActivityExecutions: options.concurrency[role],
+      ...(options.identity !== undefined ? { identity: `${options.identity}/${role}` } : {}),
+    };
+    workers.push(
+      await Worker.create(role === 'agent' ? { ...base, ...(options.workflowSource ?? defaultWorkflowSource()) } : base),
+    );
+  }
+  return workers;
+}

@@ -1,0 +1,16 @@
+import { parseConfig } from '../core/config';
+import type { QueueRole } from '../core/task-queues';
+import { describeError } from '../core/describe-error';
+import { runWorkers } from './run-workers';
+
+/** Entry point shared by the per-queue worker scripts. */
+export function main(roles: readonly QueueRole[]): void {
+  const run = async () => runWorkers({ config: parseConfig(process.env), roles });
+  run().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`airlock worker: ${describeError(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

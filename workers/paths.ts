@@ -1,0 +1,18 @@
+import { join, resolve } from 'node:path';
+import type { AirlockConfig } from '../core/config';
+
+/** Where each piece of local state lives, from configuration; relative paths are taken from the working directory. */
+export function statePaths(config: AirlockConfig) {
+  const dataDir = resolve(config.dataDir);
+  return {
+    dataDir,
+    sandbox: join(dataDir, 'sandbox'),
+    roots: config.roots?.map((r) => resolve(r)) ?? [join(dataDir, 'sandbox')],
+    rulesFile: config.rulesFile === undefined ? undefined : resolve(config.rulesFile),
+    grantPrivateKey: resolve(config.grants.privateKeyFile ?? join(dataDir, 'keys', 'grant-ed25519.pem')),
+    grantPublicKey: resolve(config.grants.publicKeyFile ?? join(dataDir, 'keys', 'grant-ed25519.pub.pem')),
+    nonces: join(dataDir, 'tools', 'nonces.sqlite'),
+    audit: join(dataDir, 'audit', 'audit.jsonl'),
+    temporalDb: join(dataDir, 'temporal.sqlite'),
+  };
+}

@@ -1,0 +1,67 @@
+import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import type { AirlockConfig } from '../core/config';
+import { TaskQueues, type QueueRole } from '../core/task-queues';
+import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
+import { buildActivities } from './deps';
+
+// The SDK's INFO lines (worker state changes) are noise for operators; airlock's own lines say what matters.
+const levels: Record<AirlockConfig['logLevel'], LogLevel> = { error: 'ERROR', warn: 'WARN', info: 'WARN', debug: 'DEBUG' };
+
+// Expected for the tools and judge workers, which host activities only.
+const expectedWarnings = [/^No workflows registered/, /^No Nexus services registered/];
+
+/** The SDK's logger at airlock's level, without the warnings every activity-only worker prints. */
+export function runtimeLogger(level: AirlockConfig['logLevel']): DefaultLogger {
+  return new DefaultLogger(levels[level], (entry) => {
+    if (expectedWarnings.some((re) => re.test(entry.message))) return;
+    const meta = entry.meta === undefined || Object.keys(entry.meta).length === 0 ? '' : ` ${JSON.stringify(entry.meta)}`;
+    process.stderr.write(`${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} [${entry.level}] ${entry.message}${meta}\n`);
+  });
+}
+
+let runtimeInstalled = false;
+
+/** Installs the Temporal runtime once per process; SIGINT/SIGTERM then shut workers down gracefully. */
+export function installRuntime(config: AirlockConfig): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: runtimeLogger(config.logLevel) });
+  runtimeInstalled = true;
+}
+
+export interface RunWorkersOptions {
+  readonly config: AirlockConfig;
+  readonly roles: readonly QueueRole[];
+  /** Defaults to activities built from `config`. */
+  readonly activities?: BuiltActivities;
+  readonly workflowSource?: WorkflowSource;
+  readonly log?: (line: string) => void;
+  /** Called once every worker is polling. */
+  readonly onReady?: () => void;
+}
+
+/** Runs the workers of the given queues until the process is asked to stop. */
+export async function runWorkers(options: RunWorkersOptions): Promise<void> {
+  const { config, roles } = options;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const activities = options.activities ?? (await buildActivities(config, roles));
+  installRuntime(config);
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  try {
+    const workers = await createWorkers({
+      connection,
+      namespace: config.temporal.namespace,
+      roles,
+      activities,
+      concurrency: config.concurrency,
+      ...(options.workflowSource !== undefined ? { workflowSource: options.workflowSource } : {}),
+    });
+    log(
+      `airlock: workers polling ${roles.map((r) => TaskQueues[r]).join(', ')} on ${config.temporal.address} (namespace ${config.temporal.namespace})`,
+    );
+    options.onReady?.();
+    await Promise.all(workers.map((w) => w.run()));
+    log('airlock: workers stopped');
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,825 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AgentActivities, ToolActivities } from '../activities';
+import type { Grant } from '../core/grants';
+import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approvals';
+import { summarizeArgs, type AuditEvent, type AuditEventType } from '../core/audit';
+import {
+  instructionMessage,
+  planBatch,
+  preflight,
+  type BatchPlan,
+  type PlannedCall,
+  type PreflightedCall,
+} from '../core/batch';
+import type { ChatMessage } from '../core/chat';
+import { parseDuration } from '../core/duration';
+import { FailureTypes } from '../core/failure-types';
+import {
+  agentJobInputSchema,
+  allowedToolsFor,
+  carriedStateSchema,
+  decidedView,
+  pendingCard,
+  pendingView,
+  type AgentJobInput,
+  type AgentJobResult,
+  type AgentJobStateView,
+  type CarriedState,
+  type JobOutcome,
+  type ParsedAgentJobInput,
+} from '../core/job';
+import { evaluateCall, recordFires, ruleById } from '../core/policy/evaluate';
+import type { PolicySnapshot } from '../core/policy/snapshot';
+import { pendingToolsKey, statusKey, type JobStatus } from '../core/search-attributes';
+import { TaskQueues } from '../core/task-queues';
+import { Texts } from '../core/texts';
+import { COMPLETE_TOOL, getTool } from '../core/tools/definitions';
+import { approvalDecisionSignal, decideUpdate, stateQuery, type DecideResult } from './messages';
+
+
+const DEFAULT_APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;
+const MAX_DECIDED_KEPT = 50;
+const GRANT_ATTEMPTS = 3;
+
+const model = proxyActivities<AgentActivities>({
+  taskQueue: TaskQueues.agent,
+  startToCloseTimeout: '3 minutes',
+  retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
+});
+
+// Fast, deterministic-cost work on the agent worker: recorded as markers, not as scheduled tasks.
+const local = proxyLocalActivities<AgentActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 5 },
+});
+
+const tools = proxyActivities<ToolActivities>({
+  taskQueue: TaskQueues.tools,
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
+});
+
+/** The job: model turns, a policy gate before every side effect, durable approvals, execute once. */
+export async function agentJob(rawInput: AgentJobInput): Promise<AgentJobResult> {
+  const parsed = agentJobInputSchema.safeParse(rawInput);
+  if (!parsed.success) {
+    throw ApplicationFailure.nonRetryable(
+      `invalid agentJob input: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`,
+      FailureTypes.InvalidInput,
+    );
+  }
+  let carried: CarriedState | undefined;
+  if (parsed.data.carried !== undefined) {
+    const restored = carriedStateSchema.safeParse(parsed.data.carried);
+    if (!restored.success) {
+      throw ApplicationFailure.nonRetryable(
+        `cannot restore the job's carried state: ${restored.error.issues[0]?.path.join('.') ?? ''}: ${restored.error.issues[0]?.message ?? ''}`,
+        FailureTypes.InvalidInput,
+      );
+    }
+    carried = restored.data;
+  }
+  return new Job(parsed.data, carried).run();
+}
+
+class Job {
+  private readonly jobId = workflowInfo().workflowId;
+  private readonly allowedTools: string[];
+  private state!: CarriedState;
+  private status: JobStatus = 'running';
+  private result: AgentJobResult | null = null;
+  private auditBuffer: AuditEvent[] = [];
+  private shownStatus: JobStatus | undefined;
+  private shownPending = '';
+
+  constructor(
+    private readonly input: ParsedAgentJobInput,
+    private readonly restored: CarriedState | undefined,
+  ) {
+    this.allowedTools = allowedToolsFor(input);
+    // Handlers first: decisions sent while the snapshot loads are kept, not lost.
+    setHandler(stateQuery, () => this.view());
+    setHandler(approvalDecisionSignal, (payload) => {
+      this.applyDecision(payload, 'signal');
+    });
+    setHandler(
+      decideUpdate,
+      (payload): DecideResult => {
+        const check = this.applyDecision(payload, 'update');
+        if (!check.ok) throw ApplicationFailure.create({ message: check.message, type: FailureTypes.DecisionRejected, details: [check.code] });
+        return {
+          requestId: check.request.requestId,
+          status: check.payload.decision === 'approve' ? 'approved' : 'denied',
+          editedFingerprint: check.edit?.fingerprint ?? null,
+        };
+      },
+      {
+        validator: (payload) => {
+          const check = this.checkDecision(payload);
+          if (!check.ok) {
+            throw ApplicationFailure.create({ message: check.message, type: FailureTypes.DecisionRejected, details: [check.code] });
+          }
+        },
+      },
+    );
+  }
+
+  async run(): Promise<AgentJobResult> {
+    this.state = this.restored ?? (await this.freshState());
+    if (this.state.parked !== null) this.status = 'awaiting_approval';
+    for (;;) {
+      if (this.state.parked !== null) {
+        if ((await this.awaitDecisions()) === 'continue_as_new') return this.continueAsNew();
+        const ended = await this.finishParkedBatch();
+        if (ended !== undefined) return ended;
+        continue;
+      }
+      if (this.shouldContinueAsNew()) return this.continueAsNew();
+      if (this.state.turns >= this.input.maxTurns) {
+        return this.finish('failed', { reason: 'max_turns', detail: `no completion within ${this.input.maxTurns} turns` });
+      }
+      const ended = await this.turn();
+      if (ended !== undefined) return ended;
+    }
+  }
+
+  // ---- setup and state ---------------------------------------------------
+
+  private async freshState(): Promise<CarriedState> {
+    let snapshot: PolicySnapshot;
+    try {
+      snapshot = (await local.loadPolicySnapshot()).snapshot;
+    } catch (err) {
+      throw ApplicationFailure.nonRetryable(`cannot load the policy snapshot: ${failureMessage(err)}`, FailureTypes.PolicyUnavailable);
+    }
+    return {
+      schemaVersion: 1,
+      snapshot,
+      messages: [
+        { role: 'system', content: systemPrompt(this.jobId, snapshot, this.allowedTools) },
+        { role: 'user', content: this.input.goal },
+      ],
+      turns: 0,
+      ruleCounters: {},
+      deniedFingerprints: [],
+      redirectedFingerprints: [],
+      completionRuleFires: [],
+      approvalRequests: 0,
+      toolCallsExecuted: 0,
+      rejectedDecisions: 0,
+      parked: null,
+      decided: [],
+      continuedAsNew: 0,
+    };
+  }
+
+  private view(): AgentJobStateView {
+    const requests = this.state?.parked?.requests ?? [];
+    return {
+      schemaVersion: 1,
+      jobId: this.jobId,
+      status: this.status,
+      goal: this.input.goal,
+      requester: this.input.requester,
+      turns: this.state?.turns ?? 0,
+      maxTurns: this.input.maxTurns,
+      policyVersion: this.state?.snapshot.version,
+      pending: requests.filter((r) => r.status === 'pending').map(pendingView),
+      decided: [...(this.state?.decided ?? []), ...requests.filter((r) => r.status !== 'pending')].map(decidedView),
+      counters: {
+        toolCallsExecuted: this.state?.toolCallsExecuted ?? 0,
+        approvalRequests: this.state?.approvalRequests ?? 0,
+        deniedFingerprints: this.state?.deniedFingerprints.length ?? 0,
+        rejectedDecisions: this.state?.rejectedDecisions ?? 0,
+        continuedAsNew: this.state?.continuedAsNew ?? 0,
+      },
+      result: this.result,
+    };
+  }
+
+  private showVisibility(): void {
+    const pending = (this.state.parked?.requests ?? []).filter((r) => r.status === 'pending');
+    const tools = [...new Set(pending.map((r) => r.toolName))].sort();
+    const key = tools.join(',');
+    if (this.shownStatus !== this.status || this.shownPending !== key) {
+      upsertSearchAttributes([
+        { key: statusKey, value: this.status },
+        { key: pendingToolsKey, value: tools },
+      ]);
+      this.shownStatus = this.status;
+      this.shownPending = key;
+    }
+    setCurrentDetails(pendingCard(pending));
+  }
+
+  private audit(type: AuditEventType, data: Record<string, unknown>): void {
+    this.auditBuffer.push({
+      type,
+      jobId: this.jobId,
+      at: new Date().toISOString(),
+      policyVersion: this.state?.snapshot.version,
+      data,
+    });
+  }
+
+  /** Audit never breaks a job: a failed write is dropped, not retried forever. */
+  private async flushAudit(): Promise<void> {
+    if (this.auditBuffer.length === 0) return;
+    const events = this.auditBuffer;
+    this.auditBuffer = [];
+    try {
+      await local.recordAudit({ events });
+    } catch {
+      // The activity already swallows sink errors; this only covers its own timeouts.
+    }
+  }
+
+  private shouldContinueAsNew(): boolean {
+    const info = workflowInfo();
+    const limit = this.input.historyEventLimit;
+    return info.continueAsNewSuggested || (limit !== undefined && info.historyLength >= limit);
+  }
+
+  private async continueAsNew(): Promise<never> {
+    await condition(allHandlersFinished);
+    await this.flushAudit();
+    const { carried: _previous, ...input } = this.input;
+    return continueAsNew<typeof agentJob>({
+      ...input,
+      carried: { ...this.state, continuedAsNew: this.state.continuedAsNew + 1 },
+    });
+  }
+
+  private async finish(
+    status: JobOutcome,
+    extra: { reason?: string; detail?: string; summary?: string } = {},
+  ): Promise<AgentJobResult> {
+    this.result = { schemaVersion: 1, status, turns: this.state.turns, ...extra };
+    this.status = status;
+    this.showVisibility();
+    await this.flushAudit();
+    await condition(allHandlersFinished);
+    return this.result;
+  }
+
+  // ---- one turn ------------------------------------------------------------
+
+  private async turn(): Promise<AgentJobResult | undefined> {
+    this.state.turns++;
+    this.showVisibility();
+    let assistant: Extract<ChatMessage, { role: 'assistant' }>;
+    try {
+      assistant = (
+        await model.modelTurn({ messages: this.state.messages, toolNames: [...this.allowedTools, COMPLETE_TOOL] })
+      ).message;
+    } catch (err) {
+      this.audit('runtime_error', { code: 'model_error', error: failureMessage(err), turn: this.state.turns });
+      return this.finish('failed', { reason: 'model_error', detail: failureMessage(err) });
+    }
+    this.state.messages.push(assistant);
+    if (assistant.toolCalls.length === 0) {
+      this.state.messages.push({ role: 'user', content: Texts.nudge });
+      return undefined;
+    }
+    const calls = assistant.toolCalls.map((c) => preflight(c, this.allowedTools));
+    const now = Date.now();
+    let plan: BatchPlan;
+    let grants: Readonly<Record<string, Grant>> = {};
+    if (calls.some((c) => c.kind === 'tool')) {
+      ({ plan, grants } = await local.evaluatePolicy({
+        jobId: this.jobId,
+        scope: this.input.scope,
+        snapshot: this.state.snapshot,
+        calls,
+        memory: this.memory(),
+        ruleCounters: this.state.ruleCounters,
+        now,
+      }));
+    } else {
+      plan = planBatch({
+        jobId: this.jobId,
+        scope: this.input.scope,
+        snapshot: this.state.snapshot,
+        calls,
+        evaluations: new Map(),
+        memory: this.memory(),
+      });
+    }
+    this.state.ruleCounters = recordFires(this.state.ruleCounters, plan.fires, now);
+    this.auditPlan(plan);
+
+    switch (plan.outcome) {
+      case 'stop': {
+        const stopping = plan.calls.find((p) => p.fate.kind === 'stop')!.fate as { ruleId: string };
+        for (const p of plan.calls) this.toolResult(p.call.callId, Texts.stopped(stopping.ruleId));
+        this.audit('policy_task_stopped', { ruleId: stopping.ruleId, reason: 'policy_stopped' });
+        return this.finish('aborted', { reason: 'policy_stopped', detail: `stopped by rule ${stopping.ruleId}` });
+      }
+      case 'redirect': {
+        for (const p of plan.calls) this.toolResult(p.call.callId, this.heldResult(p));
+        this.rememberRedirects(plan);
+        this.injectInstructions(plan.instructions);
+        return undefined;
+      }
+      case 'park':
+        await this.park(plan);
+        return undefined;
+      case 'run':
+        return this.runBatch(plan, grants);
+    }
+  }
+
+  private memory() {
+    return {
+      deniedFingerprints: this.state.deniedFingerprints,
+      redirectedFingerprints: this.state.redirectedFingerprints,
+      approvalRequests: this.state.approvalRequests,
+      maxApprovalRequests: this.input.maxApprovalRequests,
+    };
+  }
+
+  private auditPlan(plan: BatchPlan): void {
+    for (const p of plan.calls) {
+      if (p.evaluation === undefined) continue;
+      const base = { callId: p.call.callId, toolName: p.call.toolName };
+      this.audit('policy_evaluation', {
+        ...base,
+        category: p.call.kind === 'tool' ? p.call.category : undefined,
+        decision: p.evaluation.decision,
+        outcome: p.fate.kind,
+        argsSummary: p.call.kind === 'tool' ? summarizeArgs(p.call.args) : undefined,
+      });
+      for (const m of p.evaluation.matches) {
+        this.audit('policy_rule_matched', { ...base, ruleId: m.ruleId, ruleVersion: m.ruleVersion, action: m.action, shadow: m.shadow });
+      }
+      if (p.fate.kind === 'deny') {
+        this.audit('policy_tool_denied', { ...base, ruleId: p.fate.ruleId, fingerprint: p.fate.fingerprint, reason: p.fate.message });
+      }
+    }
+  }
+
+  /** Results of calls that do not run because the batch is re-planned or parked. */
+  private heldResult(p: PlannedCall): string {
+    switch (p.fate.kind) {
+      case 'error':
+        return p.fate.message;
+      case 'deny':
+        return p.fate.message;
+      case 'redirect':
+        return Texts.redirected(p.fate.ruleId);
+      case 'complete':
+        return Texts.completeNotAccepted;
+      default:
+        return Texts.heldForRedirect;
+    }
+  }
+
+  private rememberRedirects(plan: BatchPlan): void {
+    for (const p of plan.calls) {
+      if (p.fate.kind === 'redirect' && !this.state.redirectedFingerprints.includes(p.fate.fingerprint)) {
+        this.state.redirectedFingerprints.push(p.fate.fingerprint);
+      }
+    }
+  }
+
+  private toolResult(callId: string, content: string): void {
+    this.state.messages.push({ role: 'tool', toolCallId: callId, content });
+  }
+
+  private injectInstructions(instructions: readonly string[]): void {
+    if (instructions.length === 0) return;
+    this.state.messages.push({ role: 'user', content: instructionMessage(instructions) });
+    this.audit('policy_instruction_injected', { instructions: instructions.length, turn: this.state.turns });
+  }
+
+  // ---- run a batch -----------------------------------------------------------
+
+  private async runBatch(plan: BatchPlan, grants: Readonly<Record<string, Grant>>): Promise<AgentJobResult | undefined> {
+    let complete: { callId: string; summary: string } | undefined;
+    for (const p of plan.calls) {
+      const { call, fate } = p;
+      switch (fate.kind) {
+        case 'error':
+        case 'deny':
+          this.toolResult(call.callId, fate.message);
+          break;
+        case 'complete':
+          if (complete === undefined) complete = { callId: call.callId, summary: fate.summary };
+          else this.toolResult(call.callId, Texts.duplicateComplete);
+          break;
+        case 'run':
+          if (call.kind === 'tool') {
+            this.toolResult(
+              call.callId,
+              await this.execute(call, { ruleId: null, ruleVersion: null, fingerprint: fate.fingerprint }, grants[call.callId]),
+            );
+          }
+          break;
+        default:
+          throw new Error(`unexpected ${fate.kind} in a batch that runs`);
+      }
+    }
+    if (complete === undefined) {
+      await this.flushAudit();
+      return undefined;
+    }
+    return this.completionGate(complete);
+  }
+
+  /**
+   * `complete` is accepted unless a completion.before_accept rule denies or
+   * redirects it, at most once per rule per job.
+   */
+  private async completionGate(complete: { callId: string; summary: string }): Promise<AgentJobResult | undefined> {
+    const now = Date.now();
+    const evaluation = evaluateCall(
+      this.state.snapshot,
+      'completion.before_accept',
+      { toolName: COMPLETE_TOOL, category: 'control', args: { summary: complete.summary }, scope: this.input.scope },
+      this.state.ruleCounters,
+      now,
+    );
+    for (const m of evaluation.matches) {
+      this.audit('policy_rule_matched', { callId: complete.callId, toolName: COMPLETE_TOOL, ruleId: m.ruleId, ruleVersion: m.ruleVersion, action: m.action, shadow: m.shadow });
+    }
+    const blocking = evaluation.matches.filter(
+      (m) =>
+        !m.shadow &&
+        (m.decision === 'deny' || m.decision === 'redirect') &&
+        !this.state.completionRuleFires.includes(m.ruleId),
+    );
+    this.state.ruleCounters = recordFires(this.state.ruleCounters, evaluation.matches, now);
+    if (blocking.length > 0) {
+      const instructions: string[] = [];
+      for (const m of blocking) {
+        this.state.completionRuleFires.push(m.ruleId);
+        const text = ruleById(this.state.snapshot, m.ruleId)?.instruction;
+        if (text !== undefined && !instructions.includes(text)) instructions.push(text);
+        this.audit('policy_tool_denied', { callId: complete.callId, toolName: COMPLETE_TOOL, ruleId: m.ruleId, reason: 'completion not accepted' });
+      }
+      const first = blocking[0]!;
+      this.toolResult(complete.callId, Texts.completeRejected(first.ruleId, ruleById(this.state.snapshot, first.ruleId)?.instruction));
+      this.injectInstructions(instructions);
+      await this.flushAudit();
+      return undefined;
+    }
+    this.toolResult(complete.callId, Texts.completeAccepted);
+    return this.finish('completed', { summary: complete.summary });
+  }
+
+  /**
+   * Runs one call on the tools queue with a grant. A grant that expired
+   * while the tools worker was away is replaced; anything else is reported
+   * to the model, never retried as a new side effect.
+   */
+  private async execute(
+    call: Extract<PreflightedCall, { kind: 'tool' }>,
+    binding: { ruleId: string | null; ruleVersion: number | null; fingerprint: string; nonce?: string },
+    grant: Grant | undefined,
+  ): Promise<string> {
+    let current = grant;
+    for (let attempt = 1; ; attempt++) {
+      if (current === undefined) {
+        const issued = await local.issueGrants({
+          jobId: this.jobId,
+          calls: [{ callId: call.callId, fingerprint: binding.fingerprint, ...(binding.nonce !== undefined ? { nonce: binding.nonce } : {}) }],
+        });
+        current = issued.grants[call.callId];
+      }
+      try {
+        const result = await tools.execute.executeWithOptions(
+          {
+            taskQueue: TaskQueues.tools,
+            startToCloseTimeout: '10 minutes',
+            // Safe to retry: the nonce is consumed before the side effect, so a retry reports instead of re-running.
+            retry: { initialInterval: '2 seconds', maximumAttempts: 10 },
+            summary: `${call.toolName} ${summarizeArgs(call.args, 80)}`,
+          },
+          [
+            {
+              jobId: this.jobId,
+              callId: call.callId,
+              scope: this.input.scope,
+              toolName: call.toolName,
+              args: call.args,
+              ruleId: binding.ruleId,
+              ruleVersion: binding.ruleVersion,
+              grant: current!,
+            },
+          ],
+        );
+        this.state.toolCallsExecuted++;
+        this.audit('tool_executed', {
+          callId: call.callId,
+          toolName: call.toolName,
+          fingerprint: binding.fingerprint,
+          ruleId: binding.ruleId ?? undefined,
+          ok: result.ok,
+          replayed: result.replayed,
+          executed: true,
+        });
+        return result.output;
+      } catch (err) {
+        if (failureType(err) === FailureTypes.GrantExpired && attempt < GRANT_ATTEMPTS) {
+          current = undefined;
+          continue;
+        }
+        this.audit('runtime_error', { callId: call.callId, toolName: call.toolName, code: failureType(err) ?? 'execute_failed', error: failureMessage(err) });
+        return Texts.executeFailed(failureMessage(err));
+      }
+    }
+  }
+
+  // ---- approvals -------------------------------------------------------------
+
+  private async park(plan: BatchPlan): Promise<void> {
+    const now = Date.now();
+    const gated = plan.calls.filter((p) => p.fate.kind === 'approval');
+    // One prepare per gated call; issued together so they run side by side.
+    const prepared = await Promise.all(
+      gated.map((p) =>
+        tools.prepareApproval.executeWithOptions(
+          {
+            taskQueue: TaskQueues.tools,
+            startToCloseTimeout: '2 minutes',
+            retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
+            summary: `prepare ${p.call.toolName}`,
+          },
+          [{ toolName: p.call.toolName, args: (p.call as Extract<PreflightedCall, { kind: 'tool' }>).args }],
+        ),
+      ),
+    );
+    const requests: ApprovalRequest[] = gated.map((p, i) => {
+      const fate = p.fate as Extract<PlannedCall['fate'], { kind: 'approval' }>;
+      const rule = ruleById(this.state.snapshot, fate.ruleId);
+      const prep = prepared[i]!;
+      const ttl = parseDuration(rule?.approval?.ttl ?? '') ?? DEFAULT_APPROVAL_TTL_MS;
+      const reason = [rule?.name ?? fate.ruleId, rule?.instruction, ...prep.warnings].filter((x) => x !== undefined).join(' — ');
+      return {
+        requestId: prep.requestId,
+        callId: p.call.callId,
+        toolName: p.call.toolName,
+        args: (p.call as Extract<PreflightedCall, { kind: 'tool' }>).args,
+        fingerprint: fate.fingerprint,
+        nonce: prep.nonce,
+        ruleId: fate.ruleId,
+        ruleVersion: fate.ruleVersion,
+        reason,
+        editable: rule?.approval?.editable ?? [],
+        reviewers: rule?.approval?.reviewers ?? null,
+        separateRequester: rule?.approval?.separateRequester ?? false,
+        requester: this.input.requester,
+        observed: prep.observed,
+        createdAt: now,
+        expiresAt: now + ttl,
+        status: 'pending',
+        decision: null,
+      };
+    });
+    for (const r of requests) {
+      this.audit('approval_requested', {
+        requestId: r.requestId,
+        callId: r.callId,
+        toolName: r.toolName,
+        ruleId: r.ruleId,
+        ruleVersion: r.ruleVersion,
+        fingerprint: r.fingerprint,
+        requester: r.requester,
+        argsSummary: summarizeArgs(r.args),
+        expiresAt: new Date(r.expiresAt).toISOString(),
+      });
+    }
+    this.state.approvalRequests += requests.length;
+    this.state.parked = { plan, requests, parkedAt: now };
+    this.status = 'awaiting_approval';
+  }
+
+  private decisionContext() {
+    return { jobId: this.jobId, scope: this.input.scope, now: Date.now() };
+  }
+
+  private checkDecision(payload: unknown): DecisionCheck {
+    return checkDecision(this.state?.parked?.requests ?? [], payload, this.decisionContext());
+  }
+
+  /** The one handler behind the signal and the update. A rejection is audited and changes nothing else. */
+  private applyDecision(payload: unknown, via: 'signal' | 'update'): DecisionCheck {
+    const check = this.checkDecision(payload);
+    if (!check.ok) {
+      if (this.state !== undefined) this.state.rejectedDecisions++;
+      this.audit(mismatchCodes.has(check.code) ? 'approval_fingerprint_mismatch' : 'approval_decided', {
+        requestId: check.requestId,
+        reviewer: check.reviewer,
+        code: check.code,
+        reason: check.message,
+        outcome: 'rejected',
+        detail: via,
+      });
+      return check;
+    }
+    const { request, payload: decision, edit } = check;
+    request.status = decision.decision === 'approve' ? 'approved' : 'denied';
+    request.decision = {
+      decision: decision.decision,
+      reviewer: decision.reviewer,
+      reason: decision.reason ?? null,
+      decidedAt: Date.now(),
+      editedArgs: edit?.args ?? null,
+      editedFingerprint: edit?.fingerprint ?? null,
+    };
+    if (request.status === 'denied' && !this.state.deniedFingerprints.includes(request.fingerprint)) {
+      this.state.deniedFingerprints.push(request.fingerprint);
+    }
+    this.audit('approval_decided', {
+      requestId: request.requestId,
+      toolName: request.toolName,
+      decision: decision.decision,
+      reviewer: decision.reviewer,
+      reason: decision.reason,
+      originalFingerprint: request.fingerprint,
+      editedFingerprint: edit?.fingerprint,
+      outcome: 'accepted',
+      detail: via,
+    });
+    return check;
+  }
+
+  /** Parks until every request of the batch is decided or expired. */
+  private async awaitDecisions(): Promise<'decided' | 'continue_as_new'> {
+    const requests = this.state.parked!.requests;
+    const pending = () => requests.filter((r) => r.status === 'pending');
+    for (;;) {
+      const now = Date.now();
+      for (const r of pending()) {
+        if (r.expiresAt <= now) {
+          r.status = 'expired';
+          if (!this.state.deniedFingerprints.includes(r.fingerprint)) this.state.deniedFingerprints.push(r.fingerprint);
+          this.audit('approval_expired', { requestId: r.requestId, toolName: r.toolName, fingerprint: r.fingerprint, reason: 'expired' });
+        }
+      }
+      this.showVisibility();
+      await this.flushAudit();
+      const open = pending();
+      if (open.length === 0) return 'decided';
+      if (this.shouldContinueAsNew()) return 'continue_as_new';
+      const nextExpiry = Math.min(...open.map((r) => r.expiresAt));
+      await condition(
+        () => pending().length < open.length || this.auditBuffer.length > 0 || this.shouldContinueAsNew(),
+        Math.max(1, nextExpiry - Date.now()),
+      );
+    }
+  }
+
+  /**
+   * After every decision: edited calls are re-evaluated (deny/stop wins),
+   * approved ones re-validated against the world as it is now, then run
+   * once; everything else gets a result saying why it did not run.
+   */
+  private async finishParkedBatch(): Promise<AgentJobResult | undefined> {
+    const { plan, requests } = this.state.parked!;
+    const byCall = new Map(requests.map((r) => [r.callId, r]));
+    const editOutcome = await this.reevaluateEdits(requests);
+    if (editOutcome.stop !== undefined) {
+      for (const p of plan.calls) this.toolResult(p.call.callId, Texts.stopped(editOutcome.stop));
+      this.audit('policy_task_stopped', { ruleId: editOutcome.stop, reason: 'policy_stopped' });
+      this.closeParked();
+      return this.finish('aborted', { reason: 'policy_stopped', detail: `stopped by rule ${editOutcome.stop} (edited call)` });
+    }
+    this.status = 'running';
+    this.showVisibility();
+    for (const p of plan.calls) {
+      const { call, fate } = p;
+      if (fate.kind === 'run' && call.kind === 'tool') {
+        this.toolResult(call.callId, await this.execute(call, { ruleId: null, ruleVersion: null, fingerprint: fate.fingerprint }, undefined));
+        continue;
+      }
+      if (fate.kind !== 'approval' || call.kind !== 'tool') {
+        this.toolResult(call.callId, this.heldResult(p));
+        continue;
+      }
+      const request = byCall.get(call.callId)!;
+      this.toolResult(call.callId, await this.runApproved(call, request, editOutcome.denied.get(call.callId)));
+    }
+    this.rememberRedirects(plan);
+    this.injectInstructions(plan.instructions);
+    this.closeParked();
+    await this.flushAudit();
+    return undefined;
+  }
+
+  private async runApproved(
+    call: Extract<PreflightedCall, { kind: 'tool' }>,
+    request: ApprovalRequest,
+    editDenied: string | undefined,
+  ): Promise<string> {
+    if (request.status === 'expired') return Texts.expired;
+    if (request.status === 'denied') return Texts.deniedByReviewer(request.decision!.reviewer, request.decision!.reason);
+    if (editDenied !== undefined) return Texts.editDenied(editDenied);
+    const decision = request.decision!;
+    const args = decision.editedArgs ?? request.args;
+    const check = await tools.revalidate.executeWithOptions(
+      {
+        taskQueue: TaskQueues.tools,
+        startToCloseTimeout: '2 minutes',
+        retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
+        summary: `revalidate ${call.toolName}`,
+      },
+      [
+        {
+          toolName: call.toolName,
+          args,
+          allowedTools: this.allowedTools,
+          reviewer: decision.reviewer,
+          reviewers: request.reviewers,
+          separateRequester: request.separateRequester,
+          requester: request.requester,
+          observed: request.observed,
+        },
+      ],
+    );
+    if (!check.ok) {
+      this.audit('runtime_error', { callId: call.callId, toolName: call.toolName, requestId: request.requestId, code: 'revalidation_failed', reason: check.reason, executed: false });
+      return Texts.revalidationFailed(check.reason);
+    }
+    const output = await this.execute(
+      { ...call, args },
+      {
+        ruleId: request.ruleId,
+        ruleVersion: request.ruleVersion,
+        fingerprint: decision.editedFingerprint ?? request.fingerprint,
+        nonce: request.nonce,
+      },
+      undefined,
+    );
+    const edited = decision.editedArgs === null ? [] : Object.keys(decision.editedArgs).filter((k) => JSON.stringify(decision.editedArgs![k]) !== JSON.stringify(request.args[k]));
+    return edited.length > 0 ? `${output}\n${Texts.edited(edited)}` : output;
+  }
+
+  /** Re-evaluates edited calls by policy; a stop ends the job, a deny keeps that call from running. */
+  private async reevaluateEdits(requests: readonly ApprovalRequest[]): Promise<{ stop: string | undefined; denied: Map<string, string> }> {
+    const denied = new Map<string, string>();
+    const edited = requests.filter((r) => r.status === 'approved' && r.decision?.editedArgs != null);
+    if (edited.length === 0) return { stop: undefined, denied };
+    const calls: PreflightedCall[] = edited.map((r) => ({
+      callId: r.callId,
+      toolName: r.toolName,
+      kind: 'tool',
+      category: getTool(r.toolName)!.category,
+      args: r.decision!.editedArgs!,
+    }));
+    const now = Date.now();
+    const { plan } = await local.evaluatePolicy({
+      jobId: this.jobId,
+      scope: this.input.scope,
+      snapshot: this.state.snapshot,
+      calls,
+      // The reviewer already approved this call: only denied fingerprints and deny/stop rules can still hold it.
+      memory: { ...this.memory(), approvalRequests: 0, maxApprovalRequests: Number.MAX_SAFE_INTEGER },
+      ruleCounters: this.state.ruleCounters,
+      now,
+    });
+    this.auditPlan(plan);
+    for (const p of plan.calls) {
+      if (p.fate.kind === 'stop') return { stop: p.fate.ruleId, denied };
+      if (p.fate.kind === 'deny') denied.set(p.call.callId, p.fate.message);
+    }
+    return { stop: undefined, denied };
+  }
+
+  private closeParked(): void {
+    const requests = this.state.parked?.requests ?? [];
+    this.state.decided = [...this.state.decided, ...requests].slice(-MAX_DECIDED_KEPT);
+    this.state.parked = null;
+  }
+}
+
+function systemPrompt(jobId: string, snapshot: PolicySnapshot, tools: readonly string[]): string {
+  return [
+    `You are an operations agent working on a home server (job ${jobId}).`,
+    `You act only through tool calls: ${tools.join(', ')}. Call complete, alone, with a short summary when the goal is reached.`,
+    'Every call passes a policy gate first; some wait for a person to approve them, and the result tells you what happened.',
+    ...(snapshot.instructions.length > 0 ? ['Standing instructions:', ...snapshot.instructions.map((t) => `- ${t}`)] : []),
+  ].join('\n');
+}
+
+function failureType(err: unknown): string | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}
+
+function failureMessage(err: unknown): string {
+  const cause = err instanceof ActivityFailure && err.cause !== undefined ? err.cause : err;
+  return cause instanceof Error ? cause.message : String(cause);
+}

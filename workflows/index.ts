@@ -1,0 +1,1 @@
+export { agentJob } from './agent-job';

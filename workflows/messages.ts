@@ -1,0 +1,24 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { DecisionPayload } from '../core/approvals';
+import type { AgentJobStateView } from '../core/job';
+
+/**
+ * Every signal, update and query of `agentJob`. Clients import these
+ * definitions; nothing is sent by a bare string.
+ */
+
+/** A reviewer's decision, fire-and-forget. A rejected one is audited and changes nothing. */
+export const approvalDecisionSignal = defineSignal<[DecisionPayload]>('approvalDecision');
+
+export interface DecideResult {
+  readonly requestId: string;
+  readonly status: 'approved' | 'denied';
+  /** Set when the approval edited the call. */
+  readonly editedFingerprint: string | null;
+}
+
+/** The same decision with a synchronous answer: its validator rejects exactly what the signal path rejects. */
+export const decideUpdate = defineUpdate<DecideResult, [DecisionPayload]>('decide');
+
+/** Status, pending requests (masked arguments) and counters. */
+export const stateQuery = defineQuery<AgentJobStateView>('state');
