@@ -62,9 +62,12 @@ export function loadOrCreateGrantKeyPair(privateFile: string, publicFile: string
   if (!existsSync(privateFile)) {
     const pair = generateKeyPairSync('ed25519');
     mkdirSync(dirname(privateFile), { recursive: true, mode: 0o700 });
-    writeFileSync(privateFile, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
-    mkdirSync(dirname(publicFile), { recursive: true });
-    writeFileSync(publicFile, pair.publicKey.export({ type: 'spki', format: 'pem' }), { mode: 0o644 });
+    try {
+      writeFileSync(privateFile, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      // Another replica created it first: use theirs.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new GrantKeyError(privateFile, (err as Error).message);
+    }
   }
   let privateKey: KeyObject;
   try {
@@ -74,6 +77,7 @@ export function loadOrCreateGrantKeyPair(privateFile: string, publicFile: string
   }
   const publicKey = createPublicKey(privateKey);
   if (!existsSync(publicFile)) {
+    mkdirSync(dirname(publicFile), { recursive: true });
     writeFileSync(publicFile, publicKey.export({ type: 'spki', format: 'pem' }), { mode: 0o644 });
   }
   return { privateKey, publicKey };

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { APIConnectionTimeoutError, type OpenAI } from 'openai';
+import type { OpenAI } from 'openai';
 import { FailureTypes } from '../core/failure-types';
 import {
   JUDGE_SYSTEM_PROMPT,
@@ -45,6 +45,13 @@ export function createJudgeActivities(deps: JudgeDeps) {
       }
       const started = Date.now();
       let outcome: JudgeOutcome;
+      // Our own timer decides what a timeout is, whatever error class the transport reports.
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, deps.timeoutMs);
       try {
         const completion = await deps.openai.chat.completions.create(
           {
@@ -55,7 +62,7 @@ export function createJudgeActivities(deps: JudgeDeps) {
               { role: 'user', content: judgeUserMessage(input) },
             ],
           },
-          { timeout: deps.timeoutMs, maxRetries: 0 },
+          { signal: controller.signal, maxRetries: 0 },
         );
         const text = completion.choices[0]?.message?.content;
         outcome =
@@ -63,10 +70,11 @@ export function createJudgeActivities(deps: JudgeDeps) {
             ? parseJudgeOutput(text, input.rules.map((r) => r.id))
             : { status: 'invalid', detail: 'answer has no text content' };
       } catch (err) {
-        outcome =
-          err instanceof APIConnectionTimeoutError
-            ? { status: 'timeout', detail: `no answer within ${deps.timeoutMs} ms` }
-            : { status: 'error', detail: err instanceof Error ? err.message : String(err) };
+        outcome = timedOut
+          ? { status: 'timeout', detail: `no answer within ${deps.timeoutMs} ms` }
+          : { status: 'error', detail: err instanceof Error ? err.message : String(err) };
+      } finally {
+        clearTimeout(timer);
       }
       return { outcome, latencyMs: Date.now() - started, model: deps.model };
     },

@@ -4,6 +4,7 @@ import { devCommand } from './commands/dev';
 import { pendingCommand } from './commands/pending';
 import { replayCommand } from './commands/replay';
 import { runCommand } from './commands/run';
+import { setupCommand } from './commands/setup';
 import { showCommand } from './commands/show';
 import { workerCommand } from './commands/worker';
 import { createIo, parseCommandArgs, type Command, type CommandIo } from './command';
@@ -18,6 +19,7 @@ export const commands: readonly Command[] = [
   denyCommand,
   workerCommand,
   replayCommand,
+  setupCommand,
 ];
 
 function help(io: CommandIo): void {

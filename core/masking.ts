@@ -24,7 +24,7 @@ const patterns: ReadonlyArray<[RegExp, (match: string, ...groups: string[]) => s
   ],
   // Environment-style assignments and key: value pairs with secret-looking names.
   [
-    /\b([A-Za-z_][A-Za-z0-9_.-]*(?:PASS(?:WORD)?|SECRET|TOKEN|API_?KEY|APIKEY|AUTH|CREDENTIALS?|PRIVATE_?KEY)[A-Za-z0-9_]*\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s"',;&]+)/gi,
+    /\b([A-Za-z0-9_.-]*(?:PASS(?:WORD)?|SECRET|TOKEN|API_?KEY|APIKEY|AUTH|CREDENTIALS?|PRIVATE_?KEY)[A-Za-z0-9_]*\s*[=:]\s*)(?!(?:bearer|basic|token)\s|\*\*\*)("[^"]*"|'[^']*'|[^\s"',;&]+)/gi,
     (_m, prefix: string) => `${prefix}${MASK}`,
   ],
   // PEM private key blocks.

@@ -76,7 +76,7 @@ export async function resolveTemporalCli(options: ResolveOptions = {}): Promise<
   const cached = join(cacheDir, 'temporal');
   if (isExecutableFile(cached)) return { path: cached, source: 'cache' };
 
-  const go = findOnPath('go', env) ?? (isExecutableFile('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+  const go = findOnPath('go', env) ?? (env.GOROOT !== undefined ? [join(env.GOROOT, 'bin', 'go')].find(isExecutableFile) : undefined);
   if (go === undefined) {
     throw new TemporalCliError(
       'no Temporal CLI found: install it (https://docs.temporal.io/cli) and put `temporal` on PATH or set TEMPORAL_CLI; ' +

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { OpenAI } from 'openai';
 import type { z } from 'zod';
 import { createActivities } from '../../activities';
@@ -103,7 +103,7 @@ export class JobHarness {
     goal?: string;
     jobId?: string;
     input?: Partial<AgentJobInput>;
-  }): Promise<{ jobId: string; handle: WorkflowHandle }> {
+  }): Promise<{ jobId: string; handle: WorkflowHandleWithFirstExecutionRunId }> {
     this.replay.setScript(options.script);
     const jobId = options.jobId ?? `job-${Math.random().toString(36).slice(2, 10)}`;
     const input: AgentJobInput = { schemaVersion: 1, goal: options.goal ?? 'test goal', requester: 'tester', ...options.input };

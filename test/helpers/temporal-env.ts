@@ -31,7 +31,7 @@ let runtimeReady = false;
 function ensureRuntime(): void {
   if (runtimeReady) return;
   try {
-    Runtime.install({ logger: runtimeLogger('warn'), shutdownSignals: [] });
+    Runtime.install({ logger: runtimeLogger('error'), shutdownSignals: [] });
   } catch {
     // Already installed in this process by an earlier test file.
   }

@@ -1,0 +1,115 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime } from '@temporalio/worker';
+import { startDevServer } from '../client/dev/dev-server';
+import { freePort } from '../client/dev/ports';
+import { startReplayServer } from '../client/dev/replay-server';
+import { resolveTemporalCli } from '../client/dev/temporal-cli';
+import { parseConfig } from '../core/config';
+import { AGENT_JOB_WORKFLOW, type AgentJobResult } from '../core/job';
+import type { ReplayScript } from '../core/replay-script';
+import { TaskQueues, queueRoles } from '../core/task-queues';
+import { createWorkers, defaultWorkflowSource } from '../workers/create-workers';
+import { buildActivities } from '../workers/deps';
+import { runtimeLogger } from '../workers/run-workers';
+import { decideUpdate, stateQuery } from '../workflows/messages';
+
+/**
+ * Prints how many history events a job spends per allowed call and per
+ * approved call, on a real dev server with the product's own workers.
+ * Event counts are deterministic, so one run is enough: `npm run measure:history`.
+ */
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-measure-'));
+  const root = join(dir, 'root');
+  mkdirSync(root);
+  for (let i = 0; i < 8; i++) writeFileSync(join(root, `f${i}.txt`), `file ${i}`);
+  const rulesFile = join(dir, 'rules.yaml');
+  writeFileSync(rulesFile, 'version: 1\nrules:\n  - { id: gate, version: 1, name: gate, scope: { categories: [delete] }, action: request_approval }\n');
+
+  const cli = await resolveTemporalCli();
+  const server = await startDevServer({ cli: cli.path, port: await freePort() });
+  const replay = await startReplayServer({ script: { turns: [] } });
+  const config = parseConfig({
+    TEMPORAL_ADDRESS: server.address,
+    AIRLOCK_DATA_DIR: join(dir, 'data'),
+    AIRLOCK_ROOTS: root,
+    AIRLOCK_RULES_FILE: rulesFile,
+    OPENAI_BASE_URL: replay.baseUrl,
+    AIRLOCK_LOG_LEVEL: 'error',
+  });
+  Runtime.install({ logger: runtimeLogger('error'), shutdownSignals: [] });
+  const native = await NativeConnection.connect({ address: server.address });
+  const workers = await createWorkers({
+    connection: native,
+    namespace: 'default',
+    roles: queueRoles,
+    activities: await buildActivities(config, queueRoles),
+    concurrency: config.concurrency,
+    workflowSource: defaultWorkflowSource(),
+  });
+  const running = workers.map((w) => w.run());
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+
+  const read = (i: number) => ({ name: 'fs_read', arguments: { path: `f${i}.txt` } });
+  const complete = { tool_calls: [{ name: 'complete', arguments: { summary: 'ok' } }] };
+
+  async function events(id: string, script: ReplayScript, approve = false): Promise<number> {
+    replay.setScript(script);
+    const handle = await client.workflow.start(AGENT_JOB_WORKFLOW, {
+      taskQueue: TaskQueues.agent,
+      workflowId: id,
+      args: [{ schemaVersion: 1, goal: 'measure' }],
+    });
+    if (approve) {
+      for (;;) {
+        const state = await handle.query(stateQuery);
+        const request = state.pending[0];
+        if (request !== undefined) {
+          await handle.executeUpdate(decideUpdate, {
+            args: [{ requestId: request.requestId, fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve', reviewer: 'measure' }],
+          });
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const result = (await handle.result()) as AgentJobResult;
+    if (result.status !== 'completed') throw new Error(`${id} ended ${result.status}`);
+    return (await handle.fetchHistory()).events?.length ?? 0;
+  }
+
+  const base = await events('only-complete', { turns: [complete] });
+  const oneTurn = await events('one-read-turn', { turns: [{ tool_calls: [read(0)] }, complete] });
+  const fiveTurns = await events('five-read-turns', { turns: [...[0, 1, 2, 3, 4].map((i) => ({ tool_calls: [read(i)] })), complete] });
+  const batchOne = oneTurn;
+  const batchFive = await events('five-reads-one-batch', { turns: [{ tool_calls: [0, 1, 2, 3, 4].map(read) }, complete] });
+  const approved = await events('one-approved-delete', { turns: [{ tool_calls: [{ name: 'fs_delete', arguments: { path: 'f7.txt' } }] }, complete] }, true);
+
+  const rows: Array<[string, number | string]> = [
+    ['job with only `complete` (baseline)', base],
+    ['+ one turn with one allowed call', oneTurn - base],
+    ['each further turn with one allowed call', (fiveTurns - oneTurn) / 4],
+    ['each further allowed call in the same batch', (batchFive - batchOne) / 4],
+    ['+ one turn with one approved call (park, decide, revalidate, execute)', approved - base],
+    ['approved call minus allowed call, same turn shape', approved - oneTurn],
+  ];
+  process.stdout.write('history events (Temporal CLI dev server, TS SDK 1.24)\n');
+  for (const [label, value] of rows) process.stdout.write(`  ${String(value).padStart(5)}  ${label}\n`);
+
+  for (const w of workers) w.shutdown();
+  await Promise.all(running);
+  await connection.close();
+  await native.close();
+  await replay.close();
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`measure-history failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,89 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createTestEnv, type TestEnv } from '../helpers/temporal-env';
+import { repoRoot } from '../helpers/processes';
+
+const run = promisify(execFile);
+let env: TestEnv;
+let dir: string;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  dir = mkdtempSync(join(tmpdir(), 'airlock-cli-'));
+});
+afterAll(async () => {
+  await env.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function node(script: string, args: string[], extra: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const out = await run(process.execPath, [join(repoRoot, script), ...args], {
+      env: { PATH: process.env.PATH, AIRLOCK_DATA_DIR: join(dir, 'data'), TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace, ...extra },
+      timeout: 60_000,
+    });
+    return { code: 0, ...out };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const cli = (args: string[], extra: Record<string, string> = {}) => node('bin/airlock.js', args, extra);
+
+test.each([
+  ['bin/airlock.js', ['pending']],
+  ['dist/workers/airlock-agent.js', []],
+  ['dist/workers/airlock-tools.js', []],
+  ['dist/workers/airlock-judge.js', []],
+  ['dist/workers/all.js', []],
+])('a malformed TEMPORAL_ADDRESS stops %s with one line naming it', async (script, args) => {
+  const out = await node(script, args, { TEMPORAL_ADDRESS: 'temporal-on-the-nas', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
+  expect(out.code).toBe(1);
+  expect(out.stderr.trim().split('\n')).toHaveLength(1);
+  expect(out.stderr).toMatch(/TEMPORAL_ADDRESS: expected host:port, for example 127\.0\.0\.1:7233 \(got "temporal-on-the-nas"\)/);
+});
+
+test('other variables are checked the same way', async () => {
+  const out = await node('dist/workers/airlock-tools.js', [], { AIRLOCK_TOOLS_CONCURRENCY: 'lots' });
+  expect(out).toMatchObject({ code: 1 });
+  expect(out.stderr.trim()).toMatch(/^airlock worker: invalid configuration: AIRLOCK_TOOLS_CONCURRENCY: expected a whole number/);
+  const noModel = await node('dist/workers/airlock-agent.js', [], {});
+  expect(noModel.stderr.trim()).toMatch(/OPENAI_API_KEY: required when OPENAI_BASE_URL is not set/);
+});
+
+test('an invalid rules file stops the agent worker at start-up with every problem listed', async () => {
+  const file = join(dir, 'rules.yaml');
+  writeFileSync(
+    file,
+    [
+      'version: 1',
+      'rules:',
+      '  - { id: a, version: 1, name: x, action: request_approval, approval: { ttl: soon } }',
+      '  - { id: b, version: 1, name: x, action: explode }',
+    ].join('\n'),
+  );
+  const out = await node('dist/workers/airlock-agent.js', [], { AIRLOCK_RULES_FILE: file, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
+  expect(out.code).toBe(1);
+  expect(out.stderr.trim().split('\n')).toHaveLength(1);
+  expect(out.stderr).toMatch(/rule a: approval\.ttl: expected a duration/);
+  expect(out.stderr).toMatch(/rule b: action: /);
+});
+
+test('usage errors exit 2 with a hint; a missing job and an unreachable server exit 1 with one line', async () => {
+  expect(await cli(['frobnicate'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "frobnicate"; run airlock --help/) });
+  expect(await cli(['run'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--goal is required/) });
+  expect(await cli(['approve', 'j', '--set', 'novalue'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--set takes field=value/) });
+  expect(await cli(['run', '--goal', 'x', '--tools', 'fs_read,launch_missiles'])).toMatchObject({ code: 2 });
+  const missing = await cli(['show', 'no-such-job']);
+  expect(missing.code).toBe(1);
+  expect(missing.stderr.trim()).toMatch(/^airlock show: /);
+  expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+  const down = await cli(['pending'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+  expect(down.code).toBe(1);
+  expect(down.stderr.trim()).toMatch(/cannot reach the Temporal server .*airlock dev/);
+  expect((await cli(['--help'])).stdout).toMatch(/approve .*Approve a pending request/);
+});

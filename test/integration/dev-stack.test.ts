@@ -1,0 +1,111 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../../client/dev/ports';
+import { spawnNode, repoRoot, type Spawned } from '../helpers/processes';
+import { testServer } from '../helpers/temporal-env';
+
+const run = promisify(execFile);
+let dir: string;
+let env: NodeJS.ProcessEnv;
+let grpc: string;
+let running: Spawned | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'airlock-dev-'));
+  grpc = `127.0.0.1:${await freePort()}`;
+  env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TEMPORAL_ADDRESS: grpc,
+    AIRLOCK_UI_PORT: String(await freePort()),
+    AIRLOCK_DATA_DIR: join(dir, 'data'),
+    // The CLI the suite already resolved: this test is about `airlock dev`, not about building it.
+    TEMPORAL_CLI: testServer.cli,
+  };
+});
+afterAll(() => {
+  if (running !== undefined) process.kill(-running.child.pid!, 'SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Processes whose command line mentions this test's data folder. */
+function leftovers(): string[] {
+  if (!existsSync('/proc')) return [];
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmd.includes(dir)) found.push(`${pid}: ${cmd}`);
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return found;
+}
+
+async function airlock(args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [join(repoRoot, 'bin', 'airlock.js'), ...args], { env });
+  return stdout;
+}
+
+async function startDev(args: string[]): Promise<Spawned> {
+  const dev = spawnNode('bin/airlock.js', ['dev', ...args], env, { detached: true });
+  running = dev;
+  await dev.waitFor(/airlock dev is running/);
+  return dev;
+}
+
+/** Ctrl-C in a terminal signals the whole foreground process group. */
+async function ctrlC(dev: Spawned): Promise<number | null> {
+  process.kill(-dev.child.pid!, 'SIGINT');
+  const code = await dev.exited();
+  running = undefined;
+  return code;
+}
+
+async function pendingJobs(): Promise<Array<{ jobId: string }>> {
+  for (let i = 0; i < 100; i++) {
+    const jobs = JSON.parse(await airlock(['pending', '--json'])) as Array<{ jobId: string }>;
+    if (jobs.length > 0) return jobs;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return [];
+}
+
+test('airlock dev: Web UI, search attributes, the demo job parks, Ctrl-C leaves nothing, a restart keeps the job', async () => {
+  const first = await startDev(['--demo']);
+  const ui = first.output().match(/Web UI\s+(http:\/\/\S+)/)?.[1];
+  expect(ui).toBeDefined();
+  expect((await fetch(ui!)).status).toBe(200);
+  expect(first.output()).toContain(`Temporal gRPC   ${grpc}`);
+
+  const { stdout: attributes } = await run(testServer.cli, ['operator', 'search-attribute', 'list', '--address', grpc]);
+  expect(attributes).toMatch(/AirlockStatus\s+Keyword/);
+  expect(attributes).toMatch(/AirlockPendingTools\s+KeywordList/);
+
+  await first.waitFor(/Demo job (demo-\S+) started/);
+  const jobId = /Demo job (demo-\S+) started/.exec(first.output())![1]!;
+  const jobs = await pendingJobs();
+  expect(jobs.map((j) => j.jobId)).toContain(jobId);
+
+  expect(await ctrlC(first)).toBe(0);
+  expect(first.output()).toContain('airlock: dev stack stopped');
+  expect(leftovers()).toEqual([]);
+
+  // Same data folder: the parked job is still there and still parked.
+  const second = await startDev([]);
+  const state = JSON.parse(await airlock(['show', jobId, '--json'])) as { status: string; pending: unknown[] };
+  expect(state).toMatchObject({ status: 'awaiting_approval' });
+  expect(state.pending).toHaveLength(1);
+  expect(await airlock(['approve', jobId, '--reviewer', 'alice'])).toMatch(/^accepted/);
+  const demoFile = join(dir, 'data', 'sandbox', 'airlock-demo', 'old-backup.tar');
+  for (let i = 0; i < 100 && existsSync(demoFile); i++) await new Promise((r) => setTimeout(r, 200));
+  expect(existsSync(demoFile)).toBe(false);
+  expect(existsSync(join(dir, 'data', 'sandbox', 'airlock-demo', 'backups', 'current.tar'))).toBe(true);
+
+  expect(await ctrlC(second)).toBe(0);
+  expect(leftovers()).toEqual([]);
+});

@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkModelEndpoint, configVariableNames, parseConfig } from '../../core/config';
+import { ConfigError } from '../../core/errors';
+
+function problem(env: Record<string, string>): string {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+test('defaults describe the embedded stack', () => {
+  const config = parseConfig({});
+  expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default' });
+  expect(config.dataDir).toBe('.airlock');
+  expect(config.concurrency).toEqual({ agent: 10, tools: 4, judge: 2 });
+  expect(config.model.baseUrl).toBeUndefined();
+  expect(config.grants.ttlMs).toBe(15 * 60_000);
+  expect(config.roots).toBeUndefined();
+});
+
+test.each([
+  ['TEMPORAL_ADDRESS', 'not an address', /TEMPORAL_ADDRESS: expected host:port, for example 127\.0\.0\.1:7233 \(got "not an address"\)/],
+  ['TEMPORAL_ADDRESS', 'localhost:99999', /TEMPORAL_ADDRESS: port must be between 1 and 65535/],
+  ['TEMPORAL_NAMESPACE', 'a b', /TEMPORAL_NAMESPACE: expected a namespace name/],
+  ['AIRLOCK_TOOLS_CONCURRENCY', '0', /AIRLOCK_TOOLS_CONCURRENCY: expected a whole number between 1 and 1000 \(got "0"\)/],
+  ['AIRLOCK_AGENT_CONCURRENCY', 'ten', /AIRLOCK_AGENT_CONCURRENCY: expected a whole number/],
+  ['OPENAI_BASE_URL', 'ftp://x', /OPENAI_BASE_URL: expected an http\(s\) URL/],
+  ['AIRLOCK_LOG_LEVEL', 'loud', /AIRLOCK_LOG_LEVEL: expected one of error, warn, info, debug/],
+  ['AIRLOCK_GRANT_TTL', 'soon', /AIRLOCK_GRANT_TTL: expected a duration/],
+  ['AIRLOCK_ROOTS', 'relative/path', /AIRLOCK_ROOTS: every root must be an absolute path/],
+  ['AIRLOCK_UI_PORT', '70000', /AIRLOCK_UI_PORT: expected a whole number between 1 and 65535/],
+])('%s=%s is refused with a message naming the variable', (variable, value, message) => {
+  expect(problem({ [variable]: value })).toMatch(message);
+});
+
+test('every bad variable is listed on one line', () => {
+  const message = problem({ TEMPORAL_ADDRESS: 'x', AIRLOCK_LOG_LEVEL: 'loud' });
+  expect(message.split('\n')).toHaveLength(1);
+  expect(message).toMatch(/TEMPORAL_ADDRESS: .*; AIRLOCK_LOG_LEVEL: /);
+});
+
+test('values are parsed to their types; empty means unset', () => {
+  const config = parseConfig({
+    TEMPORAL_ADDRESS: 'temporal.lan:7233',
+    AIRLOCK_TOOLS_CONCURRENCY: '8',
+    AIRLOCK_GRANT_TTL: '1h30m',
+    AIRLOCK_ROOTS: '/srv/media:/srv/backups',
+    OPENAI_BASE_URL: '',
+  });
+  expect(config.temporal.address).toBe('temporal.lan:7233');
+  expect(config.concurrency.tools).toBe(8);
+  expect(config.grants.ttlMs).toBe(90 * 60_000);
+  expect(config.roots).toEqual(['/srv/media', '/srv/backups']);
+  expect(config.model.baseUrl).toBeUndefined();
+});
+
+test('a model caller needs an endpoint or a key', () => {
+  expect(() => checkModelEndpoint(parseConfig({}))).toThrow(/OPENAI_API_KEY: required when OPENAI_BASE_URL is not set/);
+  expect(() => checkModelEndpoint(parseConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1' }))).not.toThrow();
+  expect(() => checkModelEndpoint(parseConfig({ OPENAI_API_KEY: 'sk-abc' }))).not.toThrow();
+});
+
+test('the README documents every configuration variable', () => {
+  const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+  for (const name of configVariableNames) expect(readme).toContain(`\`${name}\``);
+});

@@ -1,0 +1,208 @@
+import { parseRulesDocument, RulesFileError } from '../../activities/rules-file';
+import { planBatch, preflight } from '../../core/batch';
+import { conditionMatches } from '../../core/policy/conditions';
+import { batchOutcome, evaluateCall, recordFires, type CallContext } from '../../core/policy/evaluate';
+import type { Condition, RuleInput } from '../../core/policy/rules';
+import { buildSnapshot } from '../../core/policy/snapshot';
+import { defaultRules } from '../../core/policy/default-rules';
+
+function snapshot(rules: RuleInput[], instructions: string[] = []) {
+  return buildSnapshot(parseRulesDocument({ version: 1, instructions, rules }, 'test'), 'test');
+}
+
+const call = (toolName: string, category: CallContext['category'], args: Record<string, unknown>): CallContext => ({
+  toolName,
+  category,
+  args,
+  scope: {},
+});
+
+describe('conditions', () => {
+  const args = { path: '/srv/media/日本語/film.mkv', size: 10, recursive: true, options: { mode: '640' } };
+  test.each<[Condition, boolean]>([
+    [{ arg: 'recursive', equals: true }, true],
+    [{ arg: 'recursive', equals: 'true' }, false],
+    [{ arg: 'options.mode', in: ['600', '640'] }, true],
+    [{ arg: 'path', glob: '/srv/media/**/*.mkv' }, true],
+    [{ arg: 'path', glob: '/srv/media/*.mkv' }, false],
+    [{ arg: 'path', glob: '**/日本語/*' }, true],
+    [{ arg: 'path', regex: '\\.mkv$' }, true],
+    [{ arg: 'size', lt: 11 }, true],
+    [{ arg: 'size', lte: 9 }, false],
+    [{ arg: 'size', gt: 9 }, true],
+    [{ arg: 'size', gte: 11 }, false],
+    [{ arg: 'path', lt: 5 }, false],
+    [{ arg: 'missing', exists: false }, true],
+    [{ arg: 'missing', equals: null }, false],
+    [{ all: [{ arg: 'recursive', equals: true }, { arg: 'size', gt: 5 }] }, true],
+    [{ any: [{ arg: 'recursive', equals: false }, { arg: 'size', gt: 50 }] }, false],
+    [{ not: { arg: 'path', glob: '**/*.tmp' } }, true],
+  ])('%j → %s', (condition, expected) => {
+    expect(conditionMatches(condition, args)).toBe(expected);
+  });
+});
+
+describe('evaluation', () => {
+  const rules: RuleInput[] = [
+    { id: 'audit-all', version: 1, name: 'audit', action: 'audit_only' },
+    { id: 'gate-delete', version: 2, name: 'gate', scope: { categories: ['delete'] }, action: 'request_approval' },
+    { id: 'no-root', version: 1, name: 'deny', scope: { tools: ['fs_delete'] }, when: { arg: 'path', equals: '/' }, action: 'deny_current_tool', instruction: 'Never the root.' },
+    { id: 'stop-root', version: 1, name: 'stop', when: { arg: 'path', equals: '/' }, action: 'stop_task' },
+    { id: 'replan', version: 1, name: 'redirect', scope: { tools: ['fs_write'] }, action: 'inject_instruction', instruction: 'Plan first.' },
+    { id: 'shadowed', version: 1, name: 'shadow', scope: { categories: ['delete'] }, action: 'stop_task', shadow: true },
+  ];
+  const snap = snapshot(rules);
+
+  test('priority stop > deny > require_approval > redirect > audit_only/allow', () => {
+    expect(evaluateCall(snap, 'tool.before', call('fs_delete', 'delete', { path: '/' }), {}, 0)).toMatchObject({
+      decision: 'stop',
+      deciding: { ruleId: 'stop-root' },
+    });
+    expect(evaluateCall(snap, 'tool.before', call('fs_delete', 'delete', { path: '/x' }), {}, 0)).toMatchObject({
+      decision: 'require_approval',
+      deciding: { ruleId: 'gate-delete', ruleVersion: 2 },
+    });
+    expect(evaluateCall(snap, 'tool.before', call('fs_write', 'file_change', { path: 'a' }), {}, 0).decision).toBe('redirect');
+    expect(evaluateCall(snap, 'tool.before', call('fs_read', 'read', { path: 'a' }), {}, 0).decision).toBe('audit_only');
+    expect(evaluateCall(snapshot([]), 'tool.before', call('fs_read', 'read', { path: 'a' }), {}, 0)).toMatchObject({ decision: 'allow', matches: [] });
+  });
+
+  test('shadow rules match and change nothing', () => {
+    const result = evaluateCall(snap, 'tool.before', call('fs_delete', 'delete', { path: '/x' }), {}, 0);
+    expect(result.matches.find((m) => m.ruleId === 'shadowed')).toMatchObject({ shadow: true, decision: 'stop' });
+    expect(result.decision).toBe('require_approval');
+  });
+
+  test('scope: piece and movement must match the job', () => {
+    const scoped = snapshot([{ id: 'm', version: 1, name: 'm', scope: { movement: ['cleanup'] }, action: 'deny_current_tool' }]);
+    expect(evaluateCall(scoped, 'tool.before', call('fs_read', 'read', {}), {}, 0).decision).toBe('allow');
+    expect(evaluateCall(scoped, 'tool.before', { ...call('fs_read', 'read', {}), scope: { movement: 'cleanup' } }, {}, 0).decision).toBe('deny');
+  });
+
+  test('maxFires and cooldown hold a rule back, using the counters passed in', () => {
+    const limited = snapshot([
+      { id: 'once', version: 1, name: 'once', action: 'inject_instruction', instruction: 'x', limits: { maxFires: 1 } },
+      { id: 'cool', version: 1, name: 'cool', action: 'deny_current_tool', limits: { cooldown: '10m' } },
+    ]);
+    const ctx = call('fs_read', 'read', {});
+    const first = evaluateCall(limited, 'tool.before', ctx, {}, 0);
+    expect(first.decision).toBe('deny');
+    const counters = recordFires({}, first.matches, 1000);
+    const second = evaluateCall(limited, 'tool.before', ctx, counters, 1000 + 60_000);
+    expect(second).toMatchObject({ decision: 'allow', limited: ['once', 'cool'] });
+    expect(evaluateCall(limited, 'tool.before', ctx, counters, 1000 + 10 * 60_000).decision).toBe('deny');
+  });
+
+  test('instructions are merged in priority order without duplicates', () => {
+    const merged = snapshot([
+      { id: 'a', version: 1, name: 'a', action: 'inject_instruction', instruction: 'Same text.' },
+      { id: 'b', version: 1, name: 'b', action: 'inject_instruction', instruction: 'Same text.' },
+      { id: 'c', version: 1, name: 'c', action: 'deny_current_tool', instruction: 'Denied text.' },
+    ]);
+    expect(evaluateCall(merged, 'tool.before', call('fs_read', 'read', {}), {}, 0).instructions).toEqual(['Denied text.', 'Same text.']);
+  });
+
+  test('the batch outcome follows the strongest decision', () => {
+    expect(batchOutcome(['allow', 'deny', 'stop'])).toBe('stop');
+    expect(batchOutcome(['allow', 'redirect', 'require_approval'])).toBe('park');
+    expect(batchOutcome(['deny', 'redirect'])).toBe('redirect');
+    expect(batchOutcome(['deny', 'allow'])).toBe('run');
+  });
+});
+
+describe('batch planning', () => {
+  const snap = snapshot([{ id: 'gate', version: 1, name: 'gate', scope: { categories: ['delete'] }, action: 'request_approval' }]);
+  const calls = [
+    preflight({ id: 'c1', name: 'fs_delete', arguments: '{"path":"a"}' }, ['fs_delete', 'fs_read']),
+    preflight({ id: 'c2', name: 'fs_read', arguments: '{"path":"b"}' }, ['fs_delete', 'fs_read']),
+  ];
+  const evaluations = new Map(
+    calls.flatMap((c) => (c.kind === 'tool' ? [[c.callId, evaluateCall(snap, 'tool.before', { ...c, scope: {} }, {}, 0)] as const] : [])),
+  );
+  const memory = { deniedFingerprints: [], redirectedFingerprints: [], approvalRequests: 0, maxApprovalRequests: 5 };
+
+  test('a gated call parks the batch; the allowed one is planned to run after', () => {
+    const plan = planBatch({ jobId: 'j', scope: {}, snapshot: snap, calls, evaluations, memory });
+    expect(plan.outcome).toBe('park');
+    expect(plan.calls.map((p) => p.fate.kind)).toEqual(['approval', 'run']);
+  });
+
+  test('a denied fingerprint is denied again without a request', () => {
+    const first = planBatch({ jobId: 'j', scope: {}, snapshot: snap, calls, evaluations, memory });
+    const fp = (first.calls[0]!.fate as { fingerprint: string }).fingerprint;
+    const again = planBatch({ jobId: 'j', scope: {}, snapshot: snap, calls, evaluations, memory: { ...memory, deniedFingerprints: [fp] } });
+    expect(again.outcome).toBe('run');
+    expect(again.calls[0]!.fate).toMatchObject({ kind: 'deny', ruleId: 'gate' });
+  });
+
+  test('preflight: parse, known, allowed, schema (defaults filled in)', () => {
+    expect(preflight({ id: 'x', name: 'fs_delete', arguments: '{"path":"a"}' }, ['fs_delete'])).toMatchObject({
+      kind: 'tool',
+      args: { path: 'a', recursive: false },
+    });
+    expect(preflight({ id: 'x', name: 'fs_delete', arguments: '{"path":"a"}' }, ['fs_read'])).toMatchObject({
+      kind: 'error',
+      message: 'Error: tool fs_delete is not allowed for this job.',
+    });
+    expect(preflight({ id: 'x', name: 'fs_delete', arguments: '[1]' }, ['fs_delete'])).toMatchObject({ kind: 'error' });
+    expect(preflight({ id: 'x', name: 'fs_delete', arguments: '{"path":"a","force":true}' }, ['fs_delete'])).toMatchObject({
+      kind: 'error',
+      message: expect.stringMatching(/Unrecognized key/),
+    });
+    expect(preflight({ id: 'x', name: 'complete', arguments: '{"summary":"ok"}' }, [])).toMatchObject({ kind: 'complete', summary: 'ok' });
+  });
+});
+
+describe('rules files', () => {
+  function problems(doc: unknown): string[] {
+    try {
+      parseRulesDocument(doc, 'rules.yaml');
+    } catch (err) {
+      expect(err).toBeInstanceOf(RulesFileError);
+      return (err as RulesFileError).problems.map((p) => `${p.ruleId ?? '-'} ${p.field}: ${p.message}`);
+    }
+    throw new Error('expected the document to be refused');
+  }
+
+  test('every problem names the rule id and the field, and nothing half-loads', () => {
+    const listed = problems({
+      version: 1,
+      rules: [
+        { id: 'ok', version: 1, name: 'fine', action: 'audit_only' },
+        { id: 'bad-ttl', version: 1, name: 'x', action: 'request_approval', approval: { ttl: 'tomorrow' } },
+        { id: 'bad-tool', version: 1, name: 'x', action: 'audit_only', scope: { tools: ['rm'] } },
+        { id: 'no-text', version: 1, name: 'x', action: 'inject_instruction' },
+        { id: 'typo', version: 1, name: 'x', action: 'audit_only', shaddow: true },
+        { id: 'bad-regex', version: 1, name: 'x', action: 'audit_only', when: { arg: 'path', regex: '(' } },
+        { id: 'two-ops', version: 1, name: 'x', action: 'audit_only', when: { arg: 'path', glob: '*', regex: 'a' } },
+        { id: 'ok', version: 2, name: 'dup', action: 'audit_only' },
+        { id: 'bad-edit', version: 1, name: 'x', action: 'request_approval', scope: { tools: ['fs_delete'] }, approval: { editable: ['mode'] } },
+      ],
+    });
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^bad-ttl approval\.ttl: expected a duration/),
+        expect.stringMatching(/^bad-tool scope\.tools\[0\]: unknown tool name/),
+        expect.stringMatching(/^no-text instruction: inject_instruction needs an instruction/),
+        expect.stringMatching(/^typo \(rule\): Unrecognized key: "shaddow"/),
+        expect.stringMatching(/^bad-regex when/),
+        expect.stringMatching(/^two-ops when/),
+        expect.stringMatching(/^ok id: duplicate rule id \(also rules\[0\]\)/),
+        expect.stringMatching(/^bad-edit approval\.editable\[0\]: tool fs_delete has no argument "mode"/),
+      ]),
+    );
+  });
+
+  test('a rule without a usable id is named by its position', () => {
+    expect(problems({ version: 1, rules: [{ version: 1, name: 'x', action: 'audit_only' }] })).toEqual([
+      expect.stringMatching(/^- rules\[0\]\.id: /),
+    ]);
+    expect(problems({ version: 1, rules: [{ id: 'has space', version: 1, name: 'x', action: 'audit_only' }] })).toEqual([
+      expect.stringMatching(/^has space id: expected letters, digits/),
+    ]);
+  });
+
+  test('the built-in defaults are valid', () => {
+    expect(parseRulesDocument(defaultRules, 'defaults').rules.length).toBeGreaterThan(0);
+  });
+});
