@@ -116,9 +116,6 @@ export interface PlanInput {
   readonly memory: JobPolicyMemory;
 }
 
-export function ungatedFingerprint(jobId: string, scope: JobScope, call: ToolPreflight): string {
-  return callFingerprint({ jobId, scope, toolName: call.toolName, normalizedArgs: call.args, ruleId: null, ruleVersion: null });
-}
 
 /**
  * Turns per-call evaluations into the batch plan: per-job memory first
@@ -134,7 +131,6 @@ export function planBatch(input: PlanInput): BatchPlan {
     const evaluation = input.evaluations.get(call.callId);
     if (evaluation === undefined) throw new Error(`no policy evaluation for call ${call.callId}`);
     fires.push(...evaluation.matches.filter((m) => !m.shadow));
-    const rule = evaluation.deciding;
     const fingerprintFor = (ruleId: string | null, ruleVersion: number | null) =>
       callFingerprint({
         jobId: input.jobId,
@@ -144,83 +140,35 @@ export function planBatch(input: PlanInput): BatchPlan {
         ruleId,
         ruleVersion,
       });
-    const denyText = (why: string) => `Not executed: ${why}`;
+    const fate = (f: CallFate): PlannedCall => ({ call, evaluation, fate: f });
+    if (evaluation.decision === 'allow' || evaluation.decision === 'audit_only') {
+      return fate({ kind: 'run', fingerprint: fingerprintFor(null, null) });
+    }
+    // Every other decision comes from a rule that acted.
+    const rule = evaluation.deciding!;
+    const fingerprint = fingerprintFor(rule.ruleId, rule.ruleVersion);
+    const deny = (why: string) => fate({ kind: 'deny', ruleId: rule.ruleId, fingerprint, message: `Not executed: ${why}` });
     switch (evaluation.decision) {
-      case 'allow':
-      case 'audit_only':
-        return { call, evaluation, fate: { kind: 'run', fingerprint: fingerprintFor(null, null) } };
       case 'stop':
-        return { call, evaluation, fate: { kind: 'stop', ruleId: rule!.ruleId } };
+        return fate({ kind: 'stop', ruleId: rule.ruleId });
       case 'deny': {
         const instruction = evaluation.instructions[0];
-        return {
-          call,
-          evaluation,
-          fate: {
-            kind: 'deny',
-            ruleId: rule!.ruleId,
-            fingerprint: fingerprintFor(rule!.ruleId, rule!.ruleVersion),
-            message: denyText(
-              `policy rule ${rule!.ruleId} denies this call.${instruction !== undefined ? ` ${instruction}` : ''}`,
-            ),
-          },
-        };
+        return deny(`policy rule ${rule.ruleId} denies this call.${instruction !== undefined ? ` ${instruction}` : ''}`);
       }
-      case 'redirect': {
-        const fingerprint = fingerprintFor(rule!.ruleId, rule!.ruleVersion);
+      case 'redirect':
         if (input.memory.redirectedFingerprints.includes(fingerprint)) {
-          return {
-            call,
-            evaluation,
-            fate: {
-              kind: 'deny',
-              ruleId: rule!.ruleId,
-              fingerprint,
-              message: denyText(
-                `policy rule ${rule!.ruleId} already asked you to re-plan this exact call; repeating it unchanged is denied.`,
-              ),
-            },
-          };
+          return deny(`policy rule ${rule.ruleId} already asked you to re-plan this exact call; repeating it unchanged is denied.`);
         }
-        return { call, evaluation, fate: { kind: 'redirect', ruleId: rule!.ruleId, fingerprint } };
-      }
-      case 'require_approval': {
-        const fingerprint = fingerprintFor(rule!.ruleId, rule!.ruleVersion);
+        return fate({ kind: 'redirect', ruleId: rule.ruleId, fingerprint });
+      case 'require_approval':
         if (input.memory.deniedFingerprints.includes(fingerprint)) {
-          return {
-            call,
-            evaluation,
-            fate: {
-              kind: 'deny',
-              ruleId: rule!.ruleId,
-              fingerprint,
-              message: denyText(
-                'this exact call was denied earlier in this job and will not be requested again. Choose a different approach.',
-              ),
-            },
-          };
+          return deny('this exact call was denied earlier in this job and will not be requested again. Choose a different approach.');
         }
         if (approvalsLeft <= 0) {
-          return {
-            call,
-            evaluation,
-            fate: {
-              kind: 'deny',
-              ruleId: rule!.ruleId,
-              fingerprint,
-              message: denyText(
-                `this job reached its limit of ${input.memory.maxApprovalRequests} approval requests.`,
-              ),
-            },
-          };
+          return deny(`this job reached its limit of ${input.memory.maxApprovalRequests} approval requests.`);
         }
         approvalsLeft--;
-        return {
-          call,
-          evaluation,
-          fate: { kind: 'approval', ruleId: rule!.ruleId, ruleVersion: rule!.ruleVersion, fingerprint },
-        };
-      }
+        return fate({ kind: 'approval', ruleId: rule.ruleId, ruleVersion: rule.ruleVersion, fingerprint });
     }
   });
   const decisions: GateDecision[] = planned.map(({ fate }) => {

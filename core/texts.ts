@@ -1,3 +1,9 @@
+/** Ends a reviewer's free text as a sentence, so the fixed text after it reads right. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?。！？]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
 /** Fixed texts the model receives as synthetic tool results or injected messages. */
 export const Texts = {
   nudge: 'No tool call was made. Continue with tool calls, or call `complete` with a summary once the goal is reached.',
@@ -12,7 +18,7 @@ export const Texts = {
   completeRejected: (ruleId: string, instruction: string | undefined) =>
     `Error: completion is not accepted yet (rule ${ruleId})${instruction === undefined ? '.' : `: ${instruction}`}`,
   deniedByReviewer: (reviewer: string, reason: string | null) =>
-    `Not executed: ${reviewer} denied this call${reason === null ? '.' : `: ${reason}`} Do not propose it again unchanged.`,
+    `Not executed: ${reviewer} denied this call${reason === null ? '.' : `: ${sentence(reason)}`} Do not propose it again unchanged.`,
   expired: 'Not executed: the approval request expired before anyone decided.',
   revalidationFailed: (reason: string) => `Not executed: the approved call no longer holds: ${reason}`,
   editDenied: (message: string) => `Not executed: the reviewer's edited call was denied by policy. ${message}`,

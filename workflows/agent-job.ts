@@ -22,6 +22,7 @@ import {
   type BatchPlan,
   type PlannedCall,
   type PreflightedCall,
+  type ToolPreflight,
 } from '../core/batch';
 import type { ChatMessage } from '../core/chat';
 import { parseDuration } from '../core/duration';
@@ -485,7 +486,7 @@ class Job {
    * to the model, never retried as a new side effect.
    */
   private async execute(
-    call: Extract<PreflightedCall, { kind: 'tool' }>,
+    call: ToolPreflight,
     binding: { ruleId: string | null; ruleVersion: number | null; fingerprint: string; nonce?: string },
     grant: Grant | undefined,
   ): Promise<string> {
@@ -557,7 +558,7 @@ class Job {
             retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
             summary: `prepare ${p.call.toolName}`,
           },
-          [{ toolName: p.call.toolName, args: (p.call as Extract<PreflightedCall, { kind: 'tool' }>).args }],
+          [{ toolName: p.call.toolName, args: (p.call as ToolPreflight).args }],
         ),
       ),
     );
@@ -571,7 +572,7 @@ class Job {
         requestId: prep.requestId,
         callId: p.call.callId,
         toolName: p.call.toolName,
-        args: (p.call as Extract<PreflightedCall, { kind: 'tool' }>).args,
+        args: (p.call as ToolPreflight).args,
         fingerprint: fate.fingerprint,
         nonce: prep.nonce,
         ruleId: fate.ruleId,
@@ -720,7 +721,7 @@ class Job {
   }
 
   private async runApproved(
-    call: Extract<PreflightedCall, { kind: 'tool' }>,
+    call: ToolPreflight,
     request: ApprovalRequest,
     editDenied: string | undefined,
   ): Promise<string> {

@@ -13,7 +13,9 @@ import { NonceStore } from '../../activities/nonce-store';
 import { parseRulesDocument } from '../../activities/rules-file';
 import { Roots } from '../../activities/tools/roots';
 import { startReplayServer, type RecordedRequest, type ReplayServer } from '../../client/dev/replay-server';
+import { AirlockClient } from '../../client/airlock-client';
 import type { AuditEvent, AuditEventType } from '../../core/audit';
+import { parseConfig } from '../../core/config';
 import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult, type AgentJobStateView } from '../../core/job';
 import type { rulesFileSchema } from '../../core/policy/rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
@@ -51,6 +53,8 @@ export class JobHarness {
 
   private constructor(
     readonly env: TestEnv,
+    /** The CLI's typed client, on this namespace. */
+    readonly airlock: AirlockClient,
     readonly replay: ReplayServer,
     readonly dir: string,
     readonly root: string,
@@ -69,7 +73,8 @@ export class JobHarness {
     mkdirSync(root);
     const keys = { privateFile: join(dir, 'keys', 'grant.pem'), publicFile: join(dir, 'keys', 'grant.pub.pem') };
     const nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
-    const harness = new JobHarness(env, replay, dir, root, nonces, keys, options);
+    const airlock = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace }));
+    const harness = new JobHarness(env, airlock, replay, dir, root, nonces, keys, options);
     await harness.startWorkers(options.toolsInProcess === false ? ['agent'] : ['agent', 'tools']);
     return harness;
   }
@@ -207,6 +212,7 @@ export class JobHarness {
     await this.terminateRunning().catch(() => undefined);
     await this.workers?.stop();
     await this.replay.close();
+    await this.airlock.close();
     this.nonces.close();
     await this.env.close();
     rmSync(this.dir, { recursive: true, force: true });

@@ -1,11 +1,8 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AirlockClient } from '../../client/airlock-client';
-import { parseConfig } from '../../core/config';
 import { JobHarness } from '../helpers/job-harness';
 
 let h: JobHarness;
-let client: AirlockClient;
 
 beforeAll(async () => {
   h = await JobHarness.create({
@@ -32,12 +29,8 @@ beforeAll(async () => {
       ],
     },
   });
-  client = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace }));
 });
-afterAll(async () => {
-  await client.close();
-  await h.close();
-});
+afterAll(async () => h.close());
 afterEach(async () => h.terminateRunning());
 
 test('an approval that nobody decides within its TTL expires and the call does not run', async () => {
@@ -75,7 +68,7 @@ test('a file that changed after prepare is not deleted on approval, and the mode
   });
   await h.waitForPending(jobId);
   appendFileSync(file, 'line 2 written while the request was parked\n');
-  const outcome = await client.decide(jobId, { decision: 'approve', reviewer: 'alice' });
+  const outcome = await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' });
   expect(outcome.accepted).toBe(true);
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
   expect(readFileSync(file, 'utf8')).toContain('line 2');
@@ -110,7 +103,7 @@ test('in a batch with one gated and one allowed call, the allowed call waits for
   expect(existsSync(report)).toBe(false);
   expect(existsSync(doomed)).toBe(true);
 
-  await client.decide(jobId, { decision: 'approve', reviewer: 'alice' });
+  await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' });
   expect(await h.result(jobId)).toMatchObject({ status: 'completed', summary: 'done for real' });
   expect(readFileSync(report, 'utf8')).toBe('cleanup report');
   expect(existsSync(doomed)).toBe(false);
@@ -142,7 +135,7 @@ test('a job that continues as new while parked keeps its request, nonce and deci
   // While parked, history grows only with what arrives: stray decisions (each audited) push it past the limit.
   let after = await h.state(jobId);
   for (let i = 0; i < 30 && after.counters.continuedAsNew === 0; i++) {
-    await client.sendDecision(jobId, { requestId: 'stray', fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve', reviewer: 'nobody' });
+    await h.airlock.sendDecision(jobId, { requestId: 'stray', fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve', reviewer: 'nobody' });
     after = await h.state(jobId);
   }
   after = await h.waitFor(jobId, (s) => s.counters.continuedAsNew >= 1 && s.pending.length === 1, 'continue-as-new while parked');
@@ -153,7 +146,7 @@ test('a job that continues as new while parked keeps its request, nonce and deci
   expect(described.runId).not.toBe(handle.firstExecutionRunId);
   expect(existsSync(file)).toBe(true);
 
-  const outcome = await client.decide(jobId, { decision: 'approve', reviewer: 'alice' });
+  const outcome = await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' });
   expect(outcome).toMatchObject({ accepted: true, requestId: request.requestId });
   expect(await h.result(jobId)).toMatchObject({ status: 'completed', summary: 'deleted after a long wait' });
   expect(existsSync(file)).toBe(false);

@@ -1,12 +1,9 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AirlockClient } from '../../client/airlock-client';
-import { parseConfig } from '../../core/config';
 import { approvalDecisionSignal } from '../../workflows/messages';
 import { JobHarness } from '../helpers/job-harness';
 
 let h: JobHarness;
-let client: AirlockClient;
 
 beforeAll(async () => {
   h = await JobHarness.create({
@@ -33,12 +30,8 @@ beforeAll(async () => {
       ],
     },
   });
-  client = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace }));
 });
-afterAll(async () => {
-  await client.close();
-  await h.close();
-});
+afterAll(async () => h.close());
 afterEach(async () => h.terminateRunning());
 
 const deleteThenComplete = (path: string) => ({
@@ -94,7 +87,7 @@ test('a wrong nonce, a wrong fingerprint or an unknown request id is rejected an
     { ...base, requestId: 'no-such-request' },
   ];
   const outcomes = [];
-  for (const payload of attempts) outcomes.push(await client.sendDecision(jobId, payload));
+  for (const payload of attempts) outcomes.push(await h.airlock.sendDecision(jobId, payload));
   expect(outcomes.map((o) => (o.accepted ? 'accepted' : o.code))).toEqual(['nonce_mismatch', 'fingerprint_mismatch', 'unknown_request']);
 
   const after = await h.waitFor(jobId, (s) => s.counters.rejectedDecisions === 3, 'three audited rejections');
@@ -118,7 +111,7 @@ test('the same approval sent twice (signal, then update) executes once', async (
   const request = (await h.waitForPending(jobId)).pending[0]!;
   const payload = { requestId: request.requestId, fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve' as const, reviewer: 'alice' };
   await handle.signal(approvalDecisionSignal, payload);
-  const second = await client.sendDecision(jobId, payload);
+  const second = await h.airlock.sendDecision(jobId, payload);
   expect(second).toMatchObject({ accepted: false, code: 'already_decided' });
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
   expect(existsSync(file)).toBe(false);
@@ -144,7 +137,7 @@ test('a denial keeps the file, tells the model why, and the identical call is th
   expect(await h.result(jobId)).toMatchObject({ status: 'completed', summary: 'left it' });
   expect(existsSync(file)).toBe(true);
   const results = h.toolResults(jobId);
-  expect(results.get('call_0_0')).toBe('Not executed: bob denied this call: this is the only copy Do not propose it again unchanged.');
+  expect(results.get('call_0_0')).toBe('Not executed: bob denied this call: this is the only copy. Do not propose it again unchanged.');
   // Same call (defaults make `{path}` and `{path, recursive:false}` identical): auto-denied.
   expect(results.get('call_1_0')).toMatch(/denied earlier in this job and will not be requested again/);
   expect(h.audit(jobId, 'approval_requested')).toHaveLength(1);

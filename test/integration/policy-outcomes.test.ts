@@ -1,7 +1,5 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AirlockClient } from '../../client/airlock-client';
-import { parseConfig } from '../../core/config';
 import { JobHarness, type RulesInput } from '../helpers/job-harness';
 
 const rules: RulesInput = {
@@ -71,16 +69,11 @@ const rules: RulesInput = {
 };
 
 let h: JobHarness;
-let client: AirlockClient;
 
 beforeAll(async () => {
   h = await JobHarness.create({ rules });
-  client = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace }));
 });
-afterAll(async () => {
-  await client.close();
-  await h.close();
-});
+afterAll(async () => h.close());
 afterEach(async () => {
   h.setRules(rules);
   await h.terminateRunning();
@@ -203,11 +196,11 @@ test('a rule edit after a job started does not change that job; a new job gets t
   });
   await h.waitForPending(first.jobId);
   h.setRules({ version: 1, rules: [] });
-  await client.decide(first.jobId, { decision: 'approve', reviewer: 'alice' });
+  await h.airlock.decide(first.jobId, { decision: 'approve', reviewer: 'alice' });
   // The next delete of the same job is still gated by the job's snapshot.
   const again = await h.waitFor(first.jobId, (s) => s.pending.some((r) => r.callId === 'call_1_0'), 'second request');
   expect(again.pending[0]).toMatchObject({ ruleId: 'approve-deletes', toolName: 'fs_delete' });
-  await client.decide(first.jobId, { decision: 'deny', reviewer: 'alice', reason: 'enough' });
+  await h.airlock.decide(first.jobId, { decision: 'deny', reviewer: 'alice', reason: 'enough' });
   expect(await h.result(first.jobId)).toMatchObject({ status: 'completed' });
   expect(existsSync(join(h.root, 'a.txt'))).toBe(false);
   expect(existsSync(join(h.root, 'b.txt'))).toBe(true);
@@ -246,7 +239,7 @@ test('the approval budget: past maxApprovalRequests a gated call is denied witho
   });
   const parked = await h.waitForPending(jobId);
   expect(parked.pending.map((r) => r.callId)).toEqual(['call_0_0']);
-  await client.decide(jobId, { decision: 'approve', reviewer: 'alice' });
+  await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' });
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
   expect(existsSync(join(h.root, 'c.txt'))).toBe(false);
   expect(existsSync(join(h.root, 'd.txt'))).toBe(true);

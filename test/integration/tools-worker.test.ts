@@ -3,10 +3,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, type ApplicationFailure } from '@temporalio/common';
-import { AirlockClient } from '../../client/airlock-client';
 import { createGrantSigner, loadOrCreateGrantKeyPair } from '../../activities/grant-keys';
 import type { ExecuteInput } from '../../activities/tool-gate';
-import { parseConfig } from '../../core/config';
 import { FailureTypes } from '../../core/failure-types';
 import { callFingerprint } from '../../core/fingerprint';
 import { TaskQueues } from '../../core/task-queues';
@@ -14,7 +12,6 @@ import { JobHarness } from '../helpers/job-harness';
 import { spawnNode, type Spawned } from '../helpers/processes';
 
 let h: JobHarness;
-let client: AirlockClient;
 const spawned: Spawned[] = [];
 
 function startToolsWorker(): Spawned {
@@ -35,11 +32,9 @@ beforeAll(async () => {
       rules: [{ id: 'approve-deletes', version: 1, name: 'Deleting needs approval', scope: { categories: ['delete'] }, action: 'request_approval' }],
     },
   });
-  client = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace }));
 });
 afterAll(async () => {
   for (const s of spawned) s.child.kill('SIGKILL');
-  await client.close();
   await h.close();
 });
 
@@ -64,7 +59,7 @@ test('the tools worker process is killed while a job is parked; a new one execut
   const second = startToolsWorker();
   await second.waitFor(/workers polling airlock-tools/);
 
-  expect(await client.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+  expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
   expect(existsSync(file)).toBe(false);
   expect(h.toolResults(jobId).get('call_0_0')).toBe(`deleted ${file}`);
