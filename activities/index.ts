@@ -2,17 +2,25 @@ import { createAuditActivities, type AuditSink } from './audit';
 import { createJudgeActivities, type JudgeDeps } from './judge';
 import { createModelActivities, type ModelDeps } from './model-turn';
 import { createPolicyActivities, type PolicyDeps } from './policy';
+import { createReviewerActivities, type ReviewerKeys } from './reviewer-keys';
 import { createToolGateActivities, type ToolGateDeps } from './tool-gate';
 
 export interface AgentActivityDeps extends ModelDeps, PolicyDeps {
   readonly audit: AuditSink;
+  /** Keys for signed decisions; empty: a signed decision cannot be verified and is rejected. */
+  readonly reviewerKeys: ReviewerKeys;
 }
 export type ToolActivityDeps = ToolGateDeps;
 export type JudgeActivityDeps = JudgeDeps;
 
 /** airlock-agent: model turns, policy evaluation and grants, audit. */
 export function createAgentActivities(deps: AgentActivityDeps) {
-  return { ...createModelActivities(deps), ...createPolicyActivities(deps), ...createAuditActivities(deps) };
+  return {
+    ...createModelActivities(deps),
+    ...createPolicyActivities(deps),
+    ...createAuditActivities(deps),
+    ...createReviewerActivities(deps),
+  };
 }
 
 /** airlock-tools: prepare / revalidate / execute, where the side effects happen. */

@@ -15,21 +15,31 @@ export interface JudgeRulesInput {
   readonly rules: readonly JudgeRuleInput[];
   readonly call: JudgeCallSummary;
   readonly recentTurns: readonly string[];
+  /** From the job's snapshot; defaults to the worker's configuration. */
+  readonly model?: string;
+  readonly timeoutMs?: number;
+  /** Snapshot version and call fingerprint: the same question is answered once. */
+  readonly cacheKey?: string;
 }
 
 export interface JudgeRulesResult {
   readonly outcome: JudgeOutcome;
   readonly latencyMs: number;
   readonly model: string;
+  readonly cached: boolean;
 }
 
 export interface JudgeDeps {
   readonly openai: OpenAI;
   readonly model: string;
   readonly timeoutMs: number;
+  /** Answers kept per worker, by cache key; 0 disables the cache. */
+  readonly cacheSize?: number;
 }
 
 export function createJudgeActivities(deps: JudgeDeps) {
+  const cache = new Map<string, JudgeOutcome>();
+  const cacheSize = deps.cacheSize ?? 1000;
   return {
     /**
      * One batched judge call. Judge failures are results, not errors: the
@@ -43,6 +53,11 @@ export function createJudgeActivities(deps: JudgeDeps) {
           FailureTypes.InvalidInput,
         );
       }
+      const model = input.model ?? deps.model;
+      const timeoutMs = input.timeoutMs ?? deps.timeoutMs;
+      const key = input.cacheKey === undefined ? undefined : `${model}|${input.cacheKey}|${input.rules.map((r) => r.id).join(',')}`;
+      const hit = key === undefined ? undefined : cache.get(key);
+      if (hit !== undefined) return { outcome: hit, latencyMs: 0, model, cached: true };
       const started = Date.now();
       let outcome: JudgeOutcome;
       // Our own timer decides what a timeout is, whatever error class the transport reports.
@@ -51,11 +66,11 @@ export function createJudgeActivities(deps: JudgeDeps) {
       const timer = setTimeout(() => {
         timedOut = true;
         controller.abort();
-      }, deps.timeoutMs);
+      }, timeoutMs);
       try {
         const completion = await deps.openai.chat.completions.create(
           {
-            model: deps.model,
+            model,
             temperature: 0,
             messages: [
               { role: 'system', content: JUDGE_SYSTEM_PROMPT },
@@ -71,12 +86,17 @@ export function createJudgeActivities(deps: JudgeDeps) {
             : { status: 'invalid', detail: 'answer has no text content' };
       } catch (err) {
         outcome = timedOut
-          ? { status: 'timeout', detail: `no answer within ${deps.timeoutMs} ms` }
+          ? { status: 'timeout', detail: `no answer within ${timeoutMs} ms` }
           : { status: 'error', detail: err instanceof Error ? err.message : String(err) };
       } finally {
         clearTimeout(timer);
       }
-      return { outcome, latencyMs: Date.now() - started, model: deps.model };
+      // Only valid answers are cached: a timeout deserves a fresh try next time.
+      if (key !== undefined && outcome.status === 'ok' && cacheSize > 0) {
+        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
+        cache.set(key, outcome);
+      }
+      return { outcome, latencyMs: Date.now() - started, model, cached: false };
     },
   };
 }

@@ -31,7 +31,7 @@ const completionSchema = z.object({
           tool_calls: z
             .array(
               z.object({
-                id: z.string().min(1),
+                id: z.string(),
                 type: z.literal('function'),
                 function: z.object({ name: z.string(), arguments: z.string() }),
               }),

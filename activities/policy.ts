@@ -1,10 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { planBatch, type BatchPlan, type JobPolicyMemory, type PreflightedCall } from '../core/batch';
+import { callFingerprint } from '../core/fingerprint';
+import { judgeCallSummary, MAX_JUDGED_RULES, type JudgeCallSummary, type JudgeRuleInput } from '../core/judge';
+import { rulesUseDetectors } from '../core/policy/conditions';
+import type { CallFacts } from '../core/policy/detectors';
+import { getTool } from '../core/tools/definitions';
+import { gatherFacts } from './policy-facts';
 import { AirlockError } from '../core/errors';
 import { FailureTypes } from '../core/failure-types';
 import type { Grant } from '../core/grants';
-import { evaluateCall, type CallEvaluation, type JobScope, type RuleCounters } from '../core/policy/evaluate';
+import {
+  evaluateCall,
+  type CallEvaluation,
+  type JobScope,
+  type JudgeCandidate,
+  type JudgeVerdict,
+  type RuleCounters,
+} from '../core/policy/evaluate';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import type { GrantSigner } from './grant-keys';
 
@@ -29,12 +42,28 @@ export interface EvaluatePolicyInput {
   readonly ruleCounters: RuleCounters;
   /** Workflow time, so cooldowns follow the job's clock. */
   readonly now: number;
+  /** Second pass: the judge's verdicts by call id, then rule id. */
+  readonly verdicts?: Readonly<Record<string, Readonly<Record<string, JudgeVerdict>>>>;
+}
+
+/** One batched judge question for one call. */
+export interface JudgeRequest {
+  readonly callId: string;
+  /** At most ten, in rule order; candidates beyond count as a failed judgement. */
+  readonly rules: JudgeRuleInput[];
+  readonly candidates: JudgeCandidate[];
+  readonly call: JudgeCallSummary;
+  /** Snapshot version and the call's state fingerprint. */
+  readonly cacheKey: string;
 }
 
 export interface EvaluatePolicyResult {
-  readonly plan: BatchPlan;
+  /** Absent when the judge must answer first (see `judge`). */
+  readonly plan: BatchPlan | undefined;
   /** Grants for the calls that run now, by call id (only when the whole batch runs). */
   readonly grants: Readonly<Record<string, Grant>>;
+  /** Judge questions; non-empty only on a first pass with judged candidates. */
+  readonly judge: readonly JudgeRequest[];
 }
 
 export interface GrantRequest {
@@ -89,19 +118,40 @@ export function createPolicyActivities(deps: PolicyDeps) {
      */
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvaluatePolicyResult> {
       const evaluations = new Map<string, CallEvaluation>();
+      const judge: JudgeRequest[] = [];
+      const needFacts = rulesUseDetectors(input.snapshot.rules, ['symlink_path', 'mode_widening']);
       for (const call of input.calls) {
         if (call.kind !== 'tool') continue;
-        evaluations.set(
-          call.callId,
-          evaluateCall(
-            input.snapshot,
-            'tool.before',
-            { toolName: call.toolName, category: call.category, args: call.args, scope: input.scope },
-            input.ruleCounters,
-            input.now,
-          ),
+        const targets = getTool(call.toolName)?.targets(call.args) ?? [];
+        const facts: CallFacts | undefined = needFacts ? await gatherFacts(targets, input.snapshot.detectors.roots) : undefined;
+        const fingerprint = callFingerprint({
+          jobId: input.jobId,
+          scope: input.scope,
+          toolName: call.toolName,
+          normalizedArgs: call.args,
+          ruleId: null,
+          ruleVersion: null,
+        });
+        const evaluation = evaluateCall(
+          input.snapshot,
+          'tool.before',
+          { toolName: call.toolName, category: call.category, args: call.args, scope: input.scope, targets, facts, fingerprint },
+          input.ruleCounters,
+          input.now,
+          input.verdicts === undefined ? {} : { verdicts: input.verdicts[call.callId] ?? {} },
         );
+        evaluations.set(call.callId, evaluation);
+        if (evaluation.judgeCandidates.length > 0) {
+          judge.push({
+            callId: call.callId,
+            rules: evaluation.judgeCandidates.slice(0, MAX_JUDGED_RULES).map((c) => ({ id: c.ruleId, condition: c.condition })),
+            candidates: evaluation.judgeCandidates,
+            call: judgeCallSummary(call.toolName, call.category, call.args),
+            cacheKey: `${input.snapshot.version}:${fingerprint}`,
+          });
+        }
       }
+      if (judge.length > 0) return { plan: undefined, grants: {}, judge };
       const plan = planBatch({
         jobId: input.jobId,
         scope: input.scope,
@@ -114,7 +164,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
         plan.outcome === 'run'
           ? plan.calls.flatMap((p) => (p.fate.kind === 'run' ? [{ callId: p.call.callId, fingerprint: p.fate.fingerprint }] : []))
           : [];
-      return { plan, grants: issue(input.jobId, runnable) };
+      return { plan, grants: issue(input.jobId, runnable), judge: [] };
     },
 
     /** Grants for calls that run after a park: approved ones keep their request's nonce. */

@@ -9,7 +9,7 @@ import {
   type RulesFile,
   type RulesFileProblem,
 } from '../core/policy/rules';
-import { buildSnapshot, type PolicySnapshot } from '../core/policy/snapshot';
+import { buildSnapshot, defaultSnapshotSettings, type PolicySnapshot, type SnapshotSettings } from '../core/policy/snapshot';
 
 export const BUILT_IN_RULES_SOURCE = 'built-in default rules';
 
@@ -53,7 +53,12 @@ export async function readRulesFile(file: string): Promise<RulesFile> {
 }
 
 /** Where a worker's rules come from: a configured file, or the built-in defaults. */
-export async function loadPolicySnapshotFrom(file: string | undefined): Promise<PolicySnapshot> {
-  if (file === undefined) return buildSnapshot(parseRulesDocument(defaultRules, BUILT_IN_RULES_SOURCE), BUILT_IN_RULES_SOURCE);
-  return buildSnapshot(await readRulesFile(file), file);
+export async function loadPolicySnapshotFrom(
+  file: string | undefined,
+  settings: SnapshotSettings = defaultSnapshotSettings,
+): Promise<PolicySnapshot> {
+  if (file === undefined) {
+    return buildSnapshot(parseRulesDocument(defaultRules, BUILT_IN_RULES_SOURCE), BUILT_IN_RULES_SOURCE, settings);
+  }
+  return buildSnapshot(await readRulesFile(file), file, settings);
 }

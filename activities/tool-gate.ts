@@ -38,12 +38,14 @@ export interface RevalidateInput {
   readonly toolName: string;
   /** The arguments that will run (edited ones when the reviewer edited the call). */
   readonly args: Record<string, unknown>;
+  /** The arguments `prepareApproval` observed; targets are compared position by position. */
+  readonly originalArgs: Record<string, unknown>;
   readonly allowedTools: readonly string[];
   readonly reviewer: string;
   readonly reviewers: readonly string[] | null;
   readonly separateRequester: boolean;
   readonly requester: string;
-  /** What the reviewer saw; every target still at one of these paths must be unchanged. */
+  /** What the reviewer saw, one entry per target of `originalArgs`. */
   readonly observed: readonly ObservedState[];
 }
 
@@ -87,8 +89,12 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       try {
         observed.push(await observe(await deps.roots.resolve(target, { follow: readOnly(tool) }), hashLimit));
       } catch (err) {
-        if (!(err instanceof ToolRefusal)) throw err;
-        warnings.push(`the tool will refuse this call: ${err.message}`);
+        // Recorded as seen-as-missing with a warning: the same failure later compares equal, anything else differs.
+        warnings.push(
+          err instanceof ToolRefusal
+            ? `the tool will refuse this call: ${err.message}`
+            : `${target} cannot be observed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+        );
         observed.push({ path: target, exists: false });
       }
     }
@@ -121,12 +127,17 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       if (input.separateRequester && input.reviewer === input.requester) {
         return { ok: false, reason: `the requester ${input.requester} may not approve their own call` };
       }
+      const targetsNow = tool.targets(parsed.data);
+      const targetsThen = tool.targets(tool.parameters.parse(input.originalArgs));
       const { observed: current } = await observeTargets(tool, parsed.data);
       const changes: string[] = [];
-      for (const now of current) {
-        const before = input.observed.find((o) => o.path === now.path);
-        if (before !== undefined) changes.push(...describeChanges(before, now));
-      }
+      current.forEach((now, i) => {
+        const before = input.observed[i];
+        // A target the reviewer replaced by an edit was chosen by them, not observed: nothing to compare.
+        if (before === undefined || targetsThen[i] !== targetsNow[i]) return;
+        if (before.path !== now.path) changes.push(`${targetsNow[i]} now leads to ${now.path} (it led to ${before.path})`);
+        else changes.push(...describeChanges(before, now));
+      });
       if (changes.length > 0) return { ok: false, reason: `the target changed since it was approved: ${changes.join('; ')}` };
       return { ok: true };
     },

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, sign, type KeyObject } from 'node:crypto';
 import {
   Client,
   Connection,
@@ -6,7 +6,7 @@ import {
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { DecisionPayload } from '../core/approvals';
+import { decisionSigningText, type DecisionPayload } from '../core/approvals';
 import type { AirlockConfig } from '../core/config';
 import { FailureTypes } from '../core/failure-types';
 import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult, type AgentJobStateView, type PendingRequestView } from '../core/job';
@@ -15,7 +15,7 @@ import { TaskQueues } from '../core/task-queues';
 import { truncate } from '../core/masking';
 import { getTool } from '../core/tools/definitions';
 import type { ZodType } from 'zod';
-import { approvalDecisionSignal, decideUpdate, stateQuery } from '../workflows/messages';
+import { decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
 import { JobError } from './errors';
 
 export interface StartJobOptions {
@@ -46,6 +46,8 @@ export interface DecideOptions {
   readonly set?: Readonly<Record<string, string>>;
   readonly reason?: string;
   readonly reviewer: string;
+  /** The reviewer's Ed25519 private key: the decision is signed (required by some rules). */
+  readonly signingKey?: KeyObject;
 }
 
 export type DecideOutcome =
@@ -55,6 +57,8 @@ export type DecideOutcome =
       readonly requestId: string;
       readonly status: 'approved' | 'denied';
       readonly editedFingerprint: string | null;
+      /** What was decided, as the reviewer saw it (absent when the payload was sent as is). */
+      readonly call?: { readonly toolName: string; readonly args: unknown };
     }
   | { readonly accepted: false; readonly jobId: string; readonly requestId: string; readonly code: string; readonly reason: string };
 
@@ -125,7 +129,7 @@ export class AirlockClient {
   async decide(jobId: string, options: DecideOptions): Promise<DecideOutcome> {
     const state = await this.state(jobId);
     const request = pickRequest(jobId, state, options.requestId);
-    const payload: DecisionPayload = {
+    const unsigned: DecisionPayload = {
       requestId: request.requestId,
       fingerprint: request.fingerprint,
       nonce: request.nonce,
@@ -136,7 +140,12 @@ export class AirlockClient {
         ? { args: coerceEdits(request.toolName, options.set) }
         : {}),
     };
-    return this.sendDecision(jobId, payload);
+    const payload =
+      options.signingKey === undefined
+        ? unsigned
+        : { ...unsigned, signature: sign(null, Buffer.from(decisionSigningText(jobId, unsigned)), options.signingKey).toString('base64') };
+    const outcome = await this.sendDecision(jobId, payload);
+    return outcome.accepted ? { ...outcome, call: { toolName: request.toolName, args: request.args } } : outcome;
   }
 
   /** Sends a complete payload; used by `decide` and by tests that craft payloads. */
@@ -148,10 +157,10 @@ export class AirlockClient {
     } catch (err) {
       const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && cause.type === FailureTypes.DecisionRejected) {
-        // Rejected updates leave no trace in history; the signal path records and audits the rejection.
-        await handle.signal(approvalDecisionSignal, payload);
-        const code = Array.isArray(cause.details) && typeof cause.details[0] === 'string' ? cause.details[0] : 'rejected';
-        return { accepted: false, jobId, requestId: payload.requestId, code, reason: cause.message };
+        const [code, stage] = Array.isArray(cause.details) ? cause.details : [];
+        // A validator rejection leaves no trace in history: report it so the job audits it.
+        if (stage === 'validator') await handle.signal(decisionRejectedSignal, payload);
+        return { accepted: false, jobId, requestId: payload.requestId, code: typeof code === 'string' ? code : 'rejected', reason: cause.message };
       }
       throw err;
     }

@@ -7,10 +7,13 @@ import { runCommand } from './commands/run';
 import { setupCommand } from './commands/setup';
 import { showCommand } from './commands/show';
 import { workerCommand } from './commands/worker';
-import { createIo, parseCommandArgs, type Command, type CommandIo } from './command';
+import { auditCommand } from './commands/audit';
+import { judgeCommands } from './commands/judge';
+import { rulesCommands } from './commands/rules';
+import { createIo, isGroup, parseCommandArgs, type Command, type CommandGroup, type CommandIo } from './command';
 import { describeCliError, UsageError } from './errors';
 
-export const commands: readonly Command[] = [
+export const commands: ReadonlyArray<Command | CommandGroup> = [
   devCommand,
   runCommand,
   pendingCommand,
@@ -18,6 +21,9 @@ export const commands: readonly Command[] = [
   approveCommand,
   denyCommand,
   workerCommand,
+  rulesCommands,
+  judgeCommands,
+  auditCommand,
   replayCommand,
   setupCommand,
 ];
@@ -28,6 +34,20 @@ function help(io: CommandIo): void {
   for (const c of commands) io.out(`  ${c.name.padEnd(9)} ${c.summary}`);
 }
 
+/** The command to run and its arguments, looking one level into a group. */
+function pick(name: string, rest: readonly string[]): { command: Command; label: string; args: readonly string[] } {
+  const entry = commands.find((c) => c.name === name);
+  if (entry === undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}; run airlock --help`);
+  if (!isGroup(entry)) return { command: entry, label: entry.name, args: rest };
+  const [sub, ...subArgs] = rest;
+  const names = entry.subcommands.map((c) => c.name).join(', ');
+  const command = entry.subcommands.find((c) => c.name === sub);
+  if (command === undefined) {
+    throw new UsageError(`${entry.name} takes a subcommand (${names})${sub === undefined ? '' : `, not ${JSON.stringify(sub)}`}`);
+  }
+  return { command, label: `${entry.name} ${command.name}`, args: subArgs };
+}
+
 /** Runs one command; every known error becomes one line on stderr and a non-zero exit code. */
 export async function runCli(argv: readonly string[], io: CommandIo = createIo()): Promise<number> {
   const [name, ...rest] = argv;
@@ -35,17 +55,18 @@ export async function runCli(argv: readonly string[], io: CommandIo = createIo()
     help(io);
     return name === undefined ? 2 : 0;
   }
-  const command = commands.find((c) => c.name === name);
+  let label = name;
   try {
-    if (command === undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}; run airlock --help`);
-    const args = parseCommandArgs(command, rest);
+    const picked = pick(name, rest);
+    label = picked.label;
+    const args = parseCommandArgs(picked.command, picked.args);
     if (args.values.help === true) {
-      io.out(`${command.summary}\nusage: ${command.usage}`);
+      io.out(`${picked.command.summary}\nusage: ${picked.command.usage}`);
       return 0;
     }
-    return (await command.run(args, io)) ?? 0;
+    return (await picked.command.run(args, io)) ?? 0;
   } catch (err) {
-    io.err(`airlock${command === undefined ? '' : ` ${command.name}`}: ${describeCliError(err)}`);
+    io.err(`airlock ${label}: ${describeCliError(err)}`);
     return err instanceof UsageError ? 2 : 1;
   }
 }

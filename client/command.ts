@@ -26,8 +26,19 @@ export interface Command {
   run(args: ParsedArgs, io: CommandIo): Promise<number | void>;
 }
 
+/** A command made of subcommands (`airlock rules list`); each subcommand is its own command. */
+export interface CommandGroup {
+  readonly name: string;
+  readonly summary: string;
+  readonly subcommands: readonly Command[];
+}
+
 export function defineCommand(command: Command): Command {
   return command;
+}
+
+export function isGroup(entry: Command | CommandGroup): entry is CommandGroup {
+  return 'subcommands' in entry;
 }
 
 export function parseCommandArgs(command: Command, argv: readonly string[]): ParsedArgs {

@@ -30,6 +30,8 @@ export const approvalRequestSchema = z.strictObject({
   /** null: anyone may decide. */
   reviewers: z.array(z.string()).nullable(),
   separateRequester: z.boolean(),
+  /** Decisions must be signed by the reviewer's key (verified in an activity). */
+  signatureRequired: z.boolean(),
   requester: z.string(),
   observed: z.array(observedStateSchema),
   createdAt: z.number(),
@@ -59,6 +61,8 @@ export const decisionPayloadSchema = z.strictObject({
   args: argsRecord.optional(),
   reviewer: z.string().trim().min(1, 'reviewer must not be empty').max(200),
   reason: z.string().max(2000).optional(),
+  /** Ed25519 by the reviewer's key over `decisionSigningText`, base64. */
+  signature: z.string().min(1).max(200).optional(),
 });
 export type DecisionPayload = z.infer<typeof decisionPayloadSchema>;
 
@@ -74,6 +78,8 @@ export const decisionRejectionCodes = [
   'edit_invalid',
   'reviewer_not_allowed',
   'requester_cannot_decide',
+  'signature_required',
+  'signature_invalid',
 ] as const;
 export type DecisionRejectionCode = (typeof decisionRejectionCodes)[number];
 
@@ -173,6 +179,9 @@ export function checkDecision(
   if (request.separateRequester && payload.reviewer === request.requester) {
     return reject('requester_cannot_decide', `the requester ${request.requester} may not decide their own request`, raw);
   }
+  if (request.signatureRequired && payload.signature === undefined) {
+    return reject('signature_required', `request ${request.requestId} needs a signed decision (airlock approve --sign KEYFILE)`, raw);
+  }
   if (payload.args === undefined || Object.keys(payload.args).length === 0) {
     return { ok: true, payload, request, edit: undefined };
   }
@@ -204,4 +213,22 @@ export function checkDecision(
     ruleVersion: request.ruleVersion,
   });
   return { ok: true, payload, request, edit: { args, fingerprint } };
+}
+
+/**
+ * What a reviewer signs: the decision and everything it binds, so a
+ * signature cannot be moved to another job, request, call or edit.
+ */
+export function decisionSigningText(jobId: string, payload: DecisionPayload): string {
+  return canonicalJson({
+    purpose: 'airlock-decision',
+    jobId,
+    requestId: payload.requestId,
+    fingerprint: payload.fingerprint,
+    nonce: payload.nonce,
+    decision: payload.decision,
+    args: payload.args ?? null,
+    reviewer: payload.reviewer,
+    reason: payload.reason ?? null,
+  });
 }

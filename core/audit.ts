@@ -13,6 +13,7 @@ export const auditEventTypes = [
   'tool_executed',
   'runtime_error',
   'judge_result',
+  'policy_notification_queued',
 ] as const;
 export type AuditEventType = (typeof auditEventTypes)[number];
 
@@ -52,6 +53,10 @@ const allowedFields = new Set([
   'result',
   'confidence',
   'latencyMs',
+  'cached',
+  'enforced',
+  'detectors',
+  'via',
 ]);
 
 export interface AuditEvent {

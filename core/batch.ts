@@ -4,11 +4,11 @@ import { callFingerprint } from './fingerprint';
 import {
   batchOutcome,
   callEvaluationSchema,
-  ruleMatchSchema,
+  ruleFireSchema,
   type CallEvaluation,
   type GateDecision,
   type JobScope,
-  type RuleMatch,
+  type RuleFire,
 } from './policy/evaluate';
 import type { PolicySnapshot } from './policy/snapshot';
 import { COMPLETE_TOOL, getTool, toolCategories } from './tools/definitions';
@@ -93,8 +93,8 @@ export const batchPlanSchema = z.strictObject({
   calls: z.array(plannedCallSchema),
   /** Merged, de-duplicated registered instructions for the one injected user message. */
   instructions: z.array(z.string()),
-  /** Rule matches that acted (for fire counters and audit). */
-  fires: z.array(ruleMatchSchema),
+  /** Rule matches that acted (for fire counters and audit), with the call's state fingerprint. */
+  fires: z.array(ruleFireSchema),
 });
 export type BatchPlan = z.infer<typeof batchPlanSchema>;
 
@@ -124,13 +124,21 @@ export interface PlanInput {
  */
 export function planBatch(input: PlanInput): BatchPlan {
   let approvalsLeft = input.memory.maxApprovalRequests - input.memory.approvalRequests;
-  const fires: RuleMatch[] = [];
+  const fires: RuleFire[] = [];
   const planned: PlannedCall[] = input.calls.map((call) => {
     if (call.kind === 'error') return { call, fate: { kind: 'error', message: call.message } };
     if (call.kind === 'complete') return { call, fate: { kind: 'complete', summary: call.summary } };
     const evaluation = input.evaluations.get(call.callId);
     if (evaluation === undefined) throw new Error(`no policy evaluation for call ${call.callId}`);
-    fires.push(...evaluation.matches.filter((m) => !m.shadow));
+    const stateFingerprint = callFingerprint({
+      jobId: input.jobId,
+      scope: input.scope,
+      toolName: call.toolName,
+      normalizedArgs: call.args,
+      ruleId: null,
+      ruleVersion: null,
+    });
+    fires.push(...evaluation.matches.filter((m) => !m.shadow && m.duplicate !== true).map((m) => ({ ...m, stateFingerprint })));
     const fingerprintFor = (ruleId: string | null, ruleVersion: number | null) =>
       callFingerprint({
         jobId: input.jobId,
@@ -142,7 +150,7 @@ export function planBatch(input: PlanInput): BatchPlan {
       });
     const fate = (f: CallFate): PlannedCall => ({ call, evaluation, fate: f });
     if (evaluation.decision === 'allow' || evaluation.decision === 'audit_only') {
-      return fate({ kind: 'run', fingerprint: fingerprintFor(null, null) });
+      return fate({ kind: 'run', fingerprint: stateFingerprint });
     }
     // Every other decision comes from a rule that acted.
     const rule = evaluation.deciding!;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /** One tool call as the model proposed it; `arguments` is the raw JSON text. */
 export const toolCallRequestSchema = z.object({
-  id: z.string().min(1),
+  id: z.string(),
   name: z.string(),
   arguments: z.string(),
 });
@@ -21,3 +21,18 @@ export const chatMessageSchema = z.discriminatedUnion('role', [
 ]);
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
 export type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+
+/**
+ * Tool call ids as the rest of the job relies on them: present and unique
+ * within the message. A repeated or empty id gets a suffix, in the stored
+ * assistant message and in its results alike.
+ */
+export function withUniqueCallIds(calls: readonly ToolCallRequest[]): ToolCallRequest[] {
+  const seen = new Set<string>();
+  return calls.map((call, index) => {
+    let id = call.id.trim() === '' ? `call_${index}` : call.id;
+    while (seen.has(id)) id = `${id}_${index}`;
+    seen.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
+}

@@ -79,6 +79,12 @@ const variables = {
   AIRLOCK_GRANT_PUBLIC_KEY: nonEmpty.optional(),
   AIRLOCK_GRANT_TTL: durationText.default(15 * 60_000),
   AIRLOCK_REVIEWER: nonEmpty.optional(),
+  AIRLOCK_REVIEWER_KEYS: nonEmpty.optional(),
+  AIRLOCK_REVIEWER_KEY: nonEmpty.optional(),
+  AIRLOCK_JUDGE_BASE_URL: httpUrl.optional(),
+  AIRLOCK_JUDGE_API_KEY: nonEmpty.optional(),
+  AIRLOCK_JUDGE_MODEL: nonEmpty.optional(),
+  AIRLOCK_JUDGE_TIMEOUT_MS: positiveInt(60_000).default(3000),
 } as const;
 
 type Variables = typeof variables;
@@ -113,6 +119,18 @@ export interface AirlockConfig {
   };
   /** Default reviewer name for `airlock approve/deny`. */
   readonly reviewer: string | undefined;
+  /** Agent side: reviewer name → Ed25519 public key file, for signed decisions. */
+  readonly reviewerKeysFile: string | undefined;
+  /** CLI side: the reviewer's Ed25519 private key (PEM) used by `--sign` when no file is given. */
+  readonly reviewerKeyFile: string | undefined;
+  readonly judge: {
+    /** Defaults to the model endpoint. */
+    readonly baseUrl: string | undefined;
+    readonly apiKey: string | undefined;
+    /** Defaults to AIRLOCK_MODEL. */
+    readonly model: string;
+    readonly timeoutMs: number;
+  };
 }
 
 /** The names of every variable airlock reads, for documentation and tests. */
@@ -154,6 +172,14 @@ export function parseConfig(env: Env): AirlockConfig {
       ttlMs: p.AIRLOCK_GRANT_TTL,
     },
     reviewer: p.AIRLOCK_REVIEWER,
+    reviewerKeysFile: p.AIRLOCK_REVIEWER_KEYS,
+    reviewerKeyFile: p.AIRLOCK_REVIEWER_KEY,
+    judge: {
+      baseUrl: p.AIRLOCK_JUDGE_BASE_URL ?? baseUrl,
+      apiKey: p.AIRLOCK_JUDGE_API_KEY ?? p.OPENAI_API_KEY,
+      model: p.AIRLOCK_JUDGE_MODEL ?? p.AIRLOCK_MODEL,
+      timeoutMs: p.AIRLOCK_JUDGE_TIMEOUT_MS,
+    },
   };
 }
 

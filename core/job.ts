@@ -4,6 +4,7 @@ import { batchPlanSchema } from './batch';
 import { chatMessageSchema } from './chat';
 import { maskValue, truncate } from './masking';
 import type { ObservedState } from './observed-state';
+import { ruleCountersSchema } from './policy/evaluate';
 import { policySnapshotSchema } from './policy/snapshot';
 import type { JobStatus } from './search-attributes';
 import { sideEffectToolNames } from './tools/definitions';
@@ -67,7 +68,6 @@ export const parkedBatchSchema = z.strictObject({
 });
 export type ParkedBatch = z.infer<typeof parkedBatchSchema>;
 
-const ruleCountersSchema = z.record(z.string(), z.strictObject({ fires: z.number().int(), lastFiredAt: z.number() }));
 
 /** Everything a job carries across continue-as-new. */
 export const carriedStateSchema = z.strictObject({

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { ChatMessage } from './chat';
+import { maskString, maskValue, truncate } from './masking';
 
 /** The judge answer format version airlock understands. */
 export const JUDGE_SCHEMA_VERSION = 1;
@@ -98,4 +100,27 @@ export function judgeUserMessage(input: {
     current: { tool: input.call.tool, category: input.call.category, arguments: input.call.arguments },
     context: { recent_messages: input.recentTurns.slice(-MAX_JUDGE_CONTEXT_TURNS) },
   });
+}
+
+/** The allowlisted, masked view of a call the judge may see: tool, category, argument values (shortened). */
+export function judgeCallSummary(tool: string, category: string, args: Readonly<Record<string, unknown>>): JudgeCallSummary {
+  const shown: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(maskValue(args) as Record<string, unknown>)) {
+    if (typeof value === 'string') shown[key] = truncate(value, 300);
+    else if (typeof value === 'number' || typeof value === 'boolean' || value === null) shown[key] = value;
+    else shown[key] = truncate(JSON.stringify(value) ?? '', 300);
+  }
+  return { tool, category, arguments: shown };
+}
+
+/** At most four recent turns, masked and shortened; tool output is summarized by its length only. */
+export function recentTurnsForJudge(messages: readonly ChatMessage[]): string[] {
+  return messages
+    .filter((m) => m.role !== 'system')
+    .slice(-MAX_JUDGE_CONTEXT_TURNS)
+    .map((m) => {
+      if (m.role === 'tool') return `tool result (${m.content.length} characters)`;
+      const text = m.role === 'assistant' ? `${m.content ?? ''} ${m.toolCalls.map((c) => c.name).join(', ')}`.trim() : m.content;
+      return `${m.role}: ${truncate(maskString(text), 300)}`;
+    });
 }

@@ -5,6 +5,8 @@ import { z } from 'zod';
  * Turn N answers a request that already holds N assistant messages.
  */
 export const replayToolCallSchema = z.strictObject({
+  /** Defaults to `call_<turn>_<index>`; set it to rehearse repeated or odd ids. */
+  id: z.string().optional(),
   name: z.string().min(1),
   /** An object is sent as JSON; a string is sent verbatim (to rehearse malformed arguments). */
   arguments: z.union([z.record(z.string(), z.unknown()), z.string()]),

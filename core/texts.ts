@@ -23,5 +23,9 @@ export const Texts = {
   revalidationFailed: (reason: string) => `Not executed: the approved call no longer holds: ${reason}`,
   editDenied: (message: string) => `Not executed: the reviewer's edited call was denied by policy. ${message}`,
   executeFailed: (message: string) => `Error: the call could not be run: ${message}`,
+  prepareFailed: (message: string) => `Not executed: the target could not be observed for approval: ${message}`,
+  revalidateFailed: (message: string) => `Not executed: the approved call could not be checked again: ${message}`,
+  editNeedsOwnApproval: (ruleId: string) =>
+    `Not executed: the reviewer's edit brings the call under rule ${ruleId}, which needs its own approval. Propose the edited call if it is still needed.`,
   edited: (fields: readonly string[]) => `(The reviewer edited ${fields.join(', ')} before approving.)`,
 } as const;

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { OpenAI } from 'openai';
 import { createActivities, type Activities } from '../activities';
 import { JsonlAuditSink } from '../activities/audit';
 import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../activities/grant-keys';
 import { NonceStore } from '../activities/nonce-store';
+import { loadReviewerKeys } from '../activities/reviewer-keys';
 import { loadPolicySnapshotFrom } from '../activities/rules-file';
 import { Roots } from '../activities/tools/roots';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config';
@@ -11,12 +13,12 @@ import type { QueueRole } from '../core/task-queues';
 import { statePaths } from './paths';
 
 /** The OpenAI-compatible client every model caller uses; Temporal does the retrying. */
-export function createModelClient(config: AirlockConfig): OpenAI {
+export function createModelClient(endpoint: { baseUrl: string | undefined; apiKey: string | undefined }, timeoutMs: number): OpenAI {
   return new OpenAI({
-    baseURL: config.model.baseUrl,
+    baseURL: endpoint.baseUrl,
     // A local OpenAI-compatible server usually needs no key; the client insists on one.
-    apiKey: config.model.apiKey ?? 'airlock-local',
-    timeout: config.model.timeoutMs,
+    apiKey: endpoint.apiKey ?? 'airlock-local',
+    timeout: timeoutMs,
     maxRetries: 0,
   });
 }
@@ -28,22 +30,22 @@ export function createModelClient(config: AirlockConfig): OpenAI {
  */
 export async function buildActivities(config: AirlockConfig, roles: readonly QueueRole[]): Promise<Activities> {
   const paths = statePaths(config);
-  const needsModel = roles.includes('agent') || roles.includes('judge');
-  if (needsModel) checkModelEndpoint(config);
-  const openai = needsModel ? createModelClient(config) : undefined;
+  if (roles.includes('agent') || roles.includes('judge')) checkModelEndpoint(config);
 
   let agent;
   if (roles.includes('agent')) {
+    const snapshotSettings = { roots: paths.roots, judgeModel: config.judge.model, judgeTimeoutMs: config.judge.timeoutMs };
     // Validate the rules now: an invalid file stops start-up with every problem listed.
-    await loadPolicySnapshotFrom(paths.rulesFile);
+    await loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings);
     const { privateKey } = loadOrCreateGrantKeyPair(paths.grantPrivateKey, paths.grantPublicKey);
     agent = {
-      openai: openai!,
+      openai: createModelClient(config.model, config.model.timeoutMs),
       model: config.model.name,
-      loadSnapshot: () => loadPolicySnapshotFrom(paths.rulesFile),
+      loadSnapshot: () => loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings),
       signer: createGrantSigner(privateKey),
       grantTtlMs: config.grants.ttlMs,
       audit: new JsonlAuditSink(paths.audit),
+      reviewerKeys: config.reviewerKeysFile === undefined ? new Map() : await loadReviewerKeys(resolve(config.reviewerKeysFile)),
     };
   }
 
@@ -58,7 +60,7 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
   }
 
   const judge = roles.includes('judge')
-    ? { openai: openai!, model: config.model.name, timeoutMs: Math.min(config.model.timeoutMs, 10_000) }
+    ? { openai: createModelClient(config.judge, config.judge.timeoutMs), model: config.judge.model, timeoutMs: config.judge.timeoutMs }
     : undefined;
 
   return createActivities({ agent, tools, judge });

@@ -11,7 +11,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AgentActivities, ToolActivities } from '../activities';
+import type { AgentActivities, JudgeActivities, ToolActivities } from '../activities';
+import type { JudgeRequest } from '../activities/policy';
 import type { Grant } from '../core/grants';
 import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approvals';
 import { summarizeArgs, type AuditEvent, type AuditEventType } from '../core/audit';
@@ -24,7 +25,7 @@ import {
   type PreflightedCall,
   type ToolPreflight,
 } from '../core/batch';
-import type { ChatMessage } from '../core/chat';
+import { withUniqueCallIds, type ChatMessage } from '../core/chat';
 import { parseDuration } from '../core/duration';
 import { FailureTypes } from '../core/failure-types';
 import {
@@ -41,13 +42,14 @@ import {
   type JobOutcome,
   type ParsedAgentJobInput,
 } from '../core/job';
-import { evaluateCall, recordFires, ruleById } from '../core/policy/evaluate';
+import { recentTurnsForJudge } from '../core/judge';
+import { evaluateCall, recordFires, ruleById, type JudgeVerdict, type RuleMatch } from '../core/policy/evaluate';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import { pendingToolsKey, statusKey, type JobStatus } from '../core/search-attributes';
 import { TaskQueues } from '../core/task-queues';
 import { Texts } from '../core/texts';
 import { COMPLETE_TOOL, getTool } from '../core/tools/definitions';
-import { approvalDecisionSignal, decideUpdate, stateQuery, type DecideResult } from './messages';
+import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery, type DecideResult } from './messages';
 
 
 const DEFAULT_APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;
@@ -70,6 +72,12 @@ const tools = proxyActivities<ToolActivities>({
   taskQueue: TaskQueues.tools,
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
+});
+
+const judgeQueue = proxyActivities<JudgeActivities>({
+  taskQueue: TaskQueues.judge,
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 1 },
 });
 
 /** The job: model turns, a policy gate before every side effect, durable approvals, execute once. */
@@ -107,19 +115,24 @@ class Job {
 
   constructor(
     private readonly input: ParsedAgentJobInput,
-    private readonly restored: CarriedState | undefined,
+    restored: CarriedState | undefined,
   ) {
     this.allowedTools = allowedToolsFor(input);
-    // Handlers first: decisions sent while the snapshot loads are kept, not lost.
+    // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
+    if (restored !== undefined) this.state = restored;
     setHandler(stateQuery, () => this.view());
-    setHandler(approvalDecisionSignal, (payload) => {
-      this.applyDecision(payload, 'signal');
+    setHandler(approvalDecisionSignal, async (payload) => {
+      await this.applyDecision(payload, 'signal');
+    });
+    setHandler(decisionRejectedSignal, (payload) => {
+      this.auditReportedRejection(payload);
     });
     setHandler(
       decideUpdate,
-      (payload): DecideResult => {
-        const check = this.applyDecision(payload, 'update');
-        if (!check.ok) throw ApplicationFailure.create({ message: check.message, type: FailureTypes.DecisionRejected, details: [check.code] });
+      async (payload): Promise<DecideResult> => {
+        const check = await this.applyDecision(payload, 'update');
+        // Rejected here, the update is in history and already audited: `handler` tells the client not to report it.
+        if (!check.ok) throw ApplicationFailure.create({ message: check.message, type: FailureTypes.DecisionRejected, details: [check.code, 'handler'] });
         return {
           requestId: check.request.requestId,
           status: check.payload.decision === 'approve' ? 'approved' : 'denied',
@@ -130,7 +143,7 @@ class Job {
         validator: (payload) => {
           const check = this.checkDecision(payload);
           if (!check.ok) {
-            throw ApplicationFailure.create({ message: check.message, type: FailureTypes.DecisionRejected, details: [check.code] });
+            throw ApplicationFailure.create({ message: check.message, type: FailureTypes.DecisionRejected, details: [check.code, 'validator'] });
           }
         },
       },
@@ -138,7 +151,7 @@ class Job {
   }
 
   async run(): Promise<AgentJobResult> {
-    this.state = this.restored ?? (await this.freshState());
+    this.state ??= await this.freshState();
     if (this.state.parked !== null) this.status = 'awaiting_approval';
     for (;;) {
       if (this.state.parked !== null) {
@@ -289,6 +302,7 @@ class Job {
       this.audit('runtime_error', { code: 'model_error', error: failureMessage(err), turn: this.state.turns });
       return this.finish('failed', { reason: 'model_error', detail: failureMessage(err) });
     }
+    assistant = { ...assistant, toolCalls: withUniqueCallIds(assistant.toolCalls) };
     this.state.messages.push(assistant);
     if (assistant.toolCalls.length === 0) {
       this.state.messages.push({ role: 'user', content: Texts.nudge });
@@ -296,28 +310,7 @@ class Job {
     }
     const calls = assistant.toolCalls.map((c) => preflight(c, this.allowedTools));
     const now = Date.now();
-    let plan: BatchPlan;
-    let grants: Readonly<Record<string, Grant>> = {};
-    if (calls.some((c) => c.kind === 'tool')) {
-      ({ plan, grants } = await local.evaluatePolicy({
-        jobId: this.jobId,
-        scope: this.input.scope,
-        snapshot: this.state.snapshot,
-        calls,
-        memory: this.memory(),
-        ruleCounters: this.state.ruleCounters,
-        now,
-      }));
-    } else {
-      plan = planBatch({
-        jobId: this.jobId,
-        scope: this.input.scope,
-        snapshot: this.state.snapshot,
-        calls,
-        evaluations: new Map(),
-        memory: this.memory(),
-      });
-    }
+    const { plan, grants } = await this.evaluate(calls, this.memory(), now);
     this.state.ruleCounters = recordFires(this.state.ruleCounters, plan.fires, now);
     this.auditPlan(plan);
 
@@ -342,6 +335,83 @@ class Job {
     }
   }
 
+  /**
+   * One policy evaluation for the batch (a local activity); when judged
+   * rules are candidates, the judge answers first and the batch is
+   * evaluated again with its verdicts.
+   */
+  private async evaluate(
+    calls: PreflightedCall[],
+    memory: ReturnType<Job['memory']>,
+    now: number,
+  ): Promise<{ plan: BatchPlan; grants: Readonly<Record<string, Grant>> }> {
+    const base = { jobId: this.jobId, scope: this.input.scope, snapshot: this.state.snapshot, calls, memory, ruleCounters: this.state.ruleCounters, now };
+    if (!calls.some((c) => c.kind === 'tool')) {
+      // Nothing for the rules to look at: no activity at all.
+      return { plan: planBatch({ ...base, evaluations: new Map() }), grants: {} };
+    }
+    let result = await local.evaluatePolicy(base);
+    if (result.judge.length > 0) {
+      result = await local.evaluatePolicy({ ...base, verdicts: await this.askJudge(result.judge) });
+    }
+    if (result.plan === undefined) throw new Error('policy evaluation returned no plan after the judge answered');
+    return { plan: result.plan, grants: result.grants };
+  }
+
+  /**
+   * Judge questions, side by side on the judge queue. A failure is a
+   * verdict too (`failed`): the evaluation's failure table decides what it
+   * means, and it never stops the job.
+   */
+  private async askJudge(requests: readonly JudgeRequest[]): Promise<Record<string, Record<string, JudgeVerdict>>> {
+    const { model, timeoutMs } = this.state.snapshot.judge;
+    const recentTurns = recentTurnsForJudge(this.state.messages);
+    const answers = await Promise.all(
+      requests.map(async (r) => {
+        try {
+          return await judgeQueue.judgeRules.executeWithOptions(
+            {
+              taskQueue: TaskQueues.judge,
+              // Waiting for a busy or absent judge worker counts against the same short budget.
+              scheduleToCloseTimeout: timeoutMs + 5_000,
+              retry: { maximumAttempts: 1 },
+              summary: `judge ${r.rules.length} rule(s) for ${r.call.tool}`,
+            },
+            [{ rules: r.rules, call: r.call, recentTurns, model, timeoutMs, cacheKey: r.cacheKey }],
+          );
+        } catch (err) {
+          return { outcome: { status: 'error' as const, detail: failureMessage(err) }, latencyMs: 0, model, cached: false };
+        }
+      }),
+    );
+    const verdicts: Record<string, Record<string, JudgeVerdict>> = {};
+    requests.forEach((r, i) => {
+      const answer = answers[i]!;
+      const byRule: Record<string, JudgeVerdict> = {};
+      for (const candidate of r.candidates) {
+        const decision = answer.outcome.status === 'ok' ? answer.outcome.decisions.find((d) => d.ruleId === candidate.ruleId) : undefined;
+        const verdict: JudgeVerdict = answer.outcome.status !== 'ok' ? 'failed' : (decision?.result ?? 'unknown');
+        byRule[candidate.ruleId] = verdict;
+        this.audit('judge_result', {
+          callId: r.callId,
+          toolName: r.call.tool,
+          ruleId: candidate.ruleId,
+          result: verdict,
+          confidence: decision?.confidence,
+          status: answer.outcome.status,
+          detail: answer.outcome.status === 'ok' ? undefined : answer.outcome.detail,
+          enforced: candidate.enforced,
+          shadow: !candidate.enforced,
+          latencyMs: answer.latencyMs,
+          model: answer.model,
+          cached: answer.cached,
+        });
+      }
+      verdicts[r.callId] = byRule;
+    });
+    return verdicts;
+  }
+
   private memory() {
     return {
       deniedFingerprints: this.state.deniedFingerprints,
@@ -362,11 +432,28 @@ class Job {
         outcome: p.fate.kind,
         argsSummary: p.call.kind === 'tool' ? summarizeArgs(p.call.args) : undefined,
       });
-      for (const m of p.evaluation.matches) {
-        this.audit('policy_rule_matched', { ...base, ruleId: m.ruleId, ruleVersion: m.ruleVersion, action: m.action, shadow: m.shadow });
-      }
+      this.auditMatches(base, p.evaluation.matches, p.evaluation.detectors);
       if (p.fate.kind === 'deny') {
         this.audit('policy_tool_denied', { ...base, ruleId: p.fate.ruleId, fingerprint: p.fate.fingerprint, reason: p.fate.message });
+      }
+    }
+  }
+
+  private auditMatches(base: { callId: string; toolName: string }, matches: readonly RuleMatch[], detectors?: readonly string[]): void {
+    for (const m of matches) {
+      this.audit('policy_rule_matched', {
+        ...base,
+        ruleId: m.ruleId,
+        ruleVersion: m.ruleVersion,
+        action: m.action,
+        shadow: m.shadow,
+        ...(m.judged === true ? { detail: m.fallback === true ? 'judge failed: approval as fallback' : 'judge match' } : {}),
+        ...(m.duplicate === true ? { outcome: 'duplicate' } : {}),
+        ...(detectors !== undefined && detectors.length > 0 ? { detectors } : {}),
+      });
+      // notify_admin never restricts anyone: it queues a note for the administrator in the audit log.
+      if (m.action === 'notify_admin' && !m.shadow && m.duplicate !== true) {
+        this.audit('policy_notification_queued', { ...base, ruleId: m.ruleId, ruleVersion: m.ruleVersion });
       }
     }
   }
@@ -395,8 +482,13 @@ class Job {
     }
   }
 
-  private toolResult(callId: string, content: string): void {
-    this.state.messages.push({ role: 'tool', toolCallId: callId, content });
+  /** Appends a call's result; returns its place so a result decided later can fill it in call order. */
+  private toolResult(callId: string, content: string): number {
+    return this.state.messages.push({ role: 'tool', toolCallId: callId, content }) - 1;
+  }
+
+  private fillResult(slot: number, callId: string, content: string): void {
+    this.state.messages[slot] = { role: 'tool', toolCallId: callId, content };
   }
 
   private injectInstructions(instructions: readonly string[]): void {
@@ -408,7 +500,7 @@ class Job {
   // ---- run a batch -----------------------------------------------------------
 
   private async runBatch(plan: BatchPlan, grants: Readonly<Record<string, Grant>>): Promise<AgentJobResult | undefined> {
-    let complete: { callId: string; summary: string } | undefined;
+    let complete: { callId: string; summary: string; slot: number } | undefined;
     for (const p of plan.calls) {
       const { call, fate } = p;
       switch (fate.kind) {
@@ -417,7 +509,8 @@ class Job {
           this.toolResult(call.callId, fate.message);
           break;
         case 'complete':
-          if (complete === undefined) complete = { callId: call.callId, summary: fate.summary };
+          // Its result is decided after the other calls ran; its place is kept so the order stays the call order.
+          if (complete === undefined) complete = { callId: call.callId, summary: fate.summary, slot: this.toolResult(call.callId, '') };
           else this.toolResult(call.callId, Texts.duplicateComplete);
           break;
         case 'run':
@@ -443,7 +536,7 @@ class Job {
    * `complete` is accepted unless a completion.before_accept rule denies or
    * redirects it, at most once per rule per job.
    */
-  private async completionGate(complete: { callId: string; summary: string }): Promise<AgentJobResult | undefined> {
+  private async completionGate(complete: { callId: string; summary: string; slot: number }): Promise<AgentJobResult | undefined> {
     const now = Date.now();
     const evaluation = evaluateCall(
       this.state.snapshot,
@@ -452,9 +545,7 @@ class Job {
       this.state.ruleCounters,
       now,
     );
-    for (const m of evaluation.matches) {
-      this.audit('policy_rule_matched', { callId: complete.callId, toolName: COMPLETE_TOOL, ruleId: m.ruleId, ruleVersion: m.ruleVersion, action: m.action, shadow: m.shadow });
-    }
+    this.auditMatches({ callId: complete.callId, toolName: COMPLETE_TOOL }, evaluation.matches);
     const blocking = evaluation.matches.filter(
       (m) =>
         !m.shadow &&
@@ -471,12 +562,12 @@ class Job {
         this.audit('policy_tool_denied', { callId: complete.callId, toolName: COMPLETE_TOOL, ruleId: m.ruleId, reason: 'completion not accepted' });
       }
       const first = blocking[0]!;
-      this.toolResult(complete.callId, Texts.completeRejected(first.ruleId, ruleById(this.state.snapshot, first.ruleId)?.instruction));
+      this.fillResult(complete.slot, complete.callId, Texts.completeRejected(first.ruleId, ruleById(this.state.snapshot, first.ruleId)?.instruction));
       this.injectInstructions(instructions);
       await this.flushAudit();
       return undefined;
     }
-    this.toolResult(complete.callId, Texts.completeAccepted);
+    this.fillResult(complete.slot, complete.callId, Texts.completeAccepted);
     return this.finish('completed', { summary: complete.summary });
   }
 
@@ -545,49 +636,75 @@ class Job {
 
   // ---- approvals -------------------------------------------------------------
 
-  private async park(plan: BatchPlan): Promise<void> {
+  private async park(proposed: BatchPlan): Promise<void> {
     const now = Date.now();
-    const gated = plan.calls.filter((p) => p.fate.kind === 'approval');
+    const gated = proposed.calls.filter((p) => p.fate.kind === 'approval');
     // One prepare per gated call; issued together so they run side by side.
     const prepared = await Promise.all(
-      gated.map((p) =>
-        tools.prepareApproval.executeWithOptions(
-          {
-            taskQueue: TaskQueues.tools,
-            startToCloseTimeout: '2 minutes',
-            retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
-            summary: `prepare ${p.call.toolName}`,
-          },
-          [{ toolName: p.call.toolName, args: (p.call as ToolPreflight).args }],
-        ),
-      ),
+      gated.map(async (p) => {
+        try {
+          return await tools.prepareApproval.executeWithOptions(
+            {
+              taskQueue: TaskQueues.tools,
+              startToCloseTimeout: '2 minutes',
+              retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
+              summary: `prepare ${p.call.toolName}`,
+            },
+            [{ toolName: p.call.toolName, args: (p.call as ToolPreflight).args }],
+          );
+        } catch (err) {
+          return { failed: failureMessage(err) };
+        }
+      }),
     );
-    const requests: ApprovalRequest[] = gated.map((p, i) => {
+    // A call whose target could not be prepared is not requested: it is answered "not executed".
+    const failedPrepare = new Map<string, string>();
+    gated.forEach((p, i) => {
+      const prep = prepared[i]!;
+      if ('failed' in prep) failedPrepare.set(p.call.callId, prep.failed);
+    });
+    const plan: BatchPlan =
+      failedPrepare.size === 0
+        ? proposed
+        : {
+            ...proposed,
+            calls: proposed.calls.map((p) => {
+              const why = failedPrepare.get(p.call.callId);
+              if (why === undefined || p.fate.kind !== 'approval') return p;
+              this.audit('runtime_error', { callId: p.call.callId, toolName: p.call.toolName, code: 'prepare_failed', error: why });
+              return { ...p, fate: { kind: 'deny', ruleId: p.fate.ruleId, fingerprint: p.fate.fingerprint, message: Texts.prepareFailed(why) } };
+            }),
+          };
+    const requests: ApprovalRequest[] = gated.flatMap((p, i) => {
+      const prep = prepared[i]!;
+      if ('failed' in prep) return [];
       const fate = p.fate as Extract<PlannedCall['fate'], { kind: 'approval' }>;
       const rule = ruleById(this.state.snapshot, fate.ruleId);
-      const prep = prepared[i]!;
       const ttl = parseDuration(rule?.approval?.ttl ?? '') ?? DEFAULT_APPROVAL_TTL_MS;
       const reason = [rule?.name ?? fate.ruleId, rule?.instruction, ...prep.warnings].filter((x) => x !== undefined).join(' — ');
-      return {
-        requestId: prep.requestId,
-        callId: p.call.callId,
-        toolName: p.call.toolName,
-        args: (p.call as ToolPreflight).args,
-        fingerprint: fate.fingerprint,
-        nonce: prep.nonce,
-        ruleId: fate.ruleId,
-        ruleVersion: fate.ruleVersion,
-        reason,
-        editable: rule?.approval?.editable ?? [],
-        reviewers: rule?.approval?.reviewers ?? null,
-        separateRequester: rule?.approval?.separateRequester ?? false,
-        requester: this.input.requester,
-        observed: prep.observed,
-        createdAt: now,
-        expiresAt: now + ttl,
-        status: 'pending',
-        decision: null,
-      };
+      return [
+        {
+          requestId: prep.requestId,
+          callId: p.call.callId,
+          toolName: p.call.toolName,
+          args: (p.call as ToolPreflight).args,
+          fingerprint: fate.fingerprint,
+          nonce: prep.nonce,
+          ruleId: fate.ruleId,
+          ruleVersion: fate.ruleVersion,
+          reason,
+          editable: rule?.approval?.editable ?? [],
+          reviewers: rule?.approval?.reviewers ?? null,
+          separateRequester: rule?.approval?.separateRequester ?? false,
+          signatureRequired: rule?.approval?.signatureRequired ?? false,
+          requester: this.input.requester,
+          observed: prep.observed,
+          createdAt: now,
+          expiresAt: now + ttl,
+          status: 'pending' as const,
+          decision: null,
+        },
+      ];
     });
     for (const r of requests) {
       this.audit('approval_requested', {
@@ -615,20 +732,37 @@ class Job {
     return checkDecision(this.state?.parked?.requests ?? [], payload, this.decisionContext());
   }
 
-  /** The one handler behind the signal and the update. A rejection is audited and changes nothing else. */
-  private applyDecision(payload: unknown, via: 'signal' | 'update'): DecisionCheck {
-    const check = this.checkDecision(payload);
-    if (!check.ok) {
-      if (this.state !== undefined) this.state.rejectedDecisions++;
-      this.audit(mismatchCodes.has(check.code) ? 'approval_fingerprint_mismatch' : 'approval_decided', {
-        requestId: check.requestId,
-        reviewer: check.reviewer,
-        code: check.code,
-        reason: check.message,
-        outcome: 'rejected',
-        detail: via,
-      });
-      return check;
+  private rejected(check: Extract<DecisionCheck, { ok: false }>, via: string): Extract<DecisionCheck, { ok: false }> {
+    if (this.state !== undefined) this.state.rejectedDecisions++;
+    this.audit(mismatchCodes.has(check.code) ? 'approval_fingerprint_mismatch' : 'approval_decided', {
+      requestId: check.requestId,
+      reviewer: check.reviewer,
+      code: check.code,
+      reason: check.message,
+      outcome: 'rejected',
+      via,
+    });
+    return check;
+  }
+
+  /**
+   * The one handler behind the signal and the update. A signature is
+   * verified by an activity, then the decision is checked again (another may
+   * have landed meanwhile). A rejection is audited and changes nothing else.
+   */
+  private async applyDecision(payload: unknown, via: 'signal' | 'update'): Promise<DecisionCheck> {
+    let check = this.checkDecision(payload);
+    if (!check.ok) return this.rejected(check, via);
+    if (check.payload.signature !== undefined) {
+      const verified = await local.verifyDecision({ jobId: this.jobId, payload: check.payload });
+      if (!verified.valid) {
+        return this.rejected(
+          { ok: false, code: 'signature_invalid', message: verified.reason, requestId: check.request.requestId, reviewer: check.payload.reviewer },
+          via,
+        );
+      }
+      check = this.checkDecision(payload);
+      if (!check.ok) return this.rejected(check, via);
     }
     const { request, payload: decision, edit } = check;
     request.status = decision.decision === 'approve' ? 'approved' : 'denied';
@@ -652,9 +786,27 @@ class Job {
       originalFingerprint: request.fingerprint,
       editedFingerprint: edit?.fingerprint,
       outcome: 'accepted',
-      detail: via,
+      via,
+      detail: decision.signature !== undefined ? 'signed' : undefined,
     });
     return check;
+  }
+
+  /** A rejection a client saw on `decide`: audited with the job's own verdict, never applied. */
+  private auditReportedRejection(payload: unknown): void {
+    const check = this.checkDecision(payload);
+    if (!check.ok) {
+      this.rejected(check, 'update');
+      return;
+    }
+    // The job would accept it now (state moved on since the client's attempt); record, do not act.
+    this.audit('approval_decided', {
+      requestId: check.request.requestId,
+      reviewer: check.payload.reviewer,
+      code: 'reported_rejection',
+      outcome: 'rejected',
+      via: 'update',
+    });
   }
 
   /** Parks until every request of the batch is decided or expired. */
@@ -727,29 +879,36 @@ class Job {
   ): Promise<string> {
     if (request.status === 'expired') return Texts.expired;
     if (request.status === 'denied') return Texts.deniedByReviewer(request.decision!.reviewer, request.decision!.reason);
-    if (editDenied !== undefined) return Texts.editDenied(editDenied);
+    if (editDenied !== undefined) return editDenied;
     const decision = request.decision!;
     const args = decision.editedArgs ?? request.args;
-    const check = await tools.revalidate.executeWithOptions(
-      {
-        taskQueue: TaskQueues.tools,
-        startToCloseTimeout: '2 minutes',
-        retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
-        summary: `revalidate ${call.toolName}`,
-      },
-      [
+    let check;
+    try {
+      check = await tools.revalidate.executeWithOptions(
         {
-          toolName: call.toolName,
-          args,
-          allowedTools: this.allowedTools,
-          reviewer: decision.reviewer,
-          reviewers: request.reviewers,
-          separateRequester: request.separateRequester,
-          requester: request.requester,
-          observed: request.observed,
+          taskQueue: TaskQueues.tools,
+          startToCloseTimeout: '2 minutes',
+          retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
+          summary: `revalidate ${call.toolName}`,
         },
-      ],
-    );
+        [
+          {
+            toolName: call.toolName,
+            args,
+            originalArgs: request.args,
+            allowedTools: this.allowedTools,
+            reviewer: decision.reviewer,
+            reviewers: request.reviewers,
+            separateRequester: request.separateRequester,
+            requester: request.requester,
+            observed: request.observed,
+          },
+        ],
+      );
+    } catch (err) {
+      this.audit('runtime_error', { callId: call.callId, toolName: call.toolName, requestId: request.requestId, code: 'revalidate_failed', error: failureMessage(err), executed: false });
+      return Texts.revalidateFailed(failureMessage(err));
+    }
     if (!check.ok) {
       this.audit('runtime_error', { callId: call.callId, toolName: call.toolName, requestId: request.requestId, code: 'revalidation_failed', reason: check.reason, executed: false });
       return Texts.revalidationFailed(check.reason);
@@ -780,21 +939,30 @@ class Job {
       category: getTool(r.toolName)!.category,
       args: r.decision!.editedArgs!,
     }));
-    const now = Date.now();
-    const { plan } = await local.evaluatePolicy({
-      jobId: this.jobId,
-      scope: this.input.scope,
-      snapshot: this.state.snapshot,
-      calls,
-      // The reviewer already approved this call: only denied fingerprints and deny/stop rules can still hold it.
-      memory: { ...this.memory(), approvalRequests: 0, maxApprovalRequests: Number.MAX_SAFE_INTEGER },
-      ruleCounters: this.state.ruleCounters,
-      now,
-    });
+    const byCall = new Map(edited.map((r) => [r.callId, r]));
+    // The reviewer already approved this call: the approval budget does not apply to it again.
+    const { plan } = await this.evaluate(calls, { ...this.memory(), approvalRequests: 0, maxApprovalRequests: Number.MAX_SAFE_INTEGER }, Date.now());
     this.auditPlan(plan);
     for (const p of plan.calls) {
-      if (p.fate.kind === 'stop') return { stop: p.fate.ruleId, denied };
-      if (p.fate.kind === 'deny') denied.set(p.call.callId, p.fate.message);
+      const request = byCall.get(p.call.callId)!;
+      switch (p.fate.kind) {
+        case 'stop':
+          return { stop: p.fate.ruleId, denied };
+        case 'deny':
+          denied.set(p.call.callId, Texts.editDenied(p.fate.message));
+          break;
+        case 'redirect':
+          denied.set(p.call.callId, Texts.editDenied(Texts.redirected(p.fate.ruleId)));
+          break;
+        case 'approval':
+          // Only the rule the reviewer decided for is covered by their approval.
+          if (p.fate.ruleId !== request.ruleId || p.fate.ruleVersion !== request.ruleVersion) {
+            denied.set(p.call.callId, Texts.editNeedsOwnApproval(p.fate.ruleId));
+          }
+          break;
+        default:
+          break;
+      }
     }
     return { stop: undefined, denied };
   }

@@ -20,5 +20,12 @@ export interface DecideResult {
 /** The same decision with a synchronous answer: its validator rejects exactly what the signal path rejects. */
 export const decideUpdate = defineUpdate<DecideResult, [DecisionPayload]>('decide');
 
+/**
+ * A client reports a decision the `decide` validator rejected (rejected
+ * updates leave no trace in history). The job re-checks and audits it; it
+ * never applies a decision, whatever the payload says.
+ */
+export const decisionRejectedSignal = defineSignal<[DecisionPayload]>('decisionRejected');
+
 /** Status, pending requests (masked arguments) and counters. */
 export const stateQuery = defineQuery<AgentJobStateView>('state');

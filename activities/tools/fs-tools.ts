@@ -145,7 +145,8 @@ export function createFsTools(roots: Roots) {
     fs_chmod: (a: Args<typeof fsChmod>) =>
       guarded(a.path, async () => {
         const path = await roots.resolve(a.path, { follow: false });
-        await chmod(path, Number.parseInt(a.mode, 8));
+        refuseRoot(roots, path, 'change the mode of');
+        await chmod(path, Number.parseInt(a.mode, 8) & 0o777);
         return `changed mode of ${path} to ${a.mode}`;
       }),
   };

@@ -84,7 +84,14 @@ export class Roots {
       if (up === ancestor) break;
       ancestor = up;
     }
-    const realParent = join(await realpath(ancestor), ...rest);
+    let realAncestor: string;
+    try {
+      realAncestor = await realpath(ancestor);
+    } catch (err) {
+      // A symlink loop, a dangling link or a folder we may not enter: nothing safe to act on.
+      throw new ToolRefusal(`${input} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    const realParent = join(realAncestor, ...rest);
     const target = lexical === dirname(lexical) ? realParent : join(realParent, basename(lexical));
     if (!this.insideAny(realParent) && !this.isRoot(target)) {
       throw new ToolRefusal(`${input} leads outside the allowed roots through a symbolic link`);

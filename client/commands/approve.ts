@@ -1,7 +1,7 @@
 import { defineCommand, jobIdArg, stringOption } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
-import { reportDecision, reviewerName } from './decision-output';
+import { reportDecision, reviewerName, signingKey } from './decision-output';
 
 function parseSets(values: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -18,12 +18,13 @@ function parseSets(values: readonly string[]): Record<string, string> {
 export const approveCommand = defineCommand({
   name: 'approve',
   summary: 'Approve a pending request (optionally editing its editable fields)',
-  usage: 'airlock approve JOB_ID [--request ID] [--set field=value]... [--reason TEXT] [--reviewer NAME] [--json]',
+  usage: 'airlock approve JOB_ID [--request ID] [--set field=value]... [--reason TEXT] [--reviewer NAME] [--sign KEYFILE] [--json]',
   options: {
     request: { type: 'string' },
     set: { type: 'string', multiple: true },
     reason: { type: 'string' },
     reviewer: { type: 'string' },
+    sign: { type: 'string' },
     json: { type: 'boolean' },
   },
   async run(args, io) {
@@ -33,6 +34,7 @@ export const approveCommand = defineCommand({
       client.decide(jobId, {
         decision: 'approve',
         reviewer: reviewerName(args, io),
+        ...(signingKey(args, io) !== undefined ? { signingKey: signingKey(args, io)! } : {}),
         set,
         ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
         ...(stringOption(args, 'reason') !== undefined ? { reason: stringOption(args, 'reason')! } : {}),

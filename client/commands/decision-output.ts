@@ -1,6 +1,9 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { DecideOutcome } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type ParsedArgs } from '../command';
+import { UsageError } from '../errors';
 
 /** `--reviewer`, else AIRLOCK_REVIEWER, else the login name. */
 export function reviewerName(args: ParsedArgs, io: CommandIo): string {
@@ -13,9 +16,22 @@ export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideO
   else if (outcome.accepted) {
     io.out(
       `accepted: request ${outcome.requestId} of job ${outcome.jobId} is ${outcome.status}${
-        outcome.editedFingerprint !== null ? ` (edited; new fingerprint ${outcome.editedFingerprint})` : ''
-      }`,
+        outcome.call !== undefined ? `: ${outcome.call.toolName} ${JSON.stringify(outcome.call.args)}` : ''
+      }${outcome.editedFingerprint !== null ? ` (edited; new fingerprint ${outcome.editedFingerprint})` : ''}`,
     );
   } else io.out(`rejected (${outcome.code}): ${outcome.reason}`);
   return outcome.accepted ? 0 : 1;
+}
+
+/** `--sign KEYFILE`, else AIRLOCK_REVIEWER_KEY: the reviewer's Ed25519 private key; none means unsigned. */
+export function signingKey(args: ParsedArgs, io: CommandIo): KeyObject | undefined {
+  const file = stringOption(args, 'sign') ?? io.config().reviewerKeyFile;
+  if (file === undefined) return undefined;
+  try {
+    const key = createPrivateKey(readFileSync(file));
+    if (key.asymmetricKeyType !== 'ed25519') throw new Error('not an Ed25519 key');
+    return key;
+  } catch (err) {
+    throw new UsageError(`--sign: ${file} is not a readable Ed25519 private key (${(err as Error).message.split('\n')[0]})`);
+  }
 }

@@ -1,15 +1,16 @@
 import { defineCommand, jobIdArg, stringOption } from '../command';
 import { withClient } from '../with-client';
-import { reportDecision, reviewerName } from './decision-output';
+import { reportDecision, reviewerName, signingKey } from './decision-output';
 
 export const denyCommand = defineCommand({
   name: 'deny',
   summary: 'Deny a pending request; the model is told the reason',
-  usage: 'airlock deny JOB_ID [--request ID] [--reason TEXT] [--reviewer NAME] [--json]',
+  usage: 'airlock deny JOB_ID [--request ID] [--reason TEXT] [--reviewer NAME] [--sign KEYFILE] [--json]',
   options: {
     request: { type: 'string' },
     reason: { type: 'string' },
     reviewer: { type: 'string' },
+    sign: { type: 'string' },
     json: { type: 'boolean' },
   },
   async run(args, io) {
@@ -18,6 +19,7 @@ export const denyCommand = defineCommand({
       client.decide(jobId, {
         decision: 'deny',
         reviewer: reviewerName(args, io),
+        ...(signingKey(args, io) !== undefined ? { signingKey: signingKey(args, io)! } : {}),
         ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
         ...(stringOption(args, 'reason') !== undefined ? { reason: stringOption(args, 'reason')! } : {}),
       }),

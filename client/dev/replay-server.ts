@@ -144,7 +144,7 @@ export async function startReplayServer(options: {
 function completionFor(script: ReplayScript, turn: number, model: unknown): Record<string, unknown> {
   const scripted = script.turns[turn];
   const toolCalls = (scripted?.tool_calls ?? []).map((call, index) => ({
-    id: `call_${turn}_${index}`,
+    id: call.id ?? `call_${turn}_${index}`,
     type: 'function',
     function: {
       name: call.name,

@@ -1,4 +1,5 @@
 import { globToRegExp } from '../glob';
+import type { DetectorName } from './detectors';
 import type { Condition, Predicate } from './rules';
 
 const regexCache = new Map<string, RegExp>();
@@ -46,9 +47,26 @@ function predicateMatches(p: Predicate, args: unknown): boolean {
   return false;
 }
 
-export function conditionMatches(condition: Condition, args: unknown): boolean {
-  if ('all' in condition) return condition.all.every((c) => conditionMatches(c, args));
-  if ('any' in condition) return condition.any.some((c) => conditionMatches(c, args));
-  if ('not' in condition) return !conditionMatches(condition.not, args);
+/** Answers a `{ detector }` condition; without one, detector conditions never match. */
+export type DetectorProbe = (name: DetectorName) => boolean;
+
+export function conditionMatches(condition: Condition, args: unknown, detect?: DetectorProbe): boolean {
+  if ('all' in condition) return condition.all.every((c) => conditionMatches(c, args, detect));
+  if ('any' in condition) return condition.any.some((c) => conditionMatches(c, args, detect));
+  if ('not' in condition) return !conditionMatches(condition.not, args, detect);
+  if ('detector' in condition) return detect?.(condition.detector) ?? false;
   return predicateMatches(condition, args);
+}
+
+function mentions(condition: Condition, names: ReadonlySet<string>): boolean {
+  if ('all' in condition) return condition.all.some((c) => mentions(c, names));
+  if ('any' in condition) return condition.any.some((c) => mentions(c, names));
+  if ('not' in condition) return mentions(condition.not, names);
+  return 'detector' in condition && names.has(condition.detector);
+}
+
+/** Whether any of these rules' conditions use one of the named detectors. */
+export function rulesUseDetectors(rules: ReadonlyArray<{ when?: Condition | undefined }>, names: readonly DetectorName[]): boolean {
+  const set = new Set<string>(names);
+  return rules.some((r) => r.when !== undefined && mentions(r.when, set));
 }

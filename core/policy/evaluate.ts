@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { parseDuration } from '../duration';
 import type { ToolCategory } from '../tools/definitions';
-import { conditionMatches } from './conditions';
+import { conditionMatches, type DetectorProbe } from './conditions';
+import { detect, detectorNames, type CallFacts, type DetectorName } from './detectors';
 import { ruleActions, type HookPoint, type Rule, type RuleAction } from './rules';
 import type { PolicySnapshot } from './snapshot';
 
@@ -29,7 +30,11 @@ export const decisionForAction: Record<RuleAction, GateDecision> = {
   request_approval: 'require_approval',
   stop_task: 'stop',
   audit_only: 'audit_only',
+  notify_admin: 'audit_only',
 };
+
+/** Observational actions: a repeat on the same call state is de-duplicated, not recorded again. */
+const observational: ReadonlySet<RuleAction> = new Set(['audit_only', 'notify_admin']);
 
 /** The piece/movement a job runs in; rules may be scoped to them. */
 export interface JobScope {
@@ -43,10 +48,23 @@ export interface CallContext {
   /** Arguments after schema parsing (defaults filled in). */
   readonly args: unknown;
   readonly scope: JobScope;
+  /** The paths the call acts on, for the detectors. */
+  readonly targets?: readonly string[];
+  /** What the agent side observed of the targets. */
+  readonly facts?: CallFacts | undefined;
+  /** The call's state fingerprint (ungated), for de-duplicating observational rules. */
+  readonly fingerprint?: string;
 }
 
 /** Per-rule fire history of one job, kept in workflow state. */
-export type RuleCounters = Readonly<Record<string, { readonly fires: number; readonly lastFiredAt: number }>>;
+export const ruleCountersSchema = z.record(
+  z.string(),
+  z.strictObject({ fires: z.number().int(), lastFiredAt: z.number(), lastFingerprint: z.string().optional() }),
+);
+export type RuleCounters = z.infer<typeof ruleCountersSchema>;
+
+/** The judge's answer for one rule, or why there is none. */
+export type JudgeVerdict = 'match' | 'no_match' | 'unknown' | 'failed';
 
 export const ruleMatchSchema = z.strictObject({
   ruleId: z.string(),
@@ -55,8 +73,22 @@ export const ruleMatchSchema = z.strictObject({
   decision: z.enum(gateDecisions),
   /** Shadow matches are audited and change nothing. */
   shadow: z.boolean(),
+  /** Decided by the judge (a natural-language condition). */
+  judged: z.boolean().optional(),
+  /** Acting without a judge `match`: the failure table sent it to approval. */
+  fallback: z.boolean().optional(),
+  /** An observational rule that already fired on this exact call state. */
+  duplicate: z.boolean().optional(),
 });
 export type RuleMatch = z.infer<typeof ruleMatchSchema>;
+
+export const judgeCandidateSchema = z.strictObject({
+  ruleId: z.string(),
+  condition: z.string(),
+  /** Whether a `match` may act (else the result is only audited). */
+  enforced: z.boolean(),
+});
+export type JudgeCandidate = z.infer<typeof judgeCandidateSchema>;
 
 export const callEvaluationSchema = z.strictObject({
   decision: z.enum(gateDecisions),
@@ -68,8 +100,12 @@ export const callEvaluationSchema = z.strictObject({
   instructions: z.array(z.string()),
   /** Rules that matched but were held back by maxFires or cooldown. */
   limited: z.array(z.string()),
+  /** Built-in detectors that fired while rules were checked. */
+  detectors: z.array(z.enum(detectorNames)).default([]),
+  /** Judged rules whose deterministic part holds and that wait for the judge. */
+  judgeCandidates: z.array(judgeCandidateSchema).default([]),
 });
-export type CallEvaluation = z.infer<typeof callEvaluationSchema>;
+export type CallEvaluation = z.output<typeof callEvaluationSchema>;
 
 function inScope(rule: Rule, point: HookPoint, ctx: CallContext): boolean {
   if (rule.point !== point) return false;
@@ -94,38 +130,98 @@ function limitedNow(rule: Rule, counters: RuleCounters, now: number): boolean {
   return false;
 }
 
+/** Runs each detector at most once per call, on demand, and remembers which fired. */
+export function detectorProbe(snapshot: PolicySnapshot, ctx: CallContext): { probe: DetectorProbe; fired: () => DetectorName[] } {
+  const probed = new Map<DetectorName, boolean>();
+  const probe: DetectorProbe = (name) => {
+    let result = probed.get(name);
+    if (result === undefined) {
+      result = detect(name, {
+        toolName: ctx.toolName,
+        category: ctx.category,
+        args: ctx.args,
+        targets: ctx.targets ?? [],
+        settings: snapshot.detectors,
+        facts: ctx.facts,
+      });
+      probed.set(name, result);
+    }
+    return result;
+  };
+  return { probe, fired: () => detectorNames.filter((name) => probed.get(name) === true) };
+}
+
 /** Rules that could apply at this point to this call; no rules means no work at all. */
 export function candidateRules(snapshot: PolicySnapshot, point: HookPoint, ctx: CallContext): Rule[] {
   if (snapshot.rules.length === 0) return [];
   return snapshot.rules.filter((rule) => rule.enabled && inScope(rule, point, ctx));
 }
 
-/** Deterministic evaluation of one call: scope, conditions, limits, then conflict resolution. */
+export interface EvaluateOptions {
+  /**
+   * Judge answers for this call's judged rules. Without this option judged
+   * rules are returned as candidates; with it, a rule it does not answer
+   * counts as a failed judgement.
+   */
+  readonly verdicts?: Readonly<Record<string, JudgeVerdict>>;
+}
+
+/**
+ * Deterministic evaluation of one call: scope first (no candidate, no work),
+ * then `when` (predicates and detectors), judge verdicts for judged rules,
+ * limits and de-duplication, then conflict resolution.
+ *
+ * Judge failure table: a judged rule acts only on `match` and only when
+ * enforced; on `unknown` or a failed judge an enforced `request_approval`
+ * rule whose deterministic `when` holds still asks for approval; nothing
+ * else fires. Deterministic rules never depend on the judge.
+ */
 export function evaluateCall(
   snapshot: PolicySnapshot,
   point: HookPoint,
   ctx: CallContext,
   counters: RuleCounters,
   now: number,
+  options: EvaluateOptions = {},
 ): CallEvaluation {
   const matches: RuleMatch[] = [];
   const limited: string[] = [];
+  const candidates: JudgeCandidate[] = [];
   const acting: Array<{ match: RuleMatch; rule: Rule }> = [];
+  const { probe, fired } = detectorProbe(snapshot, ctx);
   for (const rule of candidateRules(snapshot, point, ctx)) {
-    if (rule.when !== undefined && !conditionMatches(rule.when, ctx.args)) continue;
-    const match: RuleMatch = {
+    if (rule.when !== undefined && !conditionMatches(rule.when, ctx.args, probe)) continue;
+    const base: RuleMatch = {
       ruleId: rule.id,
       ruleVersion: rule.version,
       action: rule.action,
       decision: decisionForAction[rule.action],
       shadow: rule.shadow,
     };
-    if (!rule.shadow && limitedNow(rule, counters, now)) {
+    let match = base;
+    if (rule.condition !== undefined) {
+      const verdict = options.verdicts === undefined ? undefined : (options.verdicts[rule.id] ?? 'failed');
+      const enforced = rule.enforceJudge && !rule.shadow;
+      if (verdict === undefined) {
+        candidates.push({ ruleId: rule.id, condition: rule.condition, enforced });
+        continue;
+      }
+      if (verdict === 'match') match = { ...base, judged: true, shadow: !enforced };
+      else if (enforced && rule.action === 'request_approval' && rule.when !== undefined && verdict !== 'no_match') {
+        match = { ...base, judged: true, fallback: true };
+      } else continue;
+    }
+    const seen = counters[rule.id];
+    if (observational.has(rule.action) && ctx.fingerprint !== undefined && seen?.lastFingerprint === ctx.fingerprint) {
+      matches.push({ ...match, duplicate: true });
+      continue;
+    }
+    if (!match.shadow && limitedNow(rule, counters, now)) {
       limited.push(rule.id);
       continue;
     }
     matches.push(match);
-    if (!rule.shadow) acting.push({ match, rule });
+    if (!match.shadow) acting.push({ match, rule });
   }
   let decision: GateDecision = 'allow';
   for (const { match } of acting) decision = strongerDecision(decision, match.decision);
@@ -135,19 +231,35 @@ export function evaluateCall(
   for (const { rule } of ordered) {
     if (rule.instruction !== undefined && !instructions.includes(rule.instruction)) instructions.push(rule.instruction);
   }
-  return { decision, matches, ...(deciding !== undefined ? { deciding } : {}), instructions, limited };
+  return {
+    decision,
+    matches,
+    ...(deciding !== undefined ? { deciding } : {}),
+    instructions,
+    limited,
+    detectors: fired(),
+    judgeCandidates: candidates,
+  };
 }
 
 export function ruleById(snapshot: PolicySnapshot, id: string): Rule | undefined {
   return snapshot.rules.find((r) => r.id === id);
 }
 
-/** Advances fire counters for the rules that acted. */
-export function recordFires(counters: RuleCounters, matches: readonly RuleMatch[], now: number): RuleCounters {
-  const next: Record<string, { fires: number; lastFiredAt: number }> = { ...counters };
-  for (const m of matches) {
-    if (m.shadow) continue;
-    next[m.ruleId] = { fires: (next[m.ruleId]?.fires ?? 0) + 1, lastFiredAt: now };
+/** A rule that acted on a call, with the call's state fingerprint. */
+export const ruleFireSchema = ruleMatchSchema.extend({ stateFingerprint: z.string().optional() });
+export type RuleFire = z.infer<typeof ruleFireSchema>;
+
+/** Advances fire counters for the rules that acted (duplicates and shadows do not count). */
+export function recordFires(counters: RuleCounters, fires: readonly RuleFire[], now: number): RuleCounters {
+  const next: Record<string, RuleCounters[string]> = { ...counters };
+  for (const f of fires) {
+    if (f.shadow || f.duplicate === true) continue;
+    next[f.ruleId] = {
+      fires: (next[f.ruleId]?.fires ?? 0) + 1,
+      lastFiredAt: now,
+      ...(f.stateFingerprint !== undefined ? { lastFingerprint: f.stateFingerprint } : {}),
+    };
   }
   return next;
 }

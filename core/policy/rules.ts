@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseDuration } from '../duration';
 import { globToRegExp } from '../glob';
 import { toolCategories, toolDefinitions } from '../tools/definitions';
+import { defaultDeniedCommands, detectorNames, type DetectorName } from './detectors';
 
 export const hookPoints = ['tool.before', 'completion.before_accept'] as const;
 export type HookPoint = (typeof hookPoints)[number];
@@ -12,12 +13,16 @@ export const ruleActions = [
   'request_approval',
   'stop_task',
   'audit_only',
+  'notify_admin',
 ] as const;
 export type RuleAction = (typeof ruleActions)[number];
 
-const duration = z.string().refine((v) => parseDuration(v) !== undefined, {
-  message: 'expected a duration such as "90s", "30m", "24h" or "7d"',
-});
+const MAX_DURATION_MS = 366 * 86_400_000;
+
+const duration = z
+  .string()
+  .refine((v) => parseDuration(v) !== undefined, { message: 'expected a duration such as "90s", "30m", "24h" or "7d"' })
+  .refine((v) => (parseDuration(v) ?? 0) <= MAX_DURATION_MS, { message: 'at most 366d' });
 
 const argPath = z
   .string()
@@ -65,16 +70,22 @@ const predicateSchema = z
   });
 
 export type Predicate = z.infer<typeof predicateSchema>;
-export type Condition = Predicate | { all: Condition[] } | { any: Condition[] } | { not: Condition };
+/** A built-in detector as a condition: `{ detector: recursive_delete }`. */
+export type DetectorCondition = { detector: DetectorName };
+export type Condition = Predicate | DetectorCondition | { all: Condition[] } | { any: Condition[] } | { not: Condition };
 
 export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
   z.union([
     z.strictObject({ all: z.array(conditionSchema).min(1) }),
     z.strictObject({ any: z.array(conditionSchema).min(1) }),
     z.strictObject({ not: conditionSchema }),
+    z.strictObject({ detector: z.enum(detectorNames, { error: `expected a detector: ${detectorNames.join(', ')}` }) }),
     predicateSchema,
   ]),
 );
+
+/** Actions a judged rule may take on a `match`; a judge never denies or stops. */
+export const judgedActions: readonly RuleAction[] = ['inject_instruction', 'audit_only', 'request_approval'];
 
 const knownTool = z.string().refine((name) => toolDefinitions.has(name), { message: 'unknown tool name' });
 
@@ -95,6 +106,8 @@ export const ruleSchema = z
       .default({}),
     /** Deterministic condition on the call's arguments; absent means "every call in scope". */
     when: conditionSchema.optional(),
+    /** Natural-language condition decided by the judge, after `when`. Shadow unless `enforceJudge`. */
+    condition: z.string().trim().min(1).max(1000).optional(),
     action: z.enum(ruleActions),
     /** Registered text shown to the model (redirect, deny) or to the reviewer (approval). */
     instruction: z.string().min(1).max(4000).optional(),
@@ -104,6 +117,8 @@ export const ruleSchema = z
         reviewers: z.array(z.string().min(1)).min(1).optional(),
         editable: z.array(argPath).default([]),
         separateRequester: z.boolean().default(false),
+        /** Decisions must carry an Ed25519 signature by a reviewer key (AIRLOCK_REVIEWER_KEYS). */
+        signatureRequired: z.boolean().default(false),
       })
       .optional(),
     limits: z
@@ -113,19 +128,45 @@ export const ruleSchema = z
       })
       .optional(),
     shadow: z.boolean().default(false),
+    /** Let a judge `match` act (only inject_instruction, audit_only, request_approval). */
+    enforceJudge: z.boolean().default(false),
   })
   .superRefine((rule, ctx) => {
+    if (rule.enforceJudge && rule.condition === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['enforceJudge'], message: 'enforceJudge needs a natural-language condition' });
+    }
+    if (rule.condition !== undefined && rule.enforceJudge && !judgedActions.includes(rule.action)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['action'],
+        message: `a judged rule may only ${judgedActions.join(', ')}; the judge never denies or stops`,
+      });
+    }
+    if (rule.point === 'completion.before_accept' && rule.condition !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['condition'], message: 'completion.before_accept rules are deterministic only' });
+    }
     if (rule.action === 'inject_instruction' && rule.instruction === undefined) {
       ctx.addIssue({ code: 'custom', path: ['instruction'], message: 'inject_instruction needs an instruction' });
+    }
+    if (rule.limits !== undefined && ['request_approval', 'deny_current_tool', 'stop_task'].includes(rule.action)) {
+      // A limit on a gate would switch the gate off once spent.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['limits'],
+        message: 'limits only apply to inject_instruction, audit_only and notify_admin rules; a gate never switches itself off',
+      });
     }
     if (rule.approval !== undefined && rule.action !== 'request_approval') {
       ctx.addIssue({ code: 'custom', path: ['approval'], message: 'approval settings only apply to request_approval' });
     }
-    if (rule.point === 'completion.before_accept' && !['inject_instruction', 'deny_current_tool', 'audit_only'].includes(rule.action)) {
+    if (
+      rule.point === 'completion.before_accept' &&
+      !['inject_instruction', 'deny_current_tool', 'audit_only', 'notify_admin'].includes(rule.action)
+    ) {
       ctx.addIssue({
         code: 'custom',
         path: ['action'],
-        message: 'completion.before_accept rules may only inject_instruction, deny_current_tool or audit_only',
+        message: 'completion.before_accept rules may only inject_instruction, deny_current_tool, audit_only or notify_admin',
       });
     }
     if (rule.approval?.editable !== undefined && rule.scope.tools !== undefined) {
@@ -153,6 +194,13 @@ export const rulesFileSchema = z
     version: z.literal(1),
     /** Always-on instructions added to every job's system prompt. */
     instructions: z.array(z.string().min(1).max(4000)).default([]),
+    /** Settings of the built-in detectors. */
+    detectors: z
+      .strictObject({
+        allowedHosts: z.array(z.string().regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'expected a host name such as "api.example.com" or "*.example.com"')).default([]),
+        deniedCommands: z.array(z.string().min(1)).default(defaultDeniedCommands),
+      })
+      .default({ allowedHosts: [], deniedCommands: defaultDeniedCommands }),
     rules: z.array(ruleSchema).default([]),
   })
   .superRefine((file, ctx) => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { canonicalJson } from '../canonical-json';
 import { sha256Hex } from '../sha256';
+import { JUDGE_SCHEMA_VERSION } from '../judge';
 import { ruleSchema, type RulesFile } from './rules';
 
 /**
@@ -15,17 +16,42 @@ export const policySnapshotSchema = z.strictObject({
   source: z.string(),
   instructions: z.array(z.string()),
   rules: z.array(ruleSchema),
+  detectors: z.strictObject({
+    roots: z.array(z.string()),
+    allowedHosts: z.array(z.string()),
+    deniedCommands: z.array(z.string()),
+  }),
+  /** Judge settings fixed for the job: a model change only affects later jobs. */
+  judge: z.strictObject({
+    model: z.string(),
+    timeoutMs: z.number().int().positive(),
+    schemaVersion: z.number().int(),
+  }),
 });
 export type PolicySnapshot = z.output<typeof policySnapshotSchema>;
 
-export function buildSnapshot(file: RulesFile, source: string): PolicySnapshot {
-  const content = { instructions: file.instructions, rules: file.rules };
+/** Settings that come from the worker's configuration rather than the rules file. */
+export interface SnapshotSettings {
+  /** The tools' roots, for the `outside_roots` detector. */
+  readonly roots: readonly string[];
+  readonly judgeModel: string;
+  readonly judgeTimeoutMs: number;
+}
+
+export const defaultSnapshotSettings: SnapshotSettings = { roots: [], judgeModel: 'unset', judgeTimeoutMs: 3000 };
+
+export function buildSnapshot(file: RulesFile, source: string, settings: SnapshotSettings = defaultSnapshotSettings): PolicySnapshot {
+  const detectors = { roots: [...settings.roots], ...file.detectors };
+  const judge = { model: settings.judgeModel, timeoutMs: settings.judgeTimeoutMs, schemaVersion: JUDGE_SCHEMA_VERSION };
+  const content = { instructions: file.instructions, rules: file.rules, detectors, judge };
   return {
     schemaVersion: 1,
     version: sha256Hex(canonicalJson(content)),
     source,
     instructions: [...file.instructions],
     rules: file.rules.filter((r) => r.enabled),
+    detectors,
+    judge,
   };
 }
 

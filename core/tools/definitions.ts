@@ -96,12 +96,13 @@ export const fsDelete = defineTool({
 
 export const fsChmod = defineTool({
   name: 'fs_chmod',
-  description: 'Change the permission bits of a file or directory inside the allowed roots (octal, e.g. "640").',
+  description: 'Change the permission bits of a file or directory inside the allowed roots (octal, e.g. "640"; no special bits).',
   category: 'file_change',
   risk: 'high',
   parameters: z.strictObject({
     path,
-    mode: z.string().regex(/^[0-7]{3,4}$/, 'mode must be 3 or 4 octal digits, e.g. "640"'),
+    // No setuid, setgid or sticky bits: this tool only sets permission bits.
+    mode: z.string().regex(/^0?[0-7]{3}$/, 'mode must be 3 octal permission digits, e.g. "640"'),
   }),
   targets: (a) => [a.path],
 });

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import type { KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,12 @@ class MemoryAuditSink implements AuditSink {
 
 export interface HarnessOptions {
   readonly rules?: RulesInput;
+  /** Reviewer name → Ed25519 public key, for signed decisions. */
+  readonly reviewerKeys?: ReadonlyMap<string, KeyObject>;
+  /** Run a judge worker in this process against this OpenAI-compatible endpoint. */
+  readonly judge?: { readonly baseUrl: string; readonly timeoutMs: number };
+  /** The tools' roots as the agent side sees them (for `outside_roots`); default: the harness root. */
+  readonly detectorRoots?: readonly string[];
   /** Run the tools worker in this process (default) or leave the queue to a spawned worker. */
   readonly toolsInProcess?: boolean;
 }
@@ -60,7 +67,7 @@ export class JobHarness {
     readonly root: string,
     readonly nonces: NonceStore,
     readonly keys: { privateFile: string; publicFile: string },
-    options: HarnessOptions,
+    private readonly options: HarnessOptions,
   ) {
     this.rules = options.rules ?? { version: 1, rules: [] };
   }
@@ -75,7 +82,10 @@ export class JobHarness {
     const nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
     const airlock = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace }));
     const harness = new JobHarness(env, airlock, replay, dir, root, nonces, keys, options);
-    await harness.startWorkers(options.toolsInProcess === false ? ['agent'] : ['agent', 'tools']);
+    const roles: QueueRole[] = ['agent'];
+    if (options.toolsInProcess !== false) roles.push('tools');
+    if (options.judge !== undefined) roles.push('judge');
+    await harness.startWorkers(roles);
     return harness;
   }
 
@@ -86,14 +96,28 @@ export class JobHarness {
       agent: {
         openai,
         model: 'replay',
-        loadSnapshot: async () => buildSnapshot(parseRulesDocument(this.rules, 'test rules'), 'test rules'),
+        loadSnapshot: async () =>
+          buildSnapshot(parseRulesDocument(this.rules, 'test rules'), 'test rules', {
+            roots: this.options.detectorRoots ?? [this.root],
+            judgeModel: 'judge',
+            judgeTimeoutMs: this.options.judge?.timeoutMs ?? 3000,
+          }),
         signer: createGrantSigner(privateKey),
         grantTtlMs: 10 * 60_000,
         audit: this.auditSink,
+        reviewerKeys: this.options.reviewerKeys ?? new Map(),
       },
       tools: roles.includes('tools')
         ? { roots: await Roots.create([this.root]), nonces: this.nonces, verifier: createGrantVerifier(publicKey) }
         : undefined,
+      judge:
+        this.options.judge === undefined
+          ? undefined
+          : {
+              openai: new OpenAI({ baseURL: this.options.judge.baseUrl, apiKey: 'test', maxRetries: 0 }),
+              model: 'judge',
+              timeoutMs: this.options.judge.timeoutMs,
+            },
     });
     this.workers = await startWorkers(this.env, roles, activities);
   }

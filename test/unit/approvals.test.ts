@@ -16,6 +16,7 @@ const request: ApprovalRequest = {
   editable: ['mode'],
   reviewers: ['alice', 'bob'],
   separateRequester: true,
+  signatureRequired: false,
   requester: 'bob',
   observed: [],
   createdAt: 0,

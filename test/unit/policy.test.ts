@@ -82,15 +82,32 @@ describe('evaluation', () => {
   test('maxFires and cooldown hold a rule back, using the counters passed in', () => {
     const limited = snapshot([
       { id: 'once', version: 1, name: 'once', action: 'inject_instruction', instruction: 'x', limits: { maxFires: 1 } },
-      { id: 'cool', version: 1, name: 'cool', action: 'deny_current_tool', limits: { cooldown: '10m' } },
+      { id: 'cool', version: 1, name: 'cool', action: 'audit_only', limits: { cooldown: '10m' } },
     ]);
     const ctx = call('fs_read', 'read', {});
     const first = evaluateCall(limited, 'tool.before', ctx, {}, 0);
-    expect(first.decision).toBe('deny');
+    expect(first.decision).toBe('redirect');
     const counters = recordFires({}, first.matches, 1000);
     const second = evaluateCall(limited, 'tool.before', ctx, counters, 1000 + 60_000);
     expect(second).toMatchObject({ decision: 'allow', limited: ['once', 'cool'] });
-    expect(evaluateCall(limited, 'tool.before', ctx, counters, 1000 + 10 * 60_000).decision).toBe('deny');
+    expect(evaluateCall(limited, 'tool.before', ctx, counters, 1000 + 10 * 60_000)).toMatchObject({ decision: 'audit_only', limited: ['once'] });
+  });
+
+  test('a gate cannot carry limits: it would switch itself off', () => {
+    expect(() => snapshot([{ id: 'g', version: 1, name: 'g', action: 'request_approval', limits: { cooldown: '1m' } }])).toThrow(
+      /rule g: limits: limits only apply to inject_instruction, audit_only and notify_admin rules/,
+    );
+  });
+
+  test('observational rules are de-duplicated by the call state fingerprint', () => {
+    const audited = snapshot([{ id: 'note', version: 1, name: 'note', action: 'notify_admin' }]);
+    const ctx = { ...call('fs_read', 'read', { path: 'a' }), fingerprint: 'fp-a' };
+    const first = evaluateCall(audited, 'tool.before', ctx, {}, 0);
+    expect(first.matches).toEqual([expect.objectContaining({ ruleId: 'note', decision: 'audit_only' })]);
+    const counters = recordFires({}, first.matches.map((m) => ({ ...m, stateFingerprint: 'fp-a' })), 0);
+    expect(evaluateCall(audited, 'tool.before', ctx, counters, 1).matches[0]).toMatchObject({ duplicate: true });
+    expect(recordFires(counters, evaluateCall(audited, 'tool.before', ctx, counters, 1).matches, 1)).toEqual(counters);
+    expect(evaluateCall(audited, 'tool.before', { ...ctx, fingerprint: 'fp-b' }, counters, 1).matches[0]!.duplicate).toBeUndefined();
   });
 
   test('instructions are merged in priority order without duplicates', () => {
@@ -204,5 +221,90 @@ describe('rules files', () => {
 
   test('the built-in defaults are valid', () => {
     expect(parseRulesDocument(defaultRules, 'defaults').rules.length).toBeGreaterThan(0);
+  });
+});
+
+describe('the judge failure table', () => {
+  const judged = snapshot([
+    { id: 'shadow-judge', version: 1, name: 's', condition: 'removes something irreplaceable', action: 'request_approval' },
+    {
+      id: 'enforced-gate',
+      version: 1,
+      name: 'e',
+      scope: { categories: ['delete'] },
+      when: { arg: 'recursive', equals: true },
+      condition: 'removes something irreplaceable',
+      action: 'request_approval',
+      enforceJudge: true,
+    },
+    { id: 'enforced-semantic-only', version: 1, name: 'n', condition: 'looks like a prompt injection', action: 'request_approval', enforceJudge: true },
+    { id: 'enforced-hint', version: 1, name: 'h', condition: 'is sloppy', action: 'inject_instruction', instruction: 'Be careful.', enforceJudge: true },
+  ]);
+  const del = call('fs_delete', 'delete', { path: 'photos', recursive: true });
+  const all = (v: 'match' | 'no_match' | 'unknown' | 'failed') =>
+    Object.fromEntries(['shadow-judge', 'enforced-gate', 'enforced-semantic-only', 'enforced-hint'].map((id) => [id, v]));
+
+  test('without verdicts, judged rules are candidates and decide nothing yet', () => {
+    const first = evaluateCall(judged, 'tool.before', del, {}, 0);
+    expect(first.decision).toBe('allow');
+    expect(first.judgeCandidates.map((c) => [c.ruleId, c.enforced])).toEqual([
+      ['shadow-judge', false],
+      ['enforced-gate', true],
+      ['enforced-semantic-only', true],
+      ['enforced-hint', true],
+    ]);
+  });
+
+  test('match: enforced rules act, shadow ones are only recorded', () => {
+    const result = evaluateCall(judged, 'tool.before', del, {}, 0, { verdicts: all('match') });
+    expect(result).toMatchObject({ decision: 'require_approval', deciding: { ruleId: 'enforced-gate', judged: true } });
+    expect(result.matches.find((m) => m.ruleId === 'shadow-judge')).toMatchObject({ shadow: true, judged: true });
+    expect(result.instructions).toEqual(['Be careful.']);
+  });
+
+  test.each(['unknown', 'failed'] as const)('%s: only an enforced approval rule whose deterministic part holds still asks', (verdict) => {
+    const result = evaluateCall(judged, 'tool.before', del, {}, 0, { verdicts: all(verdict) });
+    expect(result.decision).toBe('require_approval');
+    expect(result.matches.map((m) => [m.ruleId, m.fallback])).toEqual([['enforced-gate', true]]);
+    // Without the deterministic part (not recursive), nothing fires on a judge failure.
+    const plain = evaluateCall(judged, 'tool.before', call('fs_delete', 'delete', { path: 'x', recursive: false }), {}, 0, { verdicts: all(verdict) });
+    expect(plain).toMatchObject({ decision: 'allow', matches: [] });
+  });
+
+  test('no_match: nothing fires; a rule the judge left out counts as failed', () => {
+    expect(evaluateCall(judged, 'tool.before', del, {}, 0, { verdicts: all('no_match') })).toMatchObject({ decision: 'allow', matches: [] });
+    expect(evaluateCall(judged, 'tool.before', del, {}, 0, { verdicts: {} }).decision).toBe('require_approval');
+  });
+
+  test('a judge failure never lets a deterministic gate open', () => {
+    const both = snapshot([
+      { id: 'gate', version: 1, name: 'g', scope: { categories: ['delete'] }, action: 'request_approval' },
+      { id: 'j', version: 1, name: 'j', condition: 'anything', action: 'audit_only', enforceJudge: true },
+    ]);
+    expect(evaluateCall(both, 'tool.before', del, {}, 0, { verdicts: { j: 'failed' } }).decision).toBe('require_approval');
+  });
+
+  test('rules files keep judged rules to actions a judge may take', () => {
+    expect(() => snapshot([{ id: 'j', version: 1, name: 'j', condition: 'x', action: 'stop_task', enforceJudge: true }])).toThrow(
+      /rule j: action: a judged rule may only inject_instruction, audit_only, request_approval/,
+    );
+    expect(() => snapshot([{ id: 'j', version: 1, name: 'j', action: 'audit_only', enforceJudge: true }])).toThrow(
+      /rule j: enforceJudge: enforceJudge needs a natural-language condition/,
+    );
+  });
+});
+
+describe('detectors in rules', () => {
+  test('a rule can use a detector, and the evaluation names the detectors that fired', () => {
+    const rules = snapshot([{ id: 'no-recursive', version: 1, name: 'r', when: { detector: 'recursive_delete' }, action: 'deny_current_tool' }]);
+    const result = evaluateCall(rules, 'tool.before', { ...call('fs_delete', 'delete', { path: 'a', recursive: true }), targets: ['a'] }, {}, 0);
+    expect(result).toMatchObject({ decision: 'deny', detectors: ['recursive_delete'] });
+    const unknownDetector = JSON.parse('{"detector":"rm_rf"}') as RuleInput['when'];
+    expect(() => snapshot([{ id: 'x', version: 1, name: 'x', when: unknownDetector, action: 'audit_only' }])).toThrow(/rule x: when/);
+  });
+
+  test('no rules: no evaluation work at all, not even detectors', () => {
+    const result = evaluateCall(snapshot([]), 'tool.before', { ...call('fs_delete', 'delete', { path: '*', recursive: true }), targets: ['*'] }, {}, 0);
+    expect(result).toMatchObject({ decision: 'allow', matches: [], detectors: [] });
   });
 });

@@ -1,0 +1,109 @@
+import { detectAll, defaultDeniedCommands, type DetectorInput } from '../../core/policy/detectors';
+import type { ToolCategory } from '../../core/tools/definitions';
+
+const settings = { roots: ['/srv/データ', '/srv/media'], allowedHosts: ['api.example.com', '*.lan.example'], deniedCommands: defaultDeniedCommands };
+
+function fired(toolName: string, category: ToolCategory, args: Record<string, unknown>, extra: Partial<DetectorInput> = {}): string[] {
+  const targets = typeof args.path === 'string' ? [args.path] : typeof args.from === 'string' ? [args.from, String(args.to)] : [];
+  return detectAll({ toolName, category, args, targets, settings, ...extra });
+}
+
+describe('deletes', () => {
+  test.each<[Record<string, unknown>, string[]]>([
+    [{ path: '写真/古い.jpg', recursive: false }, []],
+    [{ path: '写真', recursive: true }, ['recursive_delete']],
+    [{ path: '写真/*.jpg', recursive: false }, ['wildcard_delete']],
+    [{ path: 'backup-??.tar', recursive: true }, ['recursive_delete', 'wildcard_delete']],
+  ])('fs_delete %j → %j', (args, expected) => {
+    expect(fired('fs_delete', 'delete', args)).toEqual(expected);
+  });
+
+  test.each<[string[], string[]]>([
+    [['rm', '-rf', '/srv/データ/old'], ['recursive_delete']],
+    [['/bin/rm', '--recursive', 'x'], ['recursive_delete']],
+    [['rm', 'a.txt'], []],
+    [['rm', '*.log'], ['wildcard_delete']],
+    [['find', '.', '-name', '*.tmp', '-delete'], ['recursive_delete']],
+    // A zero-width space or fullwidth letters do not hide a command.
+    [['r\u200bm', '-r', 'x'], ['recursive_delete']],
+    [['ｒｍ', '-R', 'x'], ['recursive_delete']],
+  ])('command %j → %j', (argv, expected) => {
+    expect(fired('command_run', 'command_execution', { argv })).toEqual(expected);
+  });
+});
+
+describe('permissions and ownership', () => {
+  test.each<[string, string[]]>([
+    ['640', ['permission_change']],
+    ['777', ['permission_change', 'world_writable']],
+    ['0666', ['permission_change', 'world_writable']],
+    ['4755', ['permission_change', 'setuid']],
+    ['2750', ['permission_change', 'setuid']],
+  ])('fs_chmod mode %s → %j', (mode, expected) => {
+    expect(fired('fs_chmod', 'file_change', { path: 'a.sh', mode })).toEqual(expected);
+  });
+
+  test('mode widening needs the current mode from the facts', () => {
+    const args = { path: 'a.sh', mode: '750' };
+    expect(fired('fs_chmod', 'file_change', args)).not.toContain('mode_widening');
+    expect(fired('fs_chmod', 'file_change', args, { facts: { symlinks: [], modes: { 'a.sh': '700' } } })).toContain('mode_widening');
+    expect(fired('fs_chmod', 'file_change', args, { facts: { symlinks: [], modes: { 'a.sh': '755' } } })).not.toContain('mode_widening');
+  });
+
+  test.each<[string[], string[]]>([
+    [['chmod', 'o+w', 'f'], ['world_writable']],
+    [['chmod', 'a+rwx', 'f'], ['world_writable']],
+    [['chmod', 'u+s', 'f'], ['setuid']],
+    [['chmod', '755', 'f'], []],
+    [['chown', 'root:root', 'f'], ['ownership_change']],
+    [['chgrp', 'wheel', 'f'], ['ownership_change']],
+  ])('command %j → %j (besides permission_change)', (argv, expected) => {
+    expect(fired('command_run', 'command_execution', { argv }).filter((d) => d !== 'permission_change')).toEqual(expected);
+  });
+});
+
+describe('paths', () => {
+  test.each<[string, boolean]>([
+    ['写真/猫.jpg', false],
+    ['/srv/media/film.mkv', false],
+    ['/srv/データ/../../etc/passwd', true],
+    ['../secrets', true],
+    ['/srv/mediaX/film.mkv', true],
+    ['/etc/shadow', true],
+    ['/srv/データ/\u202Egpj.exe', false],
+  ])('%s outside the roots: %s', (path, outside) => {
+    expect(fired('fs_read', 'read', { path }).includes('outside_roots')).toBe(outside);
+  });
+
+  test('symlinks are reported from the facts the agent side gathered', () => {
+    expect(fired('fs_read', 'read', { path: 'link/x' }, { facts: { symlinks: ['link/x'], modes: {} } })).toContain('symlink_path');
+    expect(fired('fs_read', 'read', { path: 'link/x' })).not.toContain('symlink_path');
+  });
+
+  test('without roots, outside_roots never fires', () => {
+    expect(detectAll({ toolName: 'fs_read', category: 'read', args: { path: '/etc' }, targets: ['/etc'], settings: { ...settings, roots: [] } })).toEqual([]);
+  });
+});
+
+describe('outbound and commands', () => {
+  test.each<[unknown, boolean]>([
+    ['https://api.example.com/v1/x?token=1', false],
+    ['https://nas.lan.example/upload', false],
+    ['https://lan.example/', false],
+    ['https://evil.example.net/', true],
+    ['https://api.example.com.evil.net/', true],
+    ['not a url', true],
+    [undefined, true],
+  ])('http %j is an external send: %s', (url, expected) => {
+    expect(fired('http_request', 'network', url === undefined ? {} : { url }).includes('external_send')).toBe(expected);
+  });
+
+  test.each<[string[], boolean]>([
+    [['mkfs.ext4', '/dev/sda1'], false],
+    [['mkfs', '-t', 'ext4', '/dev/sda1'], true],
+    [['/sbin/shutdown', '-h', 'now'], true],
+    [['ls', '-la'], false],
+  ])('command %j is denied: %s', (argv, expected) => {
+    expect(fired('command_run', 'command_execution', { argv }).includes('denied_command')).toBe(expected);
+  });
+});
