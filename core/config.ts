@@ -187,13 +187,14 @@ export function parseConfig(env: Env): AirlockConfig {
  * Checked by the processes that call a model (agent and judge workers): a
  * hosted endpoint needs a key, a local OpenAI-compatible server may not.
  */
-export function checkModelEndpoint(config: AirlockConfig): void {
-  if (config.model.baseUrl === undefined && config.model.apiKey === undefined) {
+export function checkModelEndpoint(config: AirlockConfig, which: 'model' | 'judge' = 'model'): void {
+  const endpoint = which === 'model' ? config.model : config.judge;
+  if (endpoint.baseUrl === undefined && endpoint.apiKey === undefined) {
+    const [url, key] = which === 'model' ? ['OPENAI_BASE_URL', 'OPENAI_API_KEY'] : ['AIRLOCK_JUDGE_BASE_URL', 'AIRLOCK_JUDGE_API_KEY'];
     throw new ConfigError([
       {
-        variable: 'OPENAI_API_KEY',
-        message:
-          'required when OPENAI_BASE_URL is not set; set OPENAI_BASE_URL to an OpenAI-compatible endpoint (or run `airlock dev`, which starts the local replay server)',
+        variable: key,
+        message: `required when ${url} is not set; set ${url} to an OpenAI-compatible endpoint (or run \`airlock dev\`, which starts the local replay server)`,
       },
     ]);
   }

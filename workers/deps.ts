@@ -30,7 +30,8 @@ export function createModelClient(endpoint: { baseUrl: string | undefined; apiKe
  */
 export async function buildActivities(config: AirlockConfig, roles: readonly QueueRole[]): Promise<Activities> {
   const paths = statePaths(config);
-  if (roles.includes('agent') || roles.includes('judge')) checkModelEndpoint(config);
+  if (roles.includes('agent')) checkModelEndpoint(config, 'model');
+  if (roles.includes('judge')) checkModelEndpoint(config, 'judge');
 
   let agent;
   if (roles.includes('agent')) {

@@ -57,7 +57,11 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
     if (config.model.baseUrl === undefined) {
       const scriptFile = config.dev.replayScript;
       replay = await startReplayServer({ script: scriptFile === undefined ? demoScript : await loadReplayScript(scriptFile) });
-      config = { ...config, model: { ...config.model, baseUrl: replay.baseUrl } };
+      config = {
+        ...config,
+        model: { ...config.model, baseUrl: replay.baseUrl },
+        judge: { ...config.judge, baseUrl: config.judge.baseUrl ?? replay.baseUrl },
+      };
       modelNote = `${replay.baseUrl} (local replay server, script: ${scriptFile ?? 'built-in demo'})`;
     }
     if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true });

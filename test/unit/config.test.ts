@@ -63,6 +63,14 @@ test('a model caller needs an endpoint or a key', () => {
   expect(() => checkModelEndpoint(parseConfig({}))).toThrow(/OPENAI_API_KEY: required when OPENAI_BASE_URL is not set/);
   expect(() => checkModelEndpoint(parseConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1' }))).not.toThrow();
   expect(() => checkModelEndpoint(parseConfig({ OPENAI_API_KEY: 'sk-abc' }))).not.toThrow();
+  // The judge follows the model endpoint unless it has its own.
+  expect(() => checkModelEndpoint(parseConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1' }), 'judge')).not.toThrow();
+  expect(() => checkModelEndpoint(parseConfig({}), 'judge')).toThrow(/AIRLOCK_JUDGE_API_KEY: required when AIRLOCK_JUDGE_BASE_URL is not set/);
+  expect(parseConfig({ OPENAI_BASE_URL: 'http://a:1/v1', AIRLOCK_JUDGE_BASE_URL: 'http://b:2/v1', AIRLOCK_JUDGE_MODEL: 'small' }).judge).toMatchObject({
+    baseUrl: 'http://b:2/v1',
+    model: 'small',
+    timeoutMs: 3000,
+  });
 });
 
 test('the README documents every configuration variable', () => {
