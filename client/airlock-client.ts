@@ -134,7 +134,8 @@ export class AirlockClient {
       fingerprint: request.fingerprint,
       nonce: request.nonce,
       decision: options.decision,
-      reviewer: options.reviewer,
+      // Trimmed as the job's schema trims it, so the signed text is the text the job verifies.
+      reviewer: options.reviewer.trim(),
       ...(options.reason !== undefined ? { reason: options.reason } : {}),
       ...(options.set !== undefined && Object.keys(options.set).length > 0
         ? { args: coerceEdits(request.toolName, options.set) }

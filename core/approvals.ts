@@ -3,7 +3,7 @@ import { canonicalJson } from './canonical-json';
 import { callFingerprint } from './fingerprint';
 import { observedStateSchema } from './observed-state';
 import type { JobScope } from './policy/evaluate';
-import { getTool } from './tools/definitions';
+import { canonicalArgs, getTool } from './tools/definitions';
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-character hex fingerprint');
 const hex32 = z.string().regex(/^[0-9a-f]{32}$/, 'expected a 32-character hex nonce');
@@ -110,6 +110,8 @@ export interface DecisionContext {
   readonly jobId: string;
   readonly scope: JobScope;
   readonly now: number;
+  /** For the canonical spelling of edited paths (the job's snapshot roots). */
+  readonly roots?: readonly string[];
 }
 
 function reject(
@@ -202,7 +204,7 @@ export function checkDecision(
     const issue = checked.error.issues[0];
     return reject('edit_invalid', `edited call is invalid: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}`, raw);
   }
-  const args = checked.data as Record<string, unknown>;
+  const args = canonicalArgs(tool, checked.data as Record<string, unknown>, ctx.roots ?? []);
   if (canonicalJson(args) === canonicalJson(request.args)) return { ok: true, payload, request, edit: undefined };
   const fingerprint = callFingerprint({
     jobId: ctx.jobId,

@@ -11,7 +11,7 @@ import {
   type RuleFire,
 } from './policy/evaluate';
 import type { PolicySnapshot } from './policy/snapshot';
-import { COMPLETE_TOOL, getTool, toolCategories } from './tools/definitions';
+import { canonicalArgs, COMPLETE_TOOL, getTool, toolCategories } from './tools/definitions';
 
 const argsRecord = z.record(z.string(), z.unknown());
 
@@ -35,7 +35,7 @@ export type ToolPreflight = Extract<PreflightedCall, { kind: 'tool' }>;
  * Parse → known → allowed → schema. A call that fails keeps an ordinary
  * error result; policy only sees calls that could run.
  */
-export function preflight(call: ToolCallRequest, allowedTools: readonly string[]): PreflightedCall {
+export function preflight(call: ToolCallRequest, allowedTools: readonly string[], roots: readonly string[] = []): PreflightedCall {
   const base = { callId: call.id, toolName: call.name };
   let raw: unknown;
   try {
@@ -64,7 +64,7 @@ export function preflight(call: ToolCallRequest, allowedTools: readonly string[]
   if (call.name === COMPLETE_TOOL) {
     return { ...base, kind: 'complete', summary: (parsed.data as { summary: string }).summary };
   }
-  return { ...base, kind: 'tool', category: tool.category, args: parsed.data as Record<string, unknown> };
+  return { ...base, kind: 'tool', category: tool.category, args: canonicalArgs(tool, parsed.data as Record<string, unknown>, roots) };
 }
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);

@@ -26,7 +26,6 @@ import {
   type ToolPreflight,
 } from '../core/batch';
 import { withUniqueCallIds, type ChatMessage } from '../core/chat';
-import { parseDuration } from '../core/duration';
 import { FailureTypes } from '../core/failure-types';
 import {
   agentJobInputSchema,
@@ -44,6 +43,8 @@ import {
 } from '../core/job';
 import { recentTurnsForJudge } from '../core/judge';
 import { evaluateCall, recordFires, ruleById, type JudgeVerdict, type RuleMatch } from '../core/policy/evaluate';
+import { mergeApprovalSettings } from '../core/policy/approval-settings';
+import type { Rule } from '../core/policy/rules';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import { pendingToolsKey, statusKey, type JobStatus } from '../core/search-attributes';
 import { TaskQueues } from '../core/task-queues';
@@ -52,7 +53,6 @@ import { COMPLETE_TOOL, getTool } from '../core/tools/definitions';
 import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery, type DecideResult } from './messages';
 
 
-const DEFAULT_APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_DECIDED_KEPT = 50;
 const GRANT_ATTEMPTS = 3;
 
@@ -266,9 +266,16 @@ class Job {
     return info.continueAsNewSuggested || (limit !== undefined && info.historyLength >= limit);
   }
 
+  /** Waits until no handler runs and every audit event is written; a late signal may add either. */
+  private async drain(): Promise<void> {
+    do {
+      await condition(allHandlersFinished);
+      await this.flushAudit();
+    } while (!allHandlersFinished() || this.auditBuffer.length > 0);
+  }
+
   private async continueAsNew(): Promise<never> {
-    await condition(allHandlersFinished);
-    await this.flushAudit();
+    await this.drain();
     const { carried: _previous, ...input } = this.input;
     return continueAsNew<typeof agentJob>({
       ...input,
@@ -283,8 +290,7 @@ class Job {
     this.result = { schemaVersion: 1, status, turns: this.state.turns, ...extra };
     this.status = status;
     this.showVisibility();
-    await this.flushAudit();
-    await condition(allHandlersFinished);
+    await this.drain();
     return this.result;
   }
 
@@ -308,7 +314,7 @@ class Job {
       this.state.messages.push({ role: 'user', content: Texts.nudge });
       return undefined;
     }
-    const calls = assistant.toolCalls.map((c) => preflight(c, this.allowedTools));
+    const calls = assistant.toolCalls.map((c) => preflight(c, this.allowedTools, this.state.snapshot.detectors.roots));
     const now = Date.now();
     const { plan, grants } = await this.evaluate(calls, this.memory(), now);
     this.state.ruleCounters = recordFires(this.state.ruleCounters, plan.fires, now);
@@ -679,9 +685,15 @@ class Job {
       const prep = prepared[i]!;
       if ('failed' in prep) return [];
       const fate = p.fate as Extract<PlannedCall['fate'], { kind: 'approval' }>;
+      const gating = approvalRules(this.state.snapshot, p);
+      const settings = mergeApprovalSettings(gating);
       const rule = ruleById(this.state.snapshot, fate.ruleId);
-      const ttl = parseDuration(rule?.approval?.ttl ?? '') ?? DEFAULT_APPROVAL_TTL_MS;
-      const reason = [rule?.name ?? fate.ruleId, rule?.instruction, ...prep.warnings].filter((x) => x !== undefined).join(' — ');
+      const nobody = settings.reviewers !== null && settings.reviewers.length === 0 ? ['no reviewer is allowed by every rule: this request can only expire'] : [];
+      const reason = [
+        ...gating.map((r) => [r.name, r.instruction].filter((x) => x !== undefined).join(' — ')),
+        ...prep.warnings,
+        ...nobody,
+      ].join(' — ');
       return [
         {
           requestId: prep.requestId,
@@ -692,15 +704,15 @@ class Job {
           nonce: prep.nonce,
           ruleId: fate.ruleId,
           ruleVersion: fate.ruleVersion,
-          reason,
-          editable: rule?.approval?.editable ?? [],
-          reviewers: rule?.approval?.reviewers ?? null,
-          separateRequester: rule?.approval?.separateRequester ?? false,
-          signatureRequired: rule?.approval?.signatureRequired ?? false,
+          reason: reason === '' ? (rule?.name ?? fate.ruleId) : reason,
+          editable: settings.editable,
+          reviewers: settings.reviewers,
+          separateRequester: settings.separateRequester,
+          signatureRequired: settings.signatureRequired,
           requester: this.input.requester,
           observed: prep.observed,
           createdAt: now,
-          expiresAt: now + ttl,
+          expiresAt: now + settings.ttlMs,
           status: 'pending' as const,
           decision: null,
         },
@@ -725,7 +737,7 @@ class Job {
   }
 
   private decisionContext() {
-    return { jobId: this.jobId, scope: this.input.scope, now: Date.now() };
+    return { jobId: this.jobId, scope: this.input.scope, now: Date.now(), roots: this.state?.snapshot.detectors.roots ?? [] };
   }
 
   private checkDecision(payload: unknown): DecisionCheck {
@@ -754,7 +766,13 @@ class Job {
     let check = this.checkDecision(payload);
     if (!check.ok) return this.rejected(check, via);
     if (check.payload.signature !== undefined) {
-      const verified = await local.verifyDecision({ jobId: this.jobId, payload: check.payload });
+      let verified: { valid: true } | { valid: false; reason: string };
+      try {
+        verified = await local.verifyDecision({ jobId: this.jobId, payload: check.payload });
+      } catch (err) {
+        // A handler that throws would fail the job: an unverifiable signature is just a rejected decision.
+        verified = { valid: false, reason: `the signature could not be verified: ${failureMessage(err)}` };
+      }
       if (!verified.valid) {
         return this.rejected(
           { ok: false, code: 'signature_invalid', message: verified.reason, requestId: check.request.requestId, reviewer: check.payload.reviewer },
@@ -940,6 +958,7 @@ class Job {
       args: r.decision!.editedArgs!,
     }));
     const byCall = new Map(edited.map((r) => [r.callId, r]));
+    const originals = new Map((this.state.parked?.plan.calls ?? []).map((p) => [p.call.callId, p]));
     // The reviewer already approved this call: the approval budget does not apply to it again.
     const { plan } = await this.evaluate(calls, { ...this.memory(), approvalRequests: 0, maxApprovalRequests: Number.MAX_SAFE_INTEGER }, Date.now());
     this.auditPlan(plan);
@@ -954,12 +973,16 @@ class Job {
         case 'redirect':
           denied.set(p.call.callId, Texts.editDenied(Texts.redirected(p.fate.ruleId)));
           break;
-        case 'approval':
-          // Only the rule the reviewer decided for is covered by their approval.
-          if (p.fate.ruleId !== request.ruleId || p.fate.ruleVersion !== request.ruleVersion) {
-            denied.set(p.call.callId, Texts.editNeedsOwnApproval(p.fate.ruleId));
+        case 'approval': {
+          // The reviewer's approval covers the rules the original call was under, no other.
+          const original = originals.get(p.call.callId);
+          const covered = new Set((original === undefined ? [] : approvalRules(this.state.snapshot, original)).map((r) => `${r.id}@${r.version}`));
+          const extra = approvalRules(this.state.snapshot, p).find((r) => !covered.has(`${r.id}@${r.version}`));
+          if (extra !== undefined || !covered.has(`${request.ruleId}@${request.ruleVersion}`)) {
+            denied.set(p.call.callId, Texts.editNeedsOwnApproval(extra?.id ?? p.fate.ruleId));
           }
           break;
+        }
         default:
           break;
       }
@@ -972,6 +995,16 @@ class Job {
     this.state.decided = [...this.state.decided, ...requests].slice(-MAX_DECIDED_KEPT);
     this.state.parked = null;
   }
+}
+
+/** Every rule that asks for approval of this planned call (not only the deciding one). */
+function approvalRules(snapshot: PolicySnapshot, planned: PlannedCall): Rule[] {
+  return (planned.evaluation?.matches ?? [])
+    .filter((m) => m.decision === 'require_approval' && !m.shadow)
+    .flatMap((m) => {
+      const rule = ruleById(snapshot, m.ruleId);
+      return rule === undefined ? [] : [rule];
+    });
 }
 
 function systemPrompt(jobId: string, snapshot: PolicySnapshot, tools: readonly string[]): string {

@@ -83,14 +83,69 @@ function argv(args: unknown): string[] {
   return Array.isArray(value) ? value.filter((a): a is string => typeof a === 'string').map(clean) : [];
 }
 
-function command(args: unknown): string | undefined {
-  const first = argv(args)[0];
-  return first === undefined ? undefined : basenamePosix(first);
+/** Commands that run another command (what they run is what counts), with their options that take a value. */
+const wrappers: ReadonlyMap<string, readonly string[]> = new Map([
+  ['sudo', ['-u', '-g', '-C', '-h', '-p', '-D', '-r', '-t', '-U', '-T', '--user', '--group', '--host', '--prompt', '--chdir']],
+  ['doas', ['-u', '-C']],
+  ['env', ['-u', '-C', '-S', '--unset', '--chdir', '--split-string']],
+  ['nice', ['-n', '--adjustment']],
+  ['nohup', []],
+  ['time', ['-f', '-o', '--format', '--output']],
+  ['timeout', ['-s', '-k', '--signal', '--kill-after']],
+  ['stdbuf', ['-i', '-o', '-e']],
+  ['ionice', ['-c', '-n', '-p', '-t']],
+  ['chrt', ['-p']],
+  ['xargs', ['-n', '-I', '-i', '-d', '-L', '-l', '-P', '-s', '-E', '-e', '-a', '--max-args', '--replace', '--delimiter', '--max-lines', '--max-procs', '--max-chars', '--arg-file']],
+  ['busybox', []],
+  ['command', []],
+  ['exec', ['-a']],
+  ['setsid', []],
+]);
+
+function nameOf(word: string): string {
+  return basenamePosix(word).toLowerCase();
+}
+
+/**
+ * Every simple command an argv would run: the command itself once wrappers
+ * (`sudo`, `env X=1`, `xargs`, `timeout 5` …) are peeled off, plus what
+ * `find -exec/-execdir/-ok` runs.
+ */
+function simpleCommands(words: readonly string[], depth = 0): string[][] {
+  if (depth > 8 || words.length === 0) return [];
+  let rest = [...words];
+  for (let wrapper = wrappers.get(nameOf(rest[0] ?? '')); wrapper !== undefined; wrapper = wrappers.get(nameOf(rest[0] ?? ''))) {
+    rest = rest.slice(1);
+    // Options (with their values), assignments and numbers (a timeout, a priority) before the wrapped command.
+    while (rest.length > 0 && /^(-|[A-Za-z_][A-Za-z0-9_]*=|\d+(\.\d+)?[smhd]?$)/.test(rest[0]!)) {
+      const option = rest[0]!;
+      rest = rest.slice(wrapper.includes(option) ? 2 : 1);
+    }
+  }
+  if (rest.length === 0) return [];
+  const found = [rest];
+  if (nameOf(rest[0]!) === 'find') {
+    rest.forEach((word, i) => {
+      if (!['-exec', '-execdir', '-ok', '-okdir'].includes(word)) return;
+      const tail = rest.slice(i + 1);
+      const end = tail.findIndex((w) => w === ';' || w === '+' || w === '\\;');
+      found.push(...simpleCommands(end < 0 ? tail : tail.slice(0, end), depth + 1));
+    });
+  }
+  return found;
+}
+
+function commands(args: unknown): string[][] {
+  return simpleCommands(argv(args));
+}
+
+function runs(args: unknown, name: string): string[][] {
+  return commands(args).filter((c) => nameOf(c[0]!) === name);
 }
 
 function stringArg(args: unknown, name: string): string | undefined {
   const value = (args as Record<string, unknown> | null)?.[name];
-  return typeof value === 'string' ? clean(value) : undefined;
+  return typeof value === 'string' ? value : undefined;
 }
 
 const wildcard = /[*?[\]{}]/;
@@ -100,20 +155,28 @@ function octalMode(args: unknown): number | undefined {
   return mode !== undefined && /^[0-7]{3,4}$/.test(mode) ? Number.parseInt(mode, 8) : undefined;
 }
 
-/** Modes given to a `chmod` command: numeric or symbolic. */
+/** Mode operands given to `chmod` commands (the first word after the options). */
 function chmodModes(args: unknown): string[] {
-  const [cmd, ...rest] = argv(args);
-  if (cmd === undefined || basenamePosix(cmd) !== 'chmod') return [];
-  return rest.filter((a) => !a.startsWith('-') || /^-[rwxXst]+$/.test(a)).slice(0, 1);
+  return runs(args, 'chmod').flatMap((c) => {
+    const mode = c.slice(1).find((w) => !w.startsWith('-') || /^-[rwxXst]+$/.test(w));
+    return mode === undefined ? [] : [mode];
+  });
 }
 
-function grantsBits(mode: string, bits: { numeric: number; symbolic: RegExp }): boolean {
-  if (/^[0-7]{3,4}$/.test(mode)) return (Number.parseInt(mode, 8) & bits.numeric) !== 0;
-  return bits.symbolic.test(mode);
+/** Symbolic clauses `who op perms`; copying another class's bits (`o=u`) counts as granting them. */
+function symbolicGrants(mode: string, classes: RegExp, bits: RegExp): boolean {
+  return mode.split(',').some((clause) => {
+    const m = /^([ugoa]*)([-+=])([rwxXstugo]*)$/.exec(clause);
+    if (m === null) return false;
+    const [, who, op, perms] = m as unknown as [string, string, string, string];
+    return op !== '-' && (who === '' || classes.test(who)) && (bits.test(perms) || /[ugo]/.test(perms));
+  });
 }
 
-const worldWrite = { numeric: 0o002, symbolic: /(^|,)[ugoa]*[ao][ugoa]*[+=][rwxXst]*w|(^|,)[+=][rwxXst]*w/ };
-const setId = { numeric: 0o6000, symbolic: /(^|,)[ugoa]*[+=][rwxXt]*s/ };
+function grants(mode: string, numeric: number, classes: RegExp, bits: RegExp): boolean {
+  if (/^[0-7]{3,4}$/.test(mode)) return (Number.parseInt(mode, 8) & numeric) !== 0;
+  return symbolicGrants(mode, classes, bits);
+}
 
 function hostAllowed(host: string, allowed: readonly string[]): boolean {
   const h = host.toLowerCase();
@@ -126,27 +189,28 @@ function hostAllowed(host: string, allowed: readonly string[]): boolean {
 const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
   recursive_delete: ({ category, args }) => {
     if (category === 'delete' && (args as { recursive?: unknown })?.recursive === true) return true;
-    const words = argv(args);
-    const cmd = command(args);
-    if (cmd === 'rm') return words.slice(1).some((w) => /^-[a-zA-Z]*[rR]/.test(w) || w === '--recursive');
-    if (cmd === 'find') return words.includes('-delete');
-    return false;
+    // GNU accepts any unambiguous prefix of a long option: `--rec` is `--recursive`.
+    const recursiveFlag = (w: string) => /^-[a-zA-Z]*[rR]/.test(w) || (w.length >= 3 && '--recursive'.startsWith(w));
+    return (
+      runs(args, 'rm').some((c) => c.slice(1).some(recursiveFlag)) || runs(args, 'find').some((c) => c.includes('-delete'))
+    );
   },
   wildcard_delete: ({ category, targets, args }) => {
     if (category === 'delete' && targets.some((t) => wildcard.test(clean(t)))) return true;
-    return command(args) === 'rm' && argv(args).slice(1).some((w) => !w.startsWith('-') && wildcard.test(w));
+    // `{}` is find's placeholder for one name, not a pattern.
+    return runs(args, 'rm').some((c) => c.slice(1).some((w) => !w.startsWith('-') && w !== '{}' && wildcard.test(w)));
   },
-  permission_change: ({ toolName, args }) => toolName === 'fs_chmod' || command(args) === 'chmod',
-  ownership_change: ({ args }) => ['chown', 'chgrp'].includes(command(args) ?? ''),
+  permission_change: ({ toolName, args }) => toolName === 'fs_chmod' || runs(args, 'chmod').length > 0,
+  ownership_change: ({ args }) => runs(args, 'chown').length > 0 || runs(args, 'chgrp').length > 0,
   world_writable: ({ toolName, args }) => {
     const mode = octalMode(args);
     if (toolName === 'fs_chmod' && mode !== undefined) return (mode & 0o002) !== 0;
-    return chmodModes(args).some((m) => grantsBits(m, worldWrite));
+    return chmodModes(args).some((m) => grants(m, 0o002, /[oa]/, /w/));
   },
   setuid: ({ toolName, args }) => {
     const mode = octalMode(args);
     if (toolName === 'fs_chmod' && mode !== undefined) return (mode & 0o6000) !== 0;
-    return chmodModes(args).some((m) => grantsBits(m, setId));
+    return chmodModes(args).some((m) => (/^[0-7]{3,4}$/.test(m) ? grants(m, 0o6000, /./, /s/) : /[+=][rwxXt]*s/.test(m)));
   },
   mode_widening: ({ toolName, args, targets, facts }) => {
     const mode = octalMode(args);
@@ -159,7 +223,8 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
   outside_roots: ({ targets, settings }) => {
     if (settings.roots.length === 0) return false;
     const first = settings.roots[0]!;
-    return targets.some((t) => !settings.roots.some((root) => isInside(root, resolvePosix(first, clean(t)))));
+    // The raw text: a look-alike slash is not a separator to the file system, so it must not be one here.
+    return targets.some((t) => !settings.roots.some((root) => isInside(root, resolvePosix(first, t))));
   },
   symlink_path: ({ facts }) => (facts?.symlinks.length ?? 0) > 0,
   external_send: ({ category, args, settings }) => {
@@ -173,8 +238,9 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
     }
   },
   denied_command: ({ category, args, settings }) => {
-    const cmd = command(args);
-    return category === 'command_execution' && cmd !== undefined && settings.deniedCommands.includes(cmd);
+    if (category !== 'command_execution') return false;
+    const denied = new Set(settings.deniedCommands.map((c) => c.toLowerCase()));
+    return commands(args).some((c) => denied.has(nameOf(c[0]!)));
   },
 };
 

@@ -119,6 +119,12 @@ function inScope(rule: Rule, point: HookPoint, ctx: CallContext): boolean {
   return true;
 }
 
+/** Whether a rule has a deterministic part (scope or `when`) that singles out some calls. */
+function narrowsCalls(rule: Rule): boolean {
+  const s = rule.scope;
+  return rule.when !== undefined || s.tools !== undefined || s.categories !== undefined || s.piece !== undefined || s.movement !== undefined;
+}
+
 function limitedNow(rule: Rule, counters: RuleCounters, now: number): boolean {
   const seen = counters[rule.id];
   if (seen === undefined || rule.limits === undefined) return false;
@@ -173,8 +179,9 @@ export interface EvaluateOptions {
  *
  * Judge failure table: a judged rule acts only on `match` and only when
  * enforced; on `unknown` or a failed judge an enforced `request_approval`
- * rule whose deterministic `when` holds still asks for approval; nothing
- * else fires. Deterministic rules never depend on the judge.
+ * rule whose deterministic part (scope or `when`) singles out this call
+ * still asks for approval; nothing else fires. Deterministic rules never
+ * depend on the judge.
  */
 export function evaluateCall(
   snapshot: PolicySnapshot,
@@ -207,7 +214,7 @@ export function evaluateCall(
         continue;
       }
       if (verdict === 'match') match = { ...base, judged: true, shadow: !enforced };
-      else if (enforced && rule.action === 'request_approval' && rule.when !== undefined && verdict !== 'no_match') {
+      else if (enforced && rule.action === 'request_approval' && narrowsCalls(rule) && verdict !== 'no_match') {
         match = { ...base, judged: true, fallback: true };
       } else continue;
     }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { normalizePosix, resolvePosix } from '../posix-path';
 
 export const toolCategories = [
   'read',
@@ -21,12 +22,21 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   readonly category: ToolCategory;
   readonly risk: ToolRisk;
   readonly parameters: S;
-  /** The paths a call acts on, in the order the reviewer should see them. */
+  /** Arguments that are paths, in the order the reviewer should see them. */
+  readonly pathFields: readonly string[];
+  /** The paths a call acts on (the values of `pathFields`). */
   readonly targets: (args: z.output<S>) => string[];
 }
 
-function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): ToolDefinition<S> {
-  return definition;
+function defineTool<S extends z.ZodType>(definition: Omit<ToolDefinition<S>, 'targets'>): ToolDefinition<S> {
+  return {
+    ...definition,
+    targets: (args) =>
+      definition.pathFields.flatMap((field) => {
+        const value = (args as Record<string, unknown>)[field];
+        return typeof value === 'string' ? [value] : [];
+      }),
+  };
 }
 
 const path = z
@@ -41,7 +51,7 @@ export const fsList = defineTool({
   category: 'read',
   risk: 'low',
   parameters: z.strictObject({ path }),
-  targets: (a) => [a.path],
+  pathFields: ['path'],
 });
 
 export const fsRead = defineTool({
@@ -50,7 +60,7 @@ export const fsRead = defineTool({
   category: 'read',
   risk: 'low',
   parameters: z.strictObject({ path, maxBytes: z.number().int().min(1).max(1_048_576).default(65_536) }),
-  targets: (a) => [a.path],
+  pathFields: ['path'],
 });
 
 export const fsStat = defineTool({
@@ -59,7 +69,7 @@ export const fsStat = defineTool({
   category: 'read',
   risk: 'low',
   parameters: z.strictObject({ path }),
-  targets: (a) => [a.path],
+  pathFields: ['path'],
 });
 
 export const fsWrite = defineTool({
@@ -73,7 +83,7 @@ export const fsWrite = defineTool({
     content: z.string().max(1_048_576),
     mode: z.enum(['create', 'overwrite', 'append']).default('create'),
   }),
-  targets: (a) => [a.path],
+  pathFields: ['path'],
 });
 
 export const fsMove = defineTool({
@@ -82,7 +92,7 @@ export const fsMove = defineTool({
   category: 'file_change',
   risk: 'medium',
   parameters: z.strictObject({ from: path, to: path, overwrite: z.boolean().default(false) }),
-  targets: (a) => [a.from, a.to],
+  pathFields: ['from', 'to'],
 });
 
 export const fsDelete = defineTool({
@@ -91,7 +101,7 @@ export const fsDelete = defineTool({
   category: 'delete',
   risk: 'high',
   parameters: z.strictObject({ path, recursive: z.boolean().default(false) }),
-  targets: (a) => [a.path],
+  pathFields: ['path'],
 });
 
 export const fsChmod = defineTool({
@@ -104,7 +114,7 @@ export const fsChmod = defineTool({
     // No setuid, setgid or sticky bits: this tool only sets permission bits.
     mode: z.string().regex(/^0?[0-7]{3}$/, 'mode must be 3 octal permission digits, e.g. "640"'),
   }),
-  targets: (a) => [a.path],
+  pathFields: ['path'],
 });
 
 /** The control tool that ends a job; it never reaches the tools queue. */
@@ -114,7 +124,7 @@ export const complete = defineTool({
   category: 'control',
   risk: 'low',
   parameters: z.strictObject({ summary: z.string().min(1).max(4000) }),
-  targets: () => [],
+  pathFields: [],
 });
 
 export const COMPLETE_TOOL = complete.name;
@@ -130,4 +140,19 @@ export const sideEffectToolNames: readonly string[] = all.filter((t) => t.catego
 
 export function getTool(name: string): ToolDefinition | undefined {
   return toolDefinitions.get(name);
+}
+
+/**
+ * Path arguments in one canonical spelling: relative paths taken from the
+ * first root, `.`/`..`/`//` folded. Rules, fingerprints, reviewers and tools
+ * then all see the same text for the same place.
+ */
+export function canonicalArgs(tool: ToolDefinition, args: Record<string, unknown>, roots: readonly string[]): Record<string, unknown> {
+  if (tool.pathFields.length === 0) return args;
+  const out = { ...args };
+  for (const field of tool.pathFields) {
+    const value = out[field];
+    if (typeof value === 'string') out[field] = roots[0] === undefined ? normalizePosix(value) : resolvePosix(roots[0], value);
+  }
+  return out;
 }

@@ -159,11 +159,21 @@ describe('signed decisions, detectors, notifications and odd batches', () => {
             version: 1,
             name: 'temporary files: anyone, path editable',
             scope: { tools: ['fs_write'] },
-            when: { arg: 'path', glob: 'tmp/**' },
+            when: { arg: 'path', glob: '**/tmp/**' },
             action: 'request_approval',
             approval: { editable: ['path'] },
           },
-          { id: 'etc-writes', version: 1, name: 'config: admins only', scope: { tools: ['fs_write'] }, when: { arg: 'path', glob: 'etc/**' }, action: 'request_approval', approval: { reviewers: ['admin'] } },
+          { id: 'etc-writes', version: 1, name: 'config: admins only', scope: { tools: ['fs_write'] }, when: { arg: 'path', glob: '**/etc/**' }, action: 'request_approval', approval: { reviewers: ['admin'] } },
+          { id: 'moves', version: 1, name: 'moves need approval', scope: { tools: ['fs_move'] }, action: 'request_approval' },
+          {
+            id: 'moves-into-etc',
+            version: 1,
+            name: 'moving into etc needs alice, signed',
+            scope: { tools: ['fs_move'] },
+            when: { arg: 'to', glob: '**/etc/**' },
+            action: 'request_approval',
+            approval: { reviewers: ['alice'], signatureRequired: true, ttl: '1h' },
+          },
           {
             id: 'say-done',
             version: 1,
@@ -210,6 +220,27 @@ describe('signed decisions, detectors, notifications and odd batches', () => {
       ['rejected', 'signature_invalid'],
       ['accepted', 'signed'],
     ]);
+  });
+
+  test('when several approval rules gate a call, the request carries the strictest settings of all', async () => {
+    mkdirSync(join(h.root, 'etc'), { recursive: true });
+    writeFileSync(join(h.root, 'app.conf'), 'x');
+    const { jobId } = await h.start({
+      script: {
+        turns: [
+          { tool_calls: [{ name: 'fs_move', arguments: { from: 'app.conf', to: 'etc/app.conf' } }] },
+          { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] },
+        ],
+      },
+    });
+    const request = (await h.waitForPending(jobId)).pending[0]!;
+    expect(request).toMatchObject({ ruleId: 'moves', reviewers: ['alice'] });
+    expect(Date.parse(request.expiresAt) - Date.parse(request.createdAt)).toBe(3_600_000);
+    expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'bob' })).toMatchObject({ accepted: false, code: 'reviewer_not_allowed' });
+    expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: false, code: 'signature_required' });
+    expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice', signingKey: alice.privateKey })).toMatchObject({ accepted: true });
+    expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+    expect(existsSync(join(h.root, 'etc', 'app.conf'))).toBe(true);
   });
 
   test('detectors deny reads outside the roots or through a symlink before any tool runs', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -103,8 +103,18 @@ test('add, disable and enable write new versions and keep the comments; a bad ed
   expect(invalid.code).toBe(1);
   expect(invalid.stderr).toMatch(/rule broken: action: /);
   expect(readFileSync(rulesFile, 'utf8')).toBe(before);
-  expect(await airlock(['rules', 'enable', 'no-recursive'])).toMatchObject({ stdout: expect.stringMatching(/enabled as v4/) });
   expect(await airlock(['rules', 'enable', 'ghost'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/no rule ghost/) });
+  // The file keeps its permissions; an empty `rules:` is a list to add to.
+  chmodSync(rulesFile, 0o600);
+  expect(await airlock(['rules', 'enable', 'no-recursive'])).toMatchObject({ stdout: expect.stringMatching(/enabled as v4/) });
+  expect(statSync(rulesFile).mode & 0o777).toBe(0o600);
+  const bare = join(dir, 'bare.yaml');
+  writeFileSync(bare, 'version: 1\nrules:\n');
+  expect(await airlock(['rules', 'add', '--file', bare, '--rule', '{id: first, name: first, action: audit_only}'])).toMatchObject({ code: 0 });
+  expect(readFileSync(bare, 'utf8')).toMatch(/id: first/);
+  writeFileSync(`${rulesFile}.lock`, '');
+  expect(await airlock(['rules', 'disable', 'no-recursive'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/another rules edit is running/) });
+  rmSync(`${rulesFile}.lock`);
   expect(await airlock(['rules', 'add', '--rule', '{id: x, name: x, action: audit_only}'], { AIRLOCK_RULES_FILE: '' })).toMatchObject({
     code: 2,
     stderr: expect.stringMatching(/no rules file to change/),

@@ -27,6 +27,13 @@ describe('deletes', () => {
     // A zero-width space or fullwidth letters do not hide a command.
     [['r\u200bm', '-r', 'x'], ['recursive_delete']],
     [['ｒｍ', '-R', 'x'], ['recursive_delete']],
+    // Abbreviated long options, wrappers and commands run by other commands.
+    [['rm', '--recur', 'x'], ['recursive_delete']],
+    [['sudo', '-u', 'root', 'rm', '-rf', 'x'], ['recursive_delete']],
+    [['env', 'LANG=C', 'timeout', '5', 'rm', '-r', 'x'], ['recursive_delete']],
+    [['xargs', '-0', 'rm', '-r'], ['recursive_delete']],
+    [['find', '.', '-name', 'x', '-exec', 'rm', '-rf', '{}', '+'], ['recursive_delete']],
+    [['find', '.', '-name', 'x', '-exec', 'ls', '{}', ';'], []],
   ])('command %j → %j', (argv, expected) => {
     expect(fired('command_run', 'command_execution', { argv })).toEqual(expected);
   });
@@ -54,6 +61,9 @@ describe('permissions and ownership', () => {
     [['chmod', 'o+w', 'f'], ['world_writable']],
     [['chmod', 'a+rwx', 'f'], ['world_writable']],
     [['chmod', 'u+s', 'f'], ['setuid']],
+    [['chmod', 'o=u', 'f'], ['world_writable']],
+    [['sudo', 'chmod', '-R', 'a+w', 'd'], ['world_writable']],
+    [['chmod', 'o-w', 'f'], []],
     [['chmod', '755', 'f'], []],
     [['chown', 'root:root', 'f'], ['ownership_change']],
     [['chgrp', 'wheel', 'f'], ['ownership_change']],
@@ -71,6 +81,8 @@ describe('paths', () => {
     ['/srv/mediaX/film.mkv', true],
     ['/etc/shadow', true],
     ['/srv/データ/\u202Egpj.exe', false],
+    // A full-width solidus is no separator: these `..` climb out for real.
+    ['/srv/media/a\uFF0Fb/../../etc/x', true],
   ])('%s outside the roots: %s', (path, outside) => {
     expect(fired('fs_read', 'read', { path }).includes('outside_roots')).toBe(outside);
   });
@@ -102,6 +114,8 @@ describe('outbound and commands', () => {
     [['mkfs.ext4', '/dev/sda1'], false],
     [['mkfs', '-t', 'ext4', '/dev/sda1'], true],
     [['/sbin/shutdown', '-h', 'now'], true],
+    [['/sbin/DD', 'if=/dev/zero'], true],
+    [['sudo', 'mkfs', '/dev/sdb'], true],
     [['ls', '-la'], false],
   ])('command %j is denied: %s', (argv, expected) => {
     expect(fired('command_run', 'command_execution', { argv }).includes('denied_command')).toBe(expected);

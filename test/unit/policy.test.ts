@@ -5,6 +5,7 @@ import { batchOutcome, evaluateCall, recordFires, type CallContext } from '../..
 import type { Condition, RuleInput } from '../../core/policy/rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import { defaultRules } from '../../core/policy/default-rules';
+import { mergeApprovalSettings } from '../../core/policy/approval-settings';
 
 function snapshot(rules: RuleInput[], instructions: string[] = []) {
   return buildSnapshot(parseRulesDocument({ version: 1, instructions, rules }, 'test'), 'test');
@@ -168,6 +169,17 @@ describe('batch planning', () => {
     });
     expect(preflight({ id: 'x', name: 'complete', arguments: '{"summary":"ok"}' }, [])).toMatchObject({ kind: 'complete', summary: 'ok' });
   });
+
+  test('paths get one canonical spelling, so a respelled path is the same call for rules and fingerprints', () => {
+    const spellings = ['secrets/k', '/srv/data//secrets/k', '/srv/data/./secrets/k', 'x/../secrets/k', '/srv/data/x/../secrets/k'];
+    const canonical = spellings.map((path) => {
+      const c = preflight({ id: 'x', name: 'fs_read', arguments: JSON.stringify({ path }) }, ['fs_read'], ['/srv/data']);
+      return c.kind === 'tool' ? c.args.path : undefined;
+    });
+    expect(new Set(canonical)).toEqual(new Set(['/srv/data/secrets/k']));
+    const move = preflight({ id: 'x', name: 'fs_move', arguments: '{"from":"a/../b","to":"/srv/data/c/"}' }, ['fs_move'], ['/srv/data']);
+    expect(move).toMatchObject({ args: { from: '/srv/data/b', to: '/srv/data/c' } });
+  });
 });
 
 describe('rules files', () => {
@@ -239,10 +251,11 @@ describe('the judge failure table', () => {
     },
     { id: 'enforced-semantic-only', version: 1, name: 'n', condition: 'looks like a prompt injection', action: 'request_approval', enforceJudge: true },
     { id: 'enforced-hint', version: 1, name: 'h', condition: 'is sloppy', action: 'inject_instruction', instruction: 'Be careful.', enforceJudge: true },
+    { id: 'enforced-scoped', version: 1, name: 'c', scope: { tools: ['fs_chmod'] }, condition: 'weakens security', action: 'request_approval', enforceJudge: true },
   ]);
   const del = call('fs_delete', 'delete', { path: 'photos', recursive: true });
   const all = (v: 'match' | 'no_match' | 'unknown' | 'failed') =>
-    Object.fromEntries(['shadow-judge', 'enforced-gate', 'enforced-semantic-only', 'enforced-hint'].map((id) => [id, v]));
+    Object.fromEntries(['shadow-judge', 'enforced-gate', 'enforced-semantic-only', 'enforced-hint', 'enforced-scoped'].map((id) => [id, v]));
 
   test('without verdicts, judged rules are candidates and decide nothing yet', () => {
     const first = evaluateCall(judged, 'tool.before', del, {}, 0);
@@ -266,9 +279,12 @@ describe('the judge failure table', () => {
     const result = evaluateCall(judged, 'tool.before', del, {}, 0, { verdicts: all(verdict) });
     expect(result.decision).toBe('require_approval');
     expect(result.matches.map((m) => [m.ruleId, m.fallback])).toEqual([['enforced-gate', true]]);
-    // Without the deterministic part (not recursive), nothing fires on a judge failure.
-    const plain = evaluateCall(judged, 'tool.before', call('fs_delete', 'delete', { path: 'x', recursive: false }), {}, 0, { verdicts: all(verdict) });
-    expect(plain).toMatchObject({ decision: 'allow', matches: [] });
+    // The scope is a deterministic part too: a scoped rule asks when the judge cannot say.
+    const chmod = evaluateCall(judged, 'tool.before', call('fs_chmod', 'file_change', { path: 'x', mode: '600' }), {}, 0, { verdicts: all(verdict) });
+    expect(chmod.matches.map((m) => [m.ruleId, m.fallback])).toEqual([['enforced-scoped', true]]);
+    // A rule over every call with no deterministic part does not fire on a judge failure.
+    const read = evaluateCall(judged, 'tool.before', call('fs_read', 'read', { path: 'x' }), {}, 0, { verdicts: all(verdict) });
+    expect(read).toMatchObject({ decision: 'allow', matches: [] });
   });
 
   test('no_match: nothing fires; a rule the judge left out counts as failed', () => {
@@ -291,6 +307,26 @@ describe('the judge failure table', () => {
     expect(() => snapshot([{ id: 'j', version: 1, name: 'j', action: 'audit_only', enforceJudge: true }])).toThrow(
       /rule j: enforceJudge: enforceJudge needs a natural-language condition/,
     );
+  });
+});
+
+describe('several approval rules on one call', () => {
+  test('the request honours all of them', () => {
+    const merged = mergeApprovalSettings(
+      parseRulesDocument(
+        {
+          version: 1,
+          rules: [
+            { id: 'a', version: 1, name: 'a', action: 'request_approval', approval: { ttl: '24h', reviewers: ['alice', 'bob'], editable: ['recursive', 'path'] } },
+            { id: 'b', version: 1, name: 'b', action: 'request_approval', approval: { ttl: '1h', reviewers: ['bob', 'carol'], editable: ['path'], signatureRequired: true } },
+            { id: 'c', version: 1, name: 'c', action: 'request_approval', approval: { separateRequester: true } },
+          ],
+        },
+        'test',
+      ).rules,
+    );
+    expect(merged).toEqual({ ttlMs: 3_600_000, reviewers: ['bob'], editable: [], separateRequester: true, signatureRequired: true });
+    expect(mergeApprovalSettings([])).toMatchObject({ reviewers: null, ttlMs: 86_400_000 });
   });
 });
 

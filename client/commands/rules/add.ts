@@ -26,10 +26,7 @@ export const rulesAddCommand = defineCommand({
         throw new UsageError(`rule ${String(withVersion.id)} already exists; enable, disable or edit it instead`);
       }
       doc.rules.push(withVersion);
-      if (yaml !== undefined) {
-        if (yaml.has('rules')) yaml.addIn(['rules'], yaml.createNode(withVersion));
-        else yaml.set('rules', yaml.createNode([withVersion]));
-      }
+      yaml?.addIn(['rules'], yaml.createNode(withVersion));
     });
     if (args.values.json === true) printJson(io, { added: withVersion.id, version: withVersion.version, file });
     else io.out(`added rule ${String(withVersion.id)} v${String(withVersion.version)} to ${String(file)} (new jobs only)`);

@@ -25,10 +25,14 @@ export const rulesTestCommand = defineCommand({
     if (getTool(toolName) === undefined || toolName === 'complete') {
       throw new UsageError(`--tool takes a registered tool: ${sideEffectToolNames.join(', ')}`);
     }
-    const call = preflight({ id: 'dry-run', name: toolName, arguments: stringOption(args, 'args') ?? '{}' }, sideEffectToolNames);
-    if (call.kind !== 'tool') throw new UsageError(call.kind === 'error' ? call.message : 'not a tool call');
     const file = rulesFileFor(io.config(), stringOption(args, 'file'));
     const snapshot = await snapshotFor(io.config(), file);
+    const call = preflight(
+      { id: 'dry-run', name: toolName, arguments: stringOption(args, 'args') ?? '{}' },
+      sideEffectToolNames,
+      snapshot.detectors.roots,
+    );
+    if (call.kind !== 'tool') throw new UsageError(call.kind === 'error' ? call.message : 'not a tool call');
     const targets = getTool(toolName)!.targets(call.args);
     const ctx: CallContext = {
       toolName,
