@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { planBatch, type BatchPlan, type JobPolicyMemory, type PreflightedCall } from '../core/batch';
-import { callFingerprint } from '../core/fingerprint';
+import { stateFingerprint } from '../core/fingerprint';
 import { judgeCallSummary, MAX_JUDGED_RULES, type JudgeCallSummary, type JudgeRuleInput } from '../core/judge';
 import { rulesUseDetectors } from '../core/policy/conditions';
 import type { CallFacts } from '../core/policy/detectors';
@@ -124,14 +124,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
         if (call.kind !== 'tool') continue;
         const targets = getTool(call.toolName)?.targets(call.args) ?? [];
         const facts: CallFacts | undefined = needFacts ? await gatherFacts(targets, input.snapshot.detectors.roots) : undefined;
-        const fingerprint = callFingerprint({
-          jobId: input.jobId,
-          scope: input.scope,
-          toolName: call.toolName,
-          normalizedArgs: call.args,
-          ruleId: null,
-          ruleVersion: null,
-        });
+        const fingerprint = stateFingerprint(input.jobId, input.scope, call);
         const evaluation = evaluateCall(
           input.snapshot,
           'tool.before',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolCallRequest } from './chat';
-import { callFingerprint } from './fingerprint';
+import { callFingerprint, stateFingerprint } from './fingerprint';
 import {
   batchOutcome,
   callEvaluationSchema,
@@ -130,15 +130,8 @@ export function planBatch(input: PlanInput): BatchPlan {
     if (call.kind === 'complete') return { call, fate: { kind: 'complete', summary: call.summary } };
     const evaluation = input.evaluations.get(call.callId);
     if (evaluation === undefined) throw new Error(`no policy evaluation for call ${call.callId}`);
-    const stateFingerprint = callFingerprint({
-      jobId: input.jobId,
-      scope: input.scope,
-      toolName: call.toolName,
-      normalizedArgs: call.args,
-      ruleId: null,
-      ruleVersion: null,
-    });
-    fires.push(...evaluation.matches.filter((m) => !m.shadow && m.duplicate !== true).map((m) => ({ ...m, stateFingerprint })));
+    const state = stateFingerprint(input.jobId, input.scope, call);
+    fires.push(...evaluation.matches.filter((m) => !m.shadow && m.duplicate !== true).map((m) => ({ ...m, stateFingerprint: state })));
     const fingerprintFor = (ruleId: string | null, ruleVersion: number | null) =>
       callFingerprint({
         jobId: input.jobId,
@@ -150,7 +143,7 @@ export function planBatch(input: PlanInput): BatchPlan {
       });
     const fate = (f: CallFate): PlannedCall => ({ call, evaluation, fate: f });
     if (evaluation.decision === 'allow' || evaluation.decision === 'audit_only') {
-      return fate({ kind: 'run', fingerprint: stateFingerprint });
+      return fate({ kind: 'run', fingerprint: state });
     }
     // Every other decision comes from a rule that acted.
     const rule = evaluation.deciding!;

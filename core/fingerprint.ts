@@ -27,3 +27,8 @@ export function callFingerprint(input: FingerprintInput): string {
     }),
   );
 }
+
+/** The call itself, no rule: what grants for ungated calls bind and what de-duplication compares. */
+export function stateFingerprint(jobId: string, scope: JobScope, call: { readonly toolName: string; readonly args: unknown }): string {
+  return callFingerprint({ jobId, scope, toolName: call.toolName, normalizedArgs: call.args, ruleId: null, ruleVersion: null });
+}
