@@ -68,11 +68,14 @@ const local = proxyLocalActivities<AgentActivities>({
   retry: { initialInterval: '1 second', maximumAttempts: 5 },
 });
 
-const tools = proxyActivities<ToolActivities>({
+// prepare and revalidate only observe; calls add a summary for the Web UI on top of these.
+const toolOptions = {
   taskQueue: TaskQueues.tools,
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
-});
+} as const;
+
+const tools = proxyActivities<ToolActivities>(toolOptions);
 
 const judgeQueue = proxyActivities<JudgeActivities>({
   taskQueue: TaskQueues.judge,
@@ -650,12 +653,7 @@ class Job {
       gated.map(async (p) => {
         try {
           return await tools.prepareApproval.executeWithOptions(
-            {
-              taskQueue: TaskQueues.tools,
-              startToCloseTimeout: '2 minutes',
-              retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
-              summary: `prepare ${p.call.toolName}`,
-            },
+            { ...toolOptions, summary: `prepare ${p.call.toolName}` },
             [{ toolName: p.call.toolName, args: (p.call as ToolPreflight).args }],
           );
         } catch (err) {
@@ -903,12 +901,7 @@ class Job {
     let check;
     try {
       check = await tools.revalidate.executeWithOptions(
-        {
-          taskQueue: TaskQueues.tools,
-          startToCloseTimeout: '2 minutes',
-          retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
-          summary: `revalidate ${call.toolName}`,
-        },
+        { ...toolOptions, summary: `revalidate ${call.toolName}` },
         [
           {
             toolName: call.toolName,
