@@ -28,10 +28,11 @@ export const testServer = {
 
 let runtimeReady = false;
 
-function ensureRuntime(): void {
+export function ensureRuntime(): void {
   if (runtimeReady) return;
   try {
-    Runtime.install({ logger: runtimeLogger('error'), shutdownSignals: [] });
+    // Core's own lines (e.g. the nondeterminism a replay test provokes on purpose) only at ERROR.
+    Runtime.install({ logger: runtimeLogger('error'), shutdownSignals: [], telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
   } catch {
     // Already installed in this process by an earlier test file.
   }

@@ -1,0 +1,465 @@
+import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client, Connection, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
+import { NativeConnection, Runtime } from '@temporalio/worker';
+import { OpenAI } from 'openai';
+import { createActivities } from '../activities';
+import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../activities/grant-keys';
+import { NonceStore } from '../activities/nonce-store';
+import { parseRulesDocument } from '../activities/rules-file';
+import { Roots } from '../activities/tools/roots';
+import { AirlockClient } from '../client/airlock-client';
+import { startDevServer } from '../client/dev/dev-server';
+import { freePort } from '../client/dev/ports';
+import { startReplayServer } from '../client/dev/replay-server';
+import { resolveTemporalCli } from '../client/dev/temporal-cli';
+import { ensureSearchAttributes } from '../client/search-attributes';
+import { parseConfig } from '../core/config';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult, type AgentJobStateView } from '../core/job';
+import { buildSnapshot } from '../core/policy/snapshot';
+import type { ReplayScript } from '../core/replay-script';
+import { TaskQueues, queueRoles } from '../core/task-queues';
+import { createWorkers } from '../workers/create-workers';
+import { runtimeLogger } from '../workers/run-workers';
+import { approvalDecisionSignal, stateQuery } from '../workflows/messages';
+
+/**
+ * Records one job of every shape on a real dev server and writes each run's
+ * history under test/replay/histories/, named `<shape>.<tag>[.runN].json`.
+ * The replay test (`test/integration/replay.test.ts`) replays every file
+ * against the current workflow code, so a change that would break a job
+ * parked under an older build fails `npm test`.
+ *
+ *   npm run record:histories [-- --tag TAG] [--only SHAPE,...]
+ *
+ * TAG defaults to the current commit's short hash. Recording never replaces
+ * an older file: new shapes (or a new build's shapes) go next to the old ones.
+ */
+
+const HISTORIES = resolve(__dirname, '..', '..', 'test', 'replay', 'histories');
+
+/** One rules file for every shape; each rule singles out its own scenario by tool, path or scope. */
+const RULES = {
+  version: 1,
+  instructions: ['Work only inside the allowed folders.'],
+  rules: [
+    {
+      id: 'deny-private',
+      version: 1,
+      name: 'Nothing is written under private/',
+      scope: { tools: ['fs_write'] },
+      when: { arg: 'path', glob: '**/private/**' },
+      action: 'deny_current_tool',
+      instruction: 'Write somewhere else.',
+    },
+    {
+      id: 'redirect-reports',
+      version: 1,
+      name: 'Reports go to the outbox',
+      scope: { tools: ['fs_write'] },
+      when: { arg: 'path', glob: '**/reports/**' },
+      action: 'inject_instruction',
+      instruction: 'Write reports to outbox/ instead of reports/.',
+      limits: { maxFires: 1 },
+    },
+    {
+      id: 'stop-world-writable',
+      version: 1,
+      name: 'World-writable permissions end the job',
+      scope: { tools: ['fs_chmod'] },
+      when: { detector: 'world_writable' },
+      action: 'stop_task',
+    },
+    {
+      id: 'approve-deletes',
+      version: 1,
+      name: 'Deleting needs approval',
+      scope: { categories: ['delete'] },
+      when: { not: { arg: 'path', glob: '**/*.tmp' } },
+      action: 'request_approval',
+      instruction: 'Check that nothing still needs it.',
+      approval: { editable: ['path', 'recursive'] },
+    },
+    {
+      id: 'quick-deletes',
+      version: 1,
+      name: 'Temporary files: short approval window',
+      scope: { categories: ['delete'] },
+      when: { arg: 'path', glob: '**/*.tmp' },
+      action: 'request_approval',
+      approval: { ttl: '2s' },
+    },
+    {
+      id: 'signed-moves',
+      version: 1,
+      name: 'Moves need a signed approval',
+      scope: { tools: ['fs_move'] },
+      action: 'request_approval',
+      approval: { signatureRequired: true, reviewers: ['alice'] },
+    },
+    {
+      id: 'judge-notes',
+      version: 1,
+      name: 'Watch notes for credentials',
+      scope: { tools: ['fs_write'] },
+      when: { arg: 'path', glob: '**/notes/**' },
+      condition: 'writes credentials into a note',
+      action: 'request_approval',
+    },
+    {
+      id: 'completion-check',
+      version: 1,
+      name: 'Completion needs a list of what changed',
+      point: 'completion.before_accept',
+      scope: { piece: ['completion-gate'] },
+      action: 'deny_current_tool',
+      instruction: 'List every file you changed in the summary.',
+    },
+  ],
+};
+
+interface Recorder {
+  readonly client: Client;
+  readonly airlock: AirlockClient;
+  readonly root: string;
+  readonly signingKey: KeyObject;
+  setScript(script: ReplayScript): void;
+  setJudgeScript(script: ReplayScript): void;
+}
+
+interface Shape {
+  readonly name: string;
+  /** Runs the job to its end; returns its first run id. */
+  run(r: Recorder, jobId: string): Promise<string>;
+}
+
+const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
+const complete = (summary: string) => ({ tool_calls: [call('complete', { summary })] });
+
+async function start(r: Recorder, jobId: string, script: ReplayScript, input: Partial<AgentJobInput> = {}): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  r.setScript(script);
+  return r.client.workflow.start(AGENT_JOB_WORKFLOW, {
+    taskQueue: TaskQueues.agent,
+    workflowId: jobId,
+    args: [{ schemaVersion: 1, goal: `record ${jobId}`, requester: 'recorder', ...input }],
+  });
+}
+
+async function waitFor(handle: WorkflowHandle, predicate: (s: AgentJobStateView) => boolean, what: string): Promise<AgentJobStateView> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const state = await handle.query(stateQuery);
+      if (predicate(state)) return state;
+    } catch {
+      // Not started yet.
+    }
+    if (Date.now() > deadline) throw new Error(`${handle.workflowId}: timed out waiting for ${what}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+const parked = (handle: WorkflowHandle) =>
+  waitFor(handle, (s) => s.status === 'awaiting_approval' && s.pending.length > 0, 'a pending request');
+
+async function finished(handle: WorkflowHandleWithFirstExecutionRunId, expected: AgentJobResult['status']): Promise<string> {
+  const result = (await handle.result()) as AgentJobResult;
+  if (result.status !== expected) throw new Error(`${handle.workflowId} ended ${result.status} (${result.reason ?? ''}), expected ${expected}`);
+  return handle.firstExecutionRunId;
+}
+
+const shapes: Shape[] = [
+  {
+    name: 'allowed-call',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'hello.txt'), 'hello');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_read', { path: 'hello.txt' })] }, complete('read it')] });
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'allowed-batch',
+    async run(r, id) {
+      mkdirSync(join(r.root, 'batch'), { recursive: true });
+      writeFileSync(join(r.root, 'batch', 'a.txt'), 'a');
+      const h = await start(r, id, {
+        turns: [
+          {
+            tool_calls: [
+              call('fs_list', { path: 'batch' }),
+              call('fs_stat', { path: 'batch/a.txt' }),
+              call('fs_write', { path: 'batch/b.txt', content: 'b' }),
+              call('fs_read', { path: 'batch/a.txt' }),
+            ],
+          },
+          complete('batch done'),
+        ],
+      });
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'deny',
+    async run(r, id) {
+      const h = await start(r, id, {
+        turns: [
+          { tool_calls: [call('fs_write', { path: 'private/x.txt', content: 'x' }), call('fs_list', { path: '.' })] },
+          complete('denied'),
+        ],
+      });
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'redirect',
+    async run(r, id) {
+      const h = await start(r, id, {
+        turns: [
+          { tool_calls: [call('fs_write', { path: 'reports/r.txt', content: 'report' })] },
+          { tool_calls: [call('fs_write', { path: 'outbox/r.txt', content: 'report' })] },
+          complete('redirected'),
+        ],
+      });
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'stop',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'open.txt'), 'x');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_chmod', { path: 'open.txt', mode: '777' })] }, complete('never')] });
+      return finished(h, 'aborted');
+    },
+  },
+  {
+    name: 'approved',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'old.bak'), 'old');
+      const h = await start(r, id, {
+        turns: [{ tool_calls: [call('fs_delete', { path: 'old.bak' }), call('fs_stat', { path: '.' })] }, complete('deleted')],
+      });
+      await parked(h);
+      await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice' }));
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'approved-with-edit',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'one.bak'), '1');
+      writeFileSync(join(r.root, 'two.bak'), '2');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_delete', { path: 'one.bak' })] }, complete('deleted the other')] });
+      await parked(h);
+      await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice', set: { path: 'two.bak' } }));
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'denied-by-reviewer',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'keep.bak'), 'keep');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_delete', { path: 'keep.bak' })] }, complete('kept')] });
+      await parked(h);
+      await decided(r.airlock.decide(id, { decision: 'deny', reviewer: 'alice', reason: 'still needed' }));
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'expired',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'scratch.tmp'), 'x');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_delete', { path: 'scratch.tmp' })] }, complete('expired')] });
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'rejected-forged-decision',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'target.bak'), 't');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_delete', { path: 'target.bak' })] }, complete('deleted')] });
+      const state = await parked(h);
+      const request = state.pending[0]!;
+      // A forged signal (wrong nonce) lands in history and is audited; a forged update is rejected by its validator and reported.
+      await r.client.workflow.getHandle(id).signal(approvalDecisionSignal, { ...decisionOf(request), nonce: '0'.repeat(32) });
+      const forged = await r.airlock.sendDecision(id, { ...decisionOf(request), fingerprint: 'f'.repeat(64) });
+      if (forged.accepted) throw new Error('a forged decision was accepted');
+      await waitFor(h, (s) => s.counters.rejectedDecisions >= 2, 'two rejected decisions');
+      await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice' }));
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'completion-gate',
+    async run(r, id) {
+      const h = await start(
+        r,
+        id,
+        { turns: [{ tool_calls: [call('fs_write', { path: 'done.txt', content: 'd' })] }, complete('wrote a file'), complete('changed done.txt')] },
+        { scope: { piece: 'completion-gate' } },
+      );
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'continue-as-new-parked',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'long.bak'), 'long');
+      const h = await start(
+        r,
+        id,
+        { turns: [{ tool_calls: [call('fs_stat', { path: 'long.bak' })] }, { tool_calls: [call('fs_delete', { path: 'long.bak' })] }, complete('deleted after a long wait')] },
+        { historyEventLimit: 60 },
+      );
+      const state = await parked(h);
+      const request = state.pending[0]!;
+      // While parked, history grows only with what arrives: stray decisions (signals, each audited) push it past the limit.
+      // Rejected updates would not do: they leave no event, so a continue-as-new they set off could not be replayed.
+      for (let i = 0; i < 40; i++) {
+        const now = await h.query(stateQuery);
+        if (now.counters.continuedAsNew > 0) break;
+        await h.signal(approvalDecisionSignal, { ...decisionOf(request), requestId: `stray-${i}` });
+      }
+      await waitFor(h, (s) => s.counters.continuedAsNew >= 1 && s.pending.length === 1, 'continue-as-new while parked');
+      await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice' }));
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'judge-shadow',
+    async run(r, id) {
+      r.setJudgeScript({
+        turns: [{ content: JSON.stringify({ version: 1, decisions: [{ rule_id: 'judge-notes', result: 'match', confidence: 0.9 }] }) }],
+      });
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_write', { path: 'notes/n.txt', content: 'password=hunter2' })] }, complete('noted')] });
+      return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'signed-decision',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'from.txt'), 'f');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_move', { from: 'from.txt', to: 'to.txt' })] }, complete('moved')] });
+      await parked(h);
+      await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice', signingKey: r.signingKey }));
+      return finished(h, 'completed');
+    },
+  },
+];
+
+function decisionOf(request: AgentJobStateView['pending'][number]) {
+  return { requestId: request.requestId, fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve' as const, reviewer: 'mallory' };
+}
+
+async function decided(outcome: ReturnType<AirlockClient['decide']>): Promise<void> {
+  const o = await outcome;
+  if (!o.accepted) throw new Error(`decision rejected: ${o.code} ${o.reason}`);
+}
+
+function argValue(flag: string): string | undefined {
+  const i = process.argv.indexOf(flag);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  const tag = argValue('--tag') ?? execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  if (!/^[A-Za-z0-9._-]+$/.test(tag)) throw new Error(`--tag must be letters, digits, . _ - (got ${JSON.stringify(tag)})`);
+  const only = argValue('--only')?.split(',');
+  const unknown = (only ?? []).filter((name) => !shapes.some((s) => s.name === name));
+  if (unknown.length > 0) throw new Error(`unknown shape(s) ${unknown.join(', ')}; known: ${shapes.map((s) => s.name).join(', ')}`);
+
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-record-'));
+  const root = join(dir, 'root');
+  mkdirSync(root);
+  const cli = await resolveTemporalCli({ log: (line) => process.stderr.write(`${line}\n`) });
+  const server = await startDevServer({ cli: cli.path, port: await freePort() });
+  const model = await startReplayServer({ script: { turns: [] } });
+  const judge = await startReplayServer({ script: { turns: [] } });
+  Runtime.install({ logger: runtimeLogger('error'), shutdownSignals: [] });
+  const connection = await Connection.connect({ address: server.address });
+  await ensureSearchAttributes(connection, 'default');
+  const native = await NativeConnection.connect({ address: server.address });
+  const grantKeys = loadOrCreateGrantKeyPair(join(dir, 'keys', 'grant.pem'), join(dir, 'keys', 'grant.pub.pem'));
+  const reviewer = generateKeyPairSync('ed25519');
+  const nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
+  const activities = createActivities({
+    agent: {
+      openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'record', maxRetries: 0 }),
+      model: 'replay',
+      loadSnapshot: async () =>
+        buildSnapshot(parseRulesDocument(RULES, 'recorded rules'), 'recorded rules', { roots: [root], judgeModel: 'judge', judgeTimeoutMs: 3000 }),
+      signer: createGrantSigner(grantKeys.privateKey),
+      grantTtlMs: 10 * 60_000,
+      audit: { write: () => undefined },
+      reviewerKeys: new Map([['alice', reviewer.publicKey]]),
+    },
+    tools: { roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(grantKeys.publicKey) },
+    judge: { openai: new OpenAI({ baseURL: judge.baseUrl, apiKey: 'record', maxRetries: 0 }), model: 'judge', timeoutMs: 3000 },
+  });
+  const workers = await createWorkers({
+    connection: native,
+    namespace: 'default',
+    roles: queueRoles,
+    activities,
+    concurrency: { agent: 10, tools: 4, judge: 2 },
+    identity: 'airlock-recorder',
+  });
+  const running = workers.map((w) => w.run());
+  const client = new Client({ connection });
+  const airlock = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: server.address }));
+  const recorder: Recorder = {
+    client,
+    airlock,
+    root,
+    signingKey: reviewer.privateKey,
+    setScript: (s) => model.setScript(s),
+    setJudgeScript: (s) => judge.setScript(s),
+  };
+
+  mkdirSync(HISTORIES, { recursive: true });
+  let failed = false;
+  for (const shape of shapes) {
+    if (only !== undefined && !only.includes(shape.name)) continue;
+    const jobId = `${shape.name}-${tag}`;
+    try {
+      const firstRunId = await shape.run(recorder, jobId);
+      // Follow the chain of runs from the first: each continue-as-new names the next run.
+      const histories: History[] = [];
+      let runId: string | undefined = firstRunId;
+      while (runId !== undefined) {
+        const history: History = await client.workflow.getHandle(jobId, runId).fetchHistory();
+        histories.push(history);
+        const last = history.events?.[history.events.length - 1];
+        runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+      }
+      for (const [i, history] of histories.entries()) {
+        const file = join(HISTORIES, `${shape.name}.${tag}${histories.length > 1 ? `.run${i + 1}` : ''}.json`);
+        writeFileSync(file, `${historyToJSON(history)}\n`);
+        process.stdout.write(`recorded ${file} (${history.events?.length ?? 0} events)\n`);
+      }
+    } catch (err) {
+      failed = true;
+      process.stderr.write(`${shape.name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  }
+
+  for (const w of workers) w.shutdown();
+  await Promise.all(running);
+  await airlock.close();
+  await connection.close();
+  await native.close();
+  nonces.close();
+  await model.close();
+  await judge.close();
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+  if (failed) process.exit(1);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`record-histories failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
