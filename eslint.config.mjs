@@ -36,7 +36,7 @@ export default tseslint.config(
         ...sandboxBanned,
         patterns: [
           ...sandboxBanned.patterns,
-          { group: ['../activities', '../activities/*', '../../activities/*', '../workflows', '../workflows/*', '../workers/*', '../client/*', '../../client/*', '../../workers/*'], message: 'core/ is pure: it imports nothing outside core/.' },
+          { group: ['../activities', '../activities/*', '../../activities/*', '../workflows', '../workflows/*', '../workers/*', '../client/*', '../../client/*', '../../workers/*', '../host/*', '../../host/*'], message: 'core/ is pure: it imports nothing outside core/.' },
         ],
       }],
     },
@@ -49,7 +49,7 @@ export default tseslint.config(
         patterns: [
           ...sandboxBanned.patterns,
           { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Workflows see activities only as types.' },
-          { group: ['../workers/*', '../client/*'], message: 'Workflows import only @temporalio/workflow, core/ and activity types.' },
+          { group: ['../workers/*', '../client/*', '../host/*'], message: 'Workflows import only @temporalio/workflow, core/ and activity types.' },
         ],
       }],
     },

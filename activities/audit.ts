@@ -1,23 +1,7 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { Context } from '@temporalio/activity';
 import { sanitizeAuditEvent, type AuditEvent } from '../core/audit';
-
-/** Where sanitized audit events go. Implementations must not throw for a bad event. */
-export interface AuditSink {
-  write(events: readonly AuditEvent[]): void;
-}
-
-/** Append-only JSON lines, one event per line. */
-export class JsonlAuditSink implements AuditSink {
-  constructor(readonly file: string) {
-    mkdirSync(dirname(file), { recursive: true });
-  }
-
-  write(events: readonly AuditEvent[]): void {
-    if (events.length === 0) return;
-    appendFileSync(this.file, events.map((e) => `${JSON.stringify(e)}\n`).join(''), { mode: 0o600 });
-  }
-}
+import { describeError } from '../core/describe-error';
+import type { AuditSink } from '../host/audit-log';
 
 export interface RecordAuditInput {
   readonly events: readonly AuditEvent[];
@@ -29,16 +13,25 @@ export interface RecordAuditResult {
   readonly error?: string;
 }
 
+/**
+ * Writes a job's buffered events, sanitized. Only a first attempt writes:
+ * a retried activity must not log the same events twice.
+ */
+export function writeAudit(sink: AuditSink, events: readonly AuditEvent[] | undefined): RecordAuditResult {
+  if (events === undefined || events.length === 0 || Context.current().info.attempt > 1) return { written: 0 };
+  try {
+    const sanitized = events.map(sanitizeAuditEvent);
+    sink.write(sanitized);
+    return { written: sanitized.length };
+  } catch (err) {
+    return { written: 0, error: describeError(err) };
+  }
+}
+
 export function createAuditActivities(deps: { readonly audit: AuditSink }) {
   return {
     async recordAudit(input: RecordAuditInput): Promise<RecordAuditResult> {
-      try {
-        const events = input.events.map(sanitizeAuditEvent);
-        deps.audit.write(events);
-        return { written: events.length };
-      } catch (err) {
-        return { written: 0, error: err instanceof Error ? err.message : String(err) };
-      }
+      return writeAudit(deps.audit, input.events);
     },
   };
 }

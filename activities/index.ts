@@ -1,12 +1,12 @@
-import { createAuditActivities, type AuditSink } from './audit';
+import type { ReviewerKeys } from '../host/reviewer-keys';
+import { createAuditActivities } from './audit';
 import { createJudgeActivities, type JudgeDeps } from './judge';
 import { createModelActivities, type ModelDeps } from './model-turn';
 import { createPolicyActivities, type PolicyDeps } from './policy';
-import { createReviewerActivities, type ReviewerKeys } from './reviewer-keys';
+import { createReviewerActivities } from './verify-decision';
 import { createToolGateActivities, type ToolGateDeps } from './tool-gate';
 
 export interface AgentActivityDeps extends ModelDeps, PolicyDeps {
-  readonly audit: AuditSink;
   /** Keys for signed decisions; empty: a signed decision cannot be verified and is rejected. */
   readonly reviewerKeys: ReviewerKeys;
 }

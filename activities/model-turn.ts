@@ -84,10 +84,12 @@ export function createModelActivities(deps: ModelDeps) {
           const status: number = typeof err.status === 'number' ? err.status : 0;
           // 408, 409 and 429 are worth retrying; other client errors are not.
           if (status >= 400 && status < 500 && ![408, 409, 429].includes(status)) {
-            throw ApplicationFailure.nonRetryable(
-              `model endpoint refused the request (HTTP ${status}): ${err.message}`,
-              FailureTypes.ModelRequestRejected,
-            );
+            throw ApplicationFailure.create({
+              message: `model endpoint refused the request (HTTP ${status}): ${err.message}`,
+              type: FailureTypes.ModelRequestRejected,
+              nonRetryable: true,
+              cause: err,
+            });
           }
         }
         throw err;

@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { planBatch, type BatchPlan, type JobPolicyMemory, type PreflightedCall } from '../core/batch';
+import type { AuditEvent } from '../core/audit';
+import { plan, type BatchPlan, type JobPolicyMemory, type RuleRef } from '../core/batch-plan';
+import { AirlockError } from '../core/errors';
+import { FailureTypes } from '../core/failure-types';
 import { stateFingerprint } from '../core/fingerprint';
+import type { Grant } from '../core/grants';
 import { judgeCallSummary, MAX_JUDGED_RULES, type JudgeCallSummary, type JudgeRuleInput } from '../core/judge';
 import { rulesUseDetectors } from '../core/policy/conditions';
 import type { CallFacts } from '../core/policy/detectors';
-import { getTool } from '../core/tools/definitions';
-import { gatherFacts } from './policy-facts';
-import { AirlockError } from '../core/errors';
-import { FailureTypes } from '../core/failure-types';
-import type { Grant } from '../core/grants';
 import {
   evaluateCall,
   type CallEvaluation,
@@ -19,13 +18,19 @@ import {
   type RuleCounters,
 } from '../core/policy/evaluate';
 import type { PolicySnapshot } from '../core/policy/snapshot';
-import type { GrantSigner } from './grant-keys';
+import type { PreflightedCall } from '../core/preflight';
+import { getTool } from '../core/tools/definitions';
+import type { AuditSink } from '../host/audit-log';
+import type { GrantSigner } from '../host/grant-keys';
+import { gatherFacts } from '../host/policy-facts';
+import { writeAudit } from './audit';
 
 export interface PolicyDeps {
   /** Reads the rules as they are now; called once per job. */
   readonly loadSnapshot: () => Promise<PolicySnapshot>;
   readonly signer: GrantSigner;
   readonly grantTtlMs: number;
+  readonly audit: AuditSink;
   readonly now?: () => number;
 }
 
@@ -33,6 +38,7 @@ export interface LoadPolicySnapshotResult {
   readonly snapshot: PolicySnapshot;
 }
 
+/** The one input of every policy decision a job asks for. */
 export interface EvaluatePolicyInput {
   readonly jobId: string;
   readonly scope: JobScope;
@@ -44,6 +50,10 @@ export interface EvaluatePolicyInput {
   readonly now: number;
   /** Second pass: the judge's verdicts by call id, then rule id. */
   readonly verdicts?: Readonly<Record<string, Readonly<Record<string, JudgeVerdict>>>>;
+  /** Re-evaluating a reviewer's edits: the approval rules their approval covers, by call id. */
+  readonly covered?: Readonly<Record<string, readonly RuleRef[]>>;
+  /** The job's buffered audit events, written before anything else. */
+  readonly audit?: readonly AuditEvent[];
 }
 
 /** One batched judge question for one call. */
@@ -60,8 +70,6 @@ export interface JudgeRequest {
 export interface EvaluatePolicyResult {
   /** Absent when the judge must answer first (see `judge`). */
   readonly plan: BatchPlan | undefined;
-  /** Grants for the calls that run now, by call id (only when the whole batch runs). */
-  readonly grants: Readonly<Record<string, Grant>>;
   /** Judge questions; non-empty only on a first pass with judged candidates. */
   readonly judge: readonly JudgeRequest[];
 }
@@ -76,6 +84,8 @@ export interface GrantRequest {
 export interface IssueGrantsInput {
   readonly jobId: string;
   readonly calls: readonly GrantRequest[];
+  /** The job's buffered audit events, written before the grants are signed. */
+  readonly audit?: readonly AuditEvent[];
 }
 
 export interface IssueGrantsResult {
@@ -85,20 +95,35 @@ export interface IssueGrantsResult {
 export function createPolicyActivities(deps: PolicyDeps) {
   const now = deps.now ?? Date.now;
 
-  function issue(jobId: string, calls: readonly GrantRequest[]): Record<string, Grant> {
-    const grants: Record<string, Grant> = {};
-    const expiresAt = now() + deps.grantTtlMs;
-    for (const c of calls) {
-      grants[c.callId] = deps.signer.sign({
-        v: 1,
-        jobId,
-        callId: c.callId,
-        fingerprint: c.fingerprint,
-        nonce: c.nonce ?? randomBytes(16).toString('hex'),
-        expiresAt,
-      });
+  async function evaluations(input: EvaluatePolicyInput): Promise<{ evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] }> {
+    const out = new Map<string, CallEvaluation>();
+    const judge: JudgeRequest[] = [];
+    const needFacts = rulesUseDetectors(input.snapshot.rules, ['symlink_path', 'mode_widening']);
+    for (const call of input.calls) {
+      if (call.kind !== 'tool') continue;
+      const targets = getTool(call.toolName)?.targets(call.args) ?? [];
+      const facts: CallFacts | undefined = needFacts ? await gatherFacts(targets, input.snapshot.detectors.roots) : undefined;
+      const fingerprint = stateFingerprint(input.jobId, input.scope, call);
+      const evaluation = evaluateCall(
+        input.snapshot,
+        'tool.before',
+        { toolName: call.toolName, category: call.category, args: call.args, scope: input.scope, targets, facts, fingerprint },
+        input.ruleCounters,
+        input.now,
+        input.verdicts === undefined ? {} : { verdicts: input.verdicts[call.callId] ?? {} },
+      );
+      out.set(call.callId, evaluation);
+      if (evaluation.judgeCandidates.length > 0) {
+        judge.push({
+          callId: call.callId,
+          rules: evaluation.judgeCandidates.slice(0, MAX_JUDGED_RULES).map((c) => ({ id: c.ruleId, condition: c.condition })),
+          candidates: evaluation.judgeCandidates,
+          call: judgeCallSummary(call.toolName, call.category, call.args),
+          cacheKey: `${input.snapshot.version}:${fingerprint}`,
+        });
+      }
     }
-    return grants;
+    return { evaluations: out, judge };
   }
 
   return {
@@ -107,62 +132,41 @@ export function createPolicyActivities(deps: PolicyDeps) {
       try {
         return { snapshot: await deps.loadSnapshot() };
       } catch (err) {
-        if (err instanceof AirlockError) throw ApplicationFailure.nonRetryable(err.message, FailureTypes.PolicyUnavailable);
+        if (err instanceof AirlockError) throw ApplicationFailure.create({ message: err.message, type: FailureTypes.PolicyUnavailable, nonRetryable: true, cause: err });
         throw err;
       }
     },
 
     /**
-     * One evaluation for a whole batch (tool.before): per-call rule
-     * resolution, per-job memory, batch outcome, and grants when it all runs.
+     * Every policy decision of a job, for a whole batch at once: per-call
+     * rule resolution (judged rules come back as questions first), per-job
+     * memory, the batch outcome and the completion gate — or, for a
+     * reviewer's edits, whether the edited calls may still run. No grants:
+     * those are issued on the way to `execute`.
      */
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvaluatePolicyResult> {
-      const evaluations = new Map<string, CallEvaluation>();
-      const judge: JudgeRequest[] = [];
-      const needFacts = rulesUseDetectors(input.snapshot.rules, ['symlink_path', 'mode_widening']);
-      for (const call of input.calls) {
-        if (call.kind !== 'tool') continue;
-        const targets = getTool(call.toolName)?.targets(call.args) ?? [];
-        const facts: CallFacts | undefined = needFacts ? await gatherFacts(targets, input.snapshot.detectors.roots) : undefined;
-        const fingerprint = stateFingerprint(input.jobId, input.scope, call);
-        const evaluation = evaluateCall(
-          input.snapshot,
-          'tool.before',
-          { toolName: call.toolName, category: call.category, args: call.args, scope: input.scope, targets, facts, fingerprint },
-          input.ruleCounters,
-          input.now,
-          input.verdicts === undefined ? {} : { verdicts: input.verdicts[call.callId] ?? {} },
-        );
-        evaluations.set(call.callId, evaluation);
-        if (evaluation.judgeCandidates.length > 0) {
-          judge.push({
-            callId: call.callId,
-            rules: evaluation.judgeCandidates.slice(0, MAX_JUDGED_RULES).map((c) => ({ id: c.ruleId, condition: c.condition })),
-            candidates: evaluation.judgeCandidates,
-            call: judgeCallSummary(call.toolName, call.category, call.args),
-            cacheKey: `${input.snapshot.version}:${fingerprint}`,
-          });
-        }
-      }
-      if (judge.length > 0) return { plan: undefined, grants: {}, judge };
-      const plan = planBatch({
-        jobId: input.jobId,
-        scope: input.scope,
-        snapshot: input.snapshot,
-        calls: input.calls,
-        evaluations,
-        memory: input.memory,
-      });
-      const runnable =
-        plan.outcome === 'run'
-          ? plan.calls.flatMap((p) => (p.fate.kind === 'run' ? [{ callId: p.call.callId, fingerprint: p.fate.fingerprint }] : []))
-          : [];
-      return { plan, grants: issue(input.jobId, runnable), judge: [] };
+      writeAudit(deps.audit, input.audit);
+      const { evaluations: byCall, judge } = await evaluations(input);
+      if (judge.length > 0) return { plan: undefined, judge };
+      return { plan: plan({ ...input, evaluations: byCall }), judge: [] };
     },
 
-    /** Grants for calls that run after a park: approved ones keep their request's nonce. */
+    /** Grants for calls about to run: approved ones keep their request's nonce, ungated ones get a fresh one. */
     async issueGrants(input: IssueGrantsInput): Promise<IssueGrantsResult> {
-      return { grants: issue(input.jobId, input.calls) };
+      writeAudit(deps.audit, input.audit);
+      const grants: Record<string, Grant> = {};
+      const expiresAt = now() + deps.grantTtlMs;
+      for (const c of input.calls) {
+        grants[c.callId] = deps.signer.sign({
+          v: 1,
+          jobId: input.jobId,
+          callId: c.callId,
+          fingerprint: c.fingerprint,
+          nonce: c.nonce ?? randomBytes(16).toString('hex'),
+          expiresAt,
+        });
+      }
+      return { grants };
     },
   };
 }

@@ -6,11 +6,11 @@ import type { Grant } from '../core/grants';
 import { describeChanges, type ObservedState } from '../core/observed-state';
 import type { JobScope } from '../core/policy/evaluate';
 import { getTool, type ToolDefinition } from '../core/tools/definitions';
-import type { GrantVerifier } from './grant-keys';
-import type { NonceStore } from './nonce-store';
-import { createFsTools, type ToolOutcome } from './tools/fs-tools';
-import { DEFAULT_HASH_LIMIT_BYTES, observe } from './tools/observe';
-import { ToolRefusal, type Roots } from './tools/roots';
+import type { GrantVerifier } from '../host/grant-keys';
+import type { NonceStore } from '../host/nonce-store';
+import { createFsTools, type ToolOutcome } from '../host/tools/fs-tools';
+import { DEFAULT_HASH_LIMIT_BYTES, observe } from '../host/tools/observe';
+import { ToolRefusal, type Roots } from '../host/roots';
 
 export interface ToolGateDeps {
   readonly roots: Roots;

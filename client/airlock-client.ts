@@ -9,7 +9,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { decisionSigningText, type DecisionPayload } from '../core/approvals';
 import type { AirlockConfig } from '../core/config';
 import { FailureTypes } from '../core/failure-types';
-import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult, type AgentJobStateView, type PendingRequestView } from '../core/job';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../core/job-input';
+import type { AgentJobStateView, PendingRequestView } from '../core/job-view';
+import type { agentJob } from '../workflows/agent-job';
 import { AirlockSearchAttributes, type JobStatus } from '../core/search-attributes';
 import { TaskQueues } from '../core/task-queues';
 import { truncate } from '../core/masking';
@@ -88,7 +90,7 @@ export class AirlockClient {
       ...(options.tools !== undefined ? { tools: options.tools } : {}),
       ...(options.historyEventLimit !== undefined ? { historyEventLimit: options.historyEventLimit } : {}),
     };
-    const handle = await this.client.workflow.start(AGENT_JOB_WORKFLOW, {
+    const handle = await this.client.workflow.start<typeof agentJob>(AGENT_JOB_WORKFLOW, {
       taskQueue: TaskQueues.agent,
       workflowId: jobId,
       args: [input],
@@ -102,7 +104,7 @@ export class AirlockClient {
   }
 
   async result(jobId: string): Promise<AgentJobResult> {
-    return (await this.client.workflow.getHandle(jobId).result()) as AgentJobResult;
+    return this.client.workflow.getHandle<typeof agentJob>(jobId).result();
   }
 
   /** Jobs parked on approvals (from visibility), each with its pending requests (from its state). */

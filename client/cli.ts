@@ -11,7 +11,8 @@ import { auditCommand } from './commands/audit';
 import { judgeCommands } from './commands/judge';
 import { rulesCommands } from './commands/rules';
 import { createIo, isGroup, parseCommandArgs, type Command, type CommandGroup, type CommandIo } from './command';
-import { describeCliError, UsageError } from './errors';
+import { describeOperatorError } from '../host/operator-errors';
+import { UsageError } from './errors';
 
 export const commands: ReadonlyArray<Command | CommandGroup> = [
   devCommand,
@@ -66,7 +67,7 @@ export async function runCli(argv: readonly string[], io: CommandIo = createIo()
     }
     return (await picked.command.run(args, io)) ?? 0;
   } catch (err) {
-    io.err(`airlock ${label}: ${describeCliError(err)}`);
+    io.err(`airlock ${label}: ${describeOperatorError(err)}`);
     return err instanceof UsageError ? 2 : 1;
   }
 }
@@ -75,7 +76,7 @@ export function main(argv: readonly string[]): void {
   runCli(argv).then(
     (code) => process.exit(code),
     (err: unknown) => {
-      process.stderr.write(`airlock: ${describeCliError(err)}\n`);
+      process.stderr.write(`airlock: ${describeOperatorError(err)}\n`);
       process.exit(1);
     },
   );

@@ -1,9 +1,9 @@
 import { open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { isSeq, parseDocument, parse as parseYaml, type Document } from 'yaml';
-import { BUILT_IN_RULES_SOURCE, loadPolicySnapshotFrom, parseRulesDocument, RulesFileError } from '../activities/rules-file';
+import { BUILT_IN_RULES_SOURCE, loadPolicySnapshotFrom, parseRulesDocument, RulesFileError } from '../host/rules-file';
 import type { AirlockConfig } from '../core/config';
 import type { PolicySnapshot } from '../core/policy/snapshot';
-import { statePaths } from '../workers/paths';
+import { statePaths } from '../host/paths';
 import { UsageError } from './errors';
 
 /** The rules file a command works on: `--file`, else AIRLOCK_RULES_FILE; undefined means the built-in rules. */

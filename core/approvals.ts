@@ -8,13 +8,11 @@ import { canonicalArgs, getTool } from './tools/definitions';
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-character hex fingerprint');
 const hex32 = z.string().regex(/^[0-9a-f]{32}$/, 'expected a 32-character hex nonce');
 
-export const approvalStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
-export type ApprovalStatus = (typeof approvalStatuses)[number];
+export type ApprovalStatus = ApprovalRequest['status'];
 
 const argsRecord = z.record(z.string(), z.unknown());
 
-/** A parked call. Persisted in workflow state and carried across continue-as-new. */
-export const approvalRequestSchema = z.strictObject({
+const requestFields = {
   requestId: z.string().min(1),
   callId: z.string().min(1),
   toolName: z.string(),
@@ -36,20 +34,33 @@ export const approvalRequestSchema = z.strictObject({
   observed: z.array(observedStateSchema),
   createdAt: z.number(),
   expiresAt: z.number(),
-  status: z.enum(approvalStatuses),
-  decision: z
-    .strictObject({
-      decision: z.enum(['approve', 'deny']),
-      reviewer: z.string(),
-      reason: z.string().nullable(),
-      decidedAt: z.number(),
-      /** Set when the reviewer edited the call: what will run, and its fingerprint. */
-      editedArgs: argsRecord.nullable(),
-      editedFingerprint: hex64.nullable(),
-    })
-    .nullable(),
+};
+
+const decisionFields = { reviewer: z.string(), reason: z.string().nullable(), decidedAt: z.number() };
+
+export const approvalSchema = z.strictObject({
+  decision: z.literal('approve'),
+  ...decisionFields,
+  /** Set when the reviewer edited the call: what will run, and its fingerprint. */
+  editedArgs: argsRecord.nullable(),
+  editedFingerprint: hex64.nullable(),
 });
+export const denialSchema = z.strictObject({ decision: z.literal('deny'), ...decisionFields });
+
+/**
+ * A parked call. Persisted in workflow state and carried across
+ * continue-as-new; the decision is present exactly when it was decided.
+ */
+export const approvalRequestSchema = z.discriminatedUnion('status', [
+  z.strictObject({ ...requestFields, status: z.literal('pending') }),
+  z.strictObject({ ...requestFields, status: z.literal('approved'), decision: approvalSchema }),
+  z.strictObject({ ...requestFields, status: z.literal('denied'), decision: denialSchema }),
+  z.strictObject({ ...requestFields, status: z.literal('expired') }),
+]);
 export type ApprovalRequest = z.infer<typeof approvalRequestSchema>;
+export type PendingRequest = Extract<ApprovalRequest, { status: 'pending' }>;
+export type Approval = z.infer<typeof approvalSchema>;
+export type Denial = z.infer<typeof denialSchema>;
 
 /** What a reviewer sends, by signal `approvalDecision` or update `decide`. */
 export const decisionPayloadSchema = z.strictObject({
@@ -94,7 +105,7 @@ export type DecisionCheck =
   | {
       readonly ok: true;
       readonly payload: DecisionPayload;
-      readonly request: ApprovalRequest;
+      readonly request: PendingRequest;
       /** Present when the approval edits the call. */
       readonly edit: { readonly args: Record<string, unknown>; readonly fingerprint: string } | undefined;
     }
@@ -119,25 +130,30 @@ function reject(
   message: string,
   raw: unknown,
 ): Extract<DecisionCheck, { ok: false }> {
-  const r = (raw ?? {}) as { requestId?: unknown; reviewer?: unknown };
-  return {
-    ok: false,
-    code,
-    message,
-    requestId: typeof r.requestId === 'string' ? r.requestId.slice(0, 200) : undefined,
-    reviewer: typeof r.reviewer === 'string' ? r.reviewer.slice(0, 200) : undefined,
+  const field = (name: string) => {
+    const value = isRecord(raw) ? raw[name] : undefined;
+    return typeof value === 'string' ? value.slice(0, 200) : undefined;
   };
+  return { ok: false, code, message, requestId: field('requestId'), reviewer: field('reviewer') };
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Sets a dotted field (`options.mode`), creating objects on the way. */
 function setAt(target: Record<string, unknown>, path: string, value: unknown): void {
   const parts = path.split('.');
-  let cursor: Record<string, unknown> = target;
-  for (const part of parts.slice(0, -1)) {
+  const last = parts.pop();
+  if (last === undefined) return;
+  let cursor = target;
+  for (const part of parts) {
     const next = cursor[part];
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) cursor[part] = {};
-    cursor = cursor[part] as Record<string, unknown>;
+    const child: Record<string, unknown> = isRecord(next) ? next : {};
+    cursor[part] = child;
+    cursor = child;
   }
-  cursor[parts[parts.length - 1]!] = value;
+  cursor[last] = value;
 }
 
 /**
@@ -197,14 +213,14 @@ export function checkDecision(
   }
   const tool = getTool(request.toolName);
   if (tool === undefined) return reject('edit_invalid', `tool ${request.toolName} is no longer registered`, raw);
-  const merged = JSON.parse(JSON.stringify(request.args)) as Record<string, unknown>;
+  const merged = argsRecord.parse(JSON.parse(JSON.stringify(request.args)));
   for (const [field, value] of Object.entries(payload.args)) setAt(merged, field, value);
   const checked = tool.parameters.safeParse(merged);
   if (!checked.success) {
     const issue = checked.error.issues[0];
     return reject('edit_invalid', `edited call is invalid: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}`, raw);
   }
-  const args = canonicalArgs(tool, checked.data as Record<string, unknown>, ctx.roots ?? []);
+  const args = canonicalArgs(tool, argsRecord.parse(checked.data), ctx.roots ?? []);
   if (canonicalJson(args) === canonicalJson(request.args)) return { ok: true, payload, request, edit: undefined };
   const fingerprint = callFingerprint({
     jobId: ctx.jobId,

@@ -1,87 +1,134 @@
+import { z } from 'zod';
+import { FailureTypes } from './failure-types';
 import { maskString, maskValue, truncate } from './masking';
 
-export const auditEventTypes = [
-  'policy_evaluation',
-  'policy_rule_matched',
-  'policy_instruction_injected',
-  'policy_tool_denied',
-  'approval_requested',
-  'approval_decided',
-  'approval_fingerprint_mismatch',
-  'approval_expired',
-  'policy_task_stopped',
-  'tool_executed',
-  'runtime_error',
-  'judge_result',
-  'policy_notification_queued',
-] as const;
-export type AuditEventType = (typeof auditEventTypes)[number];
-
 /**
- * Fields an audit event may carry. Anything else is dropped before writing:
- * never full conversations, never raw arguments beyond a masked summary.
+ * Every audit event airlock writes, one definition per type. The field
+ * allowlist is derived from these: a field not declared here never reaches
+ * the log, and code that sets one does not compile.
  */
-const allowedFields = new Set([
-  'toolName',
-  'category',
-  'callId',
-  'ruleId',
-  'ruleVersion',
-  'action',
-  'decision',
-  'shadow',
-  'requestId',
-  'fingerprint',
-  'originalFingerprint',
-  'editedFingerprint',
-  'reviewer',
-  'requester',
-  'reason',
-  'code',
-  'outcome',
-  'executed',
-  'ok',
-  'error',
-  'turn',
-  'instructions',
-  'argsSummary',
-  'expiresAt',
-  'status',
-  'detail',
-  'replayed',
-  'model',
-  'result',
-  'confidence',
-  'latencyMs',
-  'cached',
-  'enforced',
-  'detectors',
-  'via',
-]);
 
-export interface AuditEvent {
-  readonly type: AuditEventType;
+const call = { callId: z.string(), toolName: z.string() };
+const rule = { ruleId: z.string(), ruleVersion: z.number() };
+/** How a decision arrived: the `approvalDecision` signal or the `decide` update. */
+const via = z.enum(['signal', 'update']);
+const rejection = {
+  requestId: z.string().optional(),
+  reviewer: z.string().optional(),
+  code: z.string(),
+  reason: z.string(),
+  via,
+};
+
+export const runtimeErrorCodes = ['model_error', 'prepare_failed', 'revalidation_failed', 'execute_failed', ...Object.values(FailureTypes)] as const;
+export type RuntimeErrorCode = (typeof runtimeErrorCodes)[number];
+
+export const auditEventSchemas = {
+  policy_evaluation: z.strictObject({ ...call, category: z.string().optional(), decision: z.string(), outcome: z.string(), argsSummary: z.string().optional() }),
+  policy_rule_matched: z.strictObject({
+    ...call,
+    ...rule,
+    action: z.string(),
+    shadow: z.boolean(),
+    /** How a judged rule came to act. */
+    detail: z.string().optional(),
+    /** `duplicate`: an observational rule that already fired on this exact call state. */
+    outcome: z.literal('duplicate').optional(),
+    detectors: z.array(z.string()).optional(),
+  }),
+  policy_notification_queued: z.strictObject({ ...call, ...rule }),
+  policy_instruction_injected: z.strictObject({ instructions: z.number(), turn: z.number() }),
+  policy_tool_denied: z.strictObject({ ...call, ruleId: z.string().nullable(), fingerprint: z.string().optional(), reason: z.string() }),
+  policy_task_stopped: z.strictObject({ ruleId: z.string(), reason: z.literal('policy_stopped'), detail: z.string().optional() }),
+  approval_requested: z.strictObject({
+    requestId: z.string(),
+    ...call,
+    ...rule,
+    fingerprint: z.string(),
+    requester: z.string(),
+    argsSummary: z.string(),
+    expiresAt: z.string(),
+  }),
+  approval_decided: z.strictObject({
+    requestId: z.string(),
+    toolName: z.string(),
+    decision: z.enum(['approve', 'deny']),
+    reviewer: z.string(),
+    reason: z.string().optional(),
+    originalFingerprint: z.string(),
+    editedFingerprint: z.string().optional(),
+    signed: z.boolean(),
+    via,
+  }),
+  /** A decision about no request the job holds (wrong request id, fingerprint or nonce). */
+  approval_fingerprint_mismatch: z.strictObject(rejection),
+  /** A decision about a held request that is not allowed (decided already, expired, reviewer, signature, edit). */
+  approval_rejected: z.strictObject(rejection),
+  approval_expired: z.strictObject({ requestId: z.string(), toolName: z.string(), fingerprint: z.string(), reason: z.literal('expired') }),
+  tool_executed: z.strictObject({
+    ...call,
+    fingerprint: z.string(),
+    ruleId: z.string().optional(),
+    ok: z.boolean(),
+    /** The stored outcome of an earlier attempt, reported instead of running again. */
+    replayed: z.boolean(),
+  }),
+  runtime_error: z.strictObject({
+    code: z.enum(runtimeErrorCodes),
+    error: z.string(),
+    callId: z.string().optional(),
+    toolName: z.string().optional(),
+    requestId: z.string().optional(),
+    turn: z.number().optional(),
+  }),
+  judge_result: z.strictObject({
+    ...call,
+    ruleId: z.string(),
+    result: z.enum(['match', 'no_match', 'unknown', 'failed']),
+    confidence: z.number().optional(),
+    status: z.string(),
+    detail: z.string().optional(),
+    enforced: z.boolean(),
+    shadow: z.boolean(),
+    latencyMs: z.number(),
+    model: z.string(),
+    cached: z.boolean(),
+  }),
+} as const;
+
+export type AuditEventType = keyof typeof auditEventSchemas;
+export const auditEventTypes = Object.keys(auditEventSchemas) as AuditEventType[];
+export type AuditData<T extends AuditEventType> = z.input<(typeof auditEventSchemas)[T]>;
+
+interface AuditEnvelope<T extends AuditEventType> {
+  readonly type: T;
   readonly jobId: string;
   /** Workflow time, ISO 8601. */
   readonly at: string;
   readonly policyVersion: string | undefined;
-  readonly data: Readonly<Record<string, unknown>>;
+  readonly data: AuditData<T>;
 }
+
+export type AuditEvent = { [T in AuditEventType]: AuditEnvelope<T> }[AuditEventType];
+
+const allowedFields: Readonly<Record<string, ReadonlySet<string>>> = Object.fromEntries(
+  Object.entries(auditEventSchemas).map(([type, schema]) => [type, new Set(Object.keys(schema.shape))]),
+);
 
 const MAX_FIELD_TEXT = 2000;
 
-/** Drops fields outside the allowlist, masks secrets and bounds sizes. */
+/** Drops fields outside the event type's definition, masks secrets and bounds sizes. */
 export function sanitizeAuditEvent(event: AuditEvent): AuditEvent {
+  const allowed = allowedFields[event.type] ?? new Set<string>();
   const data: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(event.data)) {
-    if (!allowedFields.has(key) || value === undefined) continue;
+    if (!allowed.has(key) || value === undefined) continue;
     const masked = maskValue(value);
     data[key] = typeof masked === 'string' ? truncate(masked, MAX_FIELD_TEXT) : masked;
   }
-  return { ...event, jobId: maskString(event.jobId), data };
+  // The data keeps its type's shape: only declared fields, each masked in place.
+  return { ...event, jobId: maskString(event.jobId), data } as AuditEvent;
 }
 
-/** A short, masked, one-line view of a call's arguments for audit and reviewers. */
-export function summarizeArgs(args: unknown, max = 300): string {
-  return truncate(JSON.stringify(maskValue(args)) ?? '', max);
-}
+/** An event as the job records it; the buffer adds job id, time and policy version. */
+export type AuditRecord = { [T in AuditEventType]: { readonly type: T; readonly data: AuditData<T> } }[AuditEventType];

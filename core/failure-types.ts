@@ -17,12 +17,8 @@ export const FailureTypes = {
   GrantExpired: 'AirlockGrantExpired',
   /** The grant's nonce was already consumed: the call ran (or was attempted) before. */
   NonceConsumed: 'AirlockNonceConsumed',
-  /** A tool refused the call on its own safety checks (confinement, schema, ...). */
-  ToolRefused: 'AirlockToolRefused',
   /** The policy snapshot or rules file could not be loaded. */
   PolicyUnavailable: 'AirlockPolicyUnavailable',
-  /** The judge's answer failed validation. */
-  JudgeOutputInvalid: 'AirlockJudgeOutputInvalid',
 } as const;
 
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];

@@ -55,3 +55,8 @@ export function maskValue(value: unknown): unknown {
 export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
 }
+
+/** A short, masked, one-line view of a call's arguments for audit and reviewers. */
+export function summarizeArgs(args: unknown, max = 300): string {
+  return truncate(JSON.stringify(maskValue(args)) ?? '', max);
+}

@@ -28,4 +28,11 @@ export const Texts = {
   editNeedsOwnApproval: (ruleId: string) =>
     `Not executed: the reviewer's edit brings the call under rule ${ruleId}, which needs its own approval. Propose the edited call if it is still needed.`,
   edited: (fields: readonly string[]) => `(The reviewer edited ${fields.join(', ')} before approving.)`,
+  /** The injected user message after a redirect: registered texts only, never model-written. */
+  instructions: (instructions: readonly string[]) =>
+    [
+      'Policy instructions (registered rules) apply to your last tool calls, which were not executed:',
+      ...instructions.map((text, i) => `${i + 1}. ${text}`),
+      'Follow them, then make new tool calls.',
+    ].join('\n'),
 } as const;

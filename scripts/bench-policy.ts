@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { parseRulesDocument } from '../activities/rules-file';
+import { parseRulesDocument } from '../host/rules-file';
 import { evaluateCall, type CallContext } from '../core/policy/evaluate';
 import type { RuleInput } from '../core/policy/rules';
 import { buildSnapshot } from '../core/policy/snapshot';

@@ -8,7 +8,7 @@ import { freePort } from '../client/dev/ports';
 import { startReplayServer } from '../client/dev/replay-server';
 import { resolveTemporalCli } from '../client/dev/temporal-cli';
 import { parseConfig } from '../core/config';
-import { AGENT_JOB_WORKFLOW, type AgentJobResult } from '../core/job';
+import { AGENT_JOB_WORKFLOW, type AgentJobResult } from '../core/job-input';
 import type { ReplayScript } from '../core/replay-script';
 import { TaskQueues, queueRoles } from '../core/task-queues';
 import { createWorkers, defaultWorkflowSource } from '../workers/create-workers';

@@ -2,15 +2,15 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { OpenAI } from 'openai';
 import { createActivities, type Activities } from '../activities';
-import { JsonlAuditSink } from '../activities/audit';
-import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../activities/grant-keys';
-import { NonceStore } from '../activities/nonce-store';
-import { loadReviewerKeys } from '../activities/reviewer-keys';
-import { loadPolicySnapshotFrom } from '../activities/rules-file';
-import { Roots } from '../activities/tools/roots';
+import { JsonlAuditSink } from '../host/audit-log';
+import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../host/grant-keys';
+import { NonceStore } from '../host/nonce-store';
+import { loadReviewerKeys } from '../host/reviewer-keys';
+import { loadPolicySnapshotFrom } from '../host/rules-file';
+import { Roots } from '../host/roots';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config';
 import type { QueueRole } from '../core/task-queues';
-import { statePaths } from './paths';
+import { statePaths } from '../host/paths';
 
 /** The OpenAI-compatible client every model caller uses; Temporal does the retrying. */
 export function createModelClient(endpoint: { baseUrl: string | undefined; apiKey: string | undefined }, timeoutMs: number): OpenAI {

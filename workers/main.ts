@@ -1,6 +1,6 @@
 import { parseConfig } from '../core/config';
 import type { QueueRole } from '../core/task-queues';
-import { describeError } from '../core/describe-error';
+import { describeOperatorError } from '../host/operator-errors';
 import { runWorkers } from './run-workers';
 
 /** Entry point shared by the per-queue worker scripts. */
@@ -9,7 +9,7 @@ export function main(roles: readonly QueueRole[]): void {
   run().then(
     () => process.exit(0),
     (err: unknown) => {
-      process.stderr.write(`airlock worker: ${describeError(err)}\n`);
+      process.stderr.write(`airlock worker: ${describeOperatorError(err)}\n`);
       process.exit(1);
     },
   );

@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DecisionPayload } from '../core/approvals';
-import type { AgentJobStateView } from '../core/job';
+import type { AgentJobStateView } from '../core/job-view';
 
 /**
  * Every signal, update and query of `agentJob`. Clients import these

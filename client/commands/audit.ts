@@ -2,7 +2,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { auditEventTypes, type AuditEvent } from '../../core/audit';
-import { statePaths } from '../../workers/paths';
+import { statePaths } from '../../host/paths';
 import { defineCommand, printJson, stringOption } from '../command';
 import { UsageError } from '../errors';
 

@@ -1,4 +1,4 @@
-import type { AgentJobStateView, PendingRequestView } from '../../core/job';
+import type { AgentJobStateView, PendingRequestView } from '../../core/job-view';
 import { defineCommand, jobIdArg, printJson, type CommandIo } from '../command';
 import { withClient } from '../with-client';
 

@@ -145,7 +145,7 @@ async function waitForNamespace(connection: Connection, namespace: string, deadl
       await connection.workflowService.describeNamespace({ namespace });
       return;
     } catch (err) {
-      if (Date.now() > deadline) throw new DevServerError(`namespace ${namespace} did not appear: ${String(err)}`);
+      if (Date.now() > deadline) throw new DevServerError(`namespace ${namespace} did not appear: ${String(err)}`, { cause: err });
       await new Promise((r) => setTimeout(r, 250));
     }
   }

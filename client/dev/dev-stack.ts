@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { Runtime } from '@temporalio/worker';
 import type { AirlockConfig } from '../../core/config';
 import { queueRoles } from '../../core/task-queues';
-import { statePaths } from '../../workers/paths';
+import { statePaths } from '../../host/paths';
 import { runWorkers } from '../../workers/run-workers';
 import { AirlockClient } from '../airlock-client';
 import { UsageError } from '../errors';

@@ -15,8 +15,9 @@ export class ReplayScriptError extends AirlockError {
   constructor(
     readonly file: string,
     detail: string,
+    cause?: unknown,
   ) {
-    super(`replay script ${file}: ${detail}`);
+    super(`replay script ${file}: ${detail}`, { cause });
   }
 }
 
@@ -31,13 +32,13 @@ export async function loadReplayScript(file: string): Promise<ReplayScript> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new ReplayScriptError(file, `cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new ReplayScriptError(file, `cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`, err);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ReplayScriptError(file, `not valid JSON (${(err as Error).message})`);
+    throw new ReplayScriptError(file, `not valid JSON (${(err as Error).message})`, err);
   }
   return parseReplayScript(json, file);
 }

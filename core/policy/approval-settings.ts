@@ -26,7 +26,8 @@ export function mergeApprovalSettings(rules: readonly Rule[]): ApprovalSettings 
   for (const rule of rules) {
     const a = rule.approval;
     ttlMs = Math.min(ttlMs, parseDuration(a?.ttl ?? '') ?? DEFAULT_APPROVAL_TTL_MS);
-    if (a?.reviewers !== undefined) reviewers = reviewers === null ? [...a.reviewers] : reviewers.filter((r) => a.reviewers!.includes(r));
+    const allowed = a?.reviewers;
+    if (allowed !== undefined) reviewers = reviewers === null ? [...allowed] : reviewers.filter((r) => allowed.includes(r));
     const fields = a?.editable ?? [];
     editable = editable === null ? [...fields] : editable.filter((f) => fields.includes(f));
     separateRequester ||= a?.separateRequester ?? false;

@@ -8,16 +8,17 @@ import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { OpenAI } from 'openai';
 import type { z } from 'zod';
 import { createActivities } from '../../activities';
-import type { AuditSink } from '../../activities/audit';
-import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../activities/grant-keys';
-import { NonceStore } from '../../activities/nonce-store';
-import { parseRulesDocument } from '../../activities/rules-file';
-import { Roots } from '../../activities/tools/roots';
+import type { AuditSink } from '../../host/audit-log';
+import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
+import { NonceStore } from '../../host/nonce-store';
+import { parseRulesDocument } from '../../host/rules-file';
+import { Roots } from '../../host/roots';
 import { startReplayServer, type RecordedRequest, type ReplayServer } from '../../client/dev/replay-server';
 import { AirlockClient } from '../../client/airlock-client';
 import type { AuditEvent, AuditEventType } from '../../core/audit';
 import { parseConfig } from '../../core/config';
-import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult, type AgentJobStateView } from '../../core/job';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../../core/job-input';
+import type { AgentJobStateView } from '../../core/job-view';
 import type { rulesFileSchema } from '../../core/policy/rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import type { ReplayScript } from '../../core/replay-script';
@@ -196,6 +197,9 @@ export class JobHarness {
     return out;
   }
 
+  /** Audit events of one job, of one type (typed by it) or all. */
+  audit<T extends AuditEventType>(jobId: string, type: T): Array<Extract<AuditEvent, { type: T }>>;
+  audit(jobId: string): AuditEvent[];
   audit(jobId: string, type?: AuditEventType): AuditEvent[] {
     return this.auditSink.events.filter((e) => e.jobId === jobId && (type === undefined || e.type === type));
   }

@@ -72,7 +72,8 @@ test('a gated fs_delete parks, shows in `airlock pending --json`, and runs exact
   expect(existsSync(file)).toBe(false);
   expect(h.toolResults(jobId).get('call_0_0')).toBe(`deleted ${file}`);
   expect(h.audit(jobId, 'tool_executed')).toHaveLength(1);
-  expect(h.audit(jobId, 'approval_decided')[0]!.data).toMatchObject({ reviewer: 'alice', decision: 'approve', outcome: 'accepted' });
+  expect(h.audit(jobId, 'approval_decided')).toHaveLength(1);
+  expect(h.audit(jobId, 'approval_decided')[0]!.data).toMatchObject({ reviewer: 'alice', decision: 'approve' });
 });
 
 test('a wrong nonce, a wrong fingerprint or an unknown request id is rejected and audited; nothing changes', async () => {
@@ -116,7 +117,8 @@ test('the same approval sent twice (signal, then update) executes once', async (
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
   expect(existsSync(file)).toBe(false);
   expect(h.audit(jobId, 'tool_executed')).toHaveLength(1);
-  expect(h.audit(jobId, 'approval_decided').filter((e) => e.data.outcome === 'accepted')).toHaveLength(1);
+  expect(h.audit(jobId, 'approval_decided')).toHaveLength(1);
+  expect(h.audit(jobId, 'approval_rejected').map((e) => e.data.code)).toEqual(['already_decided']);
 });
 
 test('a denial keeps the file, tells the model why, and the identical call is then auto-denied without a new request', async () => {
@@ -173,8 +175,8 @@ test('an edit inside the editable fields binds a new fingerprint and runs the ed
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
   expect((statSync(file).mode & 0o777).toString(8)).toBe('640');
   expect(h.toolResults(jobId).get('call_0_0')).toMatch(/changed mode of .* to 640\n\(The reviewer edited mode before approving\.\)/);
-  const decided = h.audit(jobId, 'approval_decided').find((e) => e.data.outcome === 'accepted')!;
-  expect(decided.data).toMatchObject({ originalFingerprint: request.fingerprint, editedFingerprint: outcome.editedFingerprint });
+  const [decided] = h.audit(jobId, 'approval_decided');
+  expect(decided!.data).toMatchObject({ originalFingerprint: request.fingerprint, editedFingerprint: outcome.editedFingerprint });
   const executed = h.audit(jobId, 'tool_executed');
   expect(executed).toHaveLength(1);
   expect(executed[0]!.data.fingerprint).toBe(outcome.editedFingerprint);

@@ -1,9 +1,9 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFsTools, type FsTools } from '../../activities/tools/fs-tools';
-import { observe } from '../../activities/tools/observe';
-import { Roots } from '../../activities/tools/roots';
+import { createFsTools, type FsTools } from '../../host/tools/fs-tools';
+import { observe } from '../../host/tools/observe';
+import { Roots } from '../../host/roots';
 
 let dir: string;
 let root: string;

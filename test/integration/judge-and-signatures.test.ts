@@ -215,7 +215,11 @@ describe('signed decisions, detectors, notifications and odd batches', () => {
     expect(signed.stdout).toMatch(/^accepted/);
     expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
     expect(existsSync(join(h.root, 'signed.txt'))).toBe(false);
-    expect(h.audit(jobId, 'approval_decided').map((e) => [e.data.outcome, e.data.code ?? e.data.detail])).toEqual([
+    expect(
+      h.audit(jobId).flatMap((e) =>
+        e.type === 'approval_rejected' ? [['rejected', e.data.code]] : e.type === 'approval_decided' ? [['accepted', e.data.signed ? 'signed' : 'unsigned']] : [],
+      ),
+    ).toEqual([
       ['rejected', 'signature_required'],
       ['rejected', 'signature_invalid'],
       ['accepted', 'signed'],

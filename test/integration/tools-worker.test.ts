@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, type ApplicationFailure } from '@temporalio/common';
-import { createGrantSigner, loadOrCreateGrantKeyPair } from '../../activities/grant-keys';
+import { createGrantSigner, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
 import type { ExecuteInput } from '../../activities/tool-gate';
 import { FailureTypes } from '../../core/failure-types';
 import { callFingerprint } from '../../core/fingerprint';

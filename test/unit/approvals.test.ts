@@ -22,7 +22,6 @@ const request: ApprovalRequest = {
   createdAt: 0,
   expiresAt: 10_000,
   status: 'pending',
-  decision: null,
 };
 const ok = { requestId: 'r1', fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve', reviewer: 'alice' };
 
@@ -53,7 +52,8 @@ test.each([
 });
 
 test('decided and expired requests cannot be decided', () => {
-  expect(code(ok, [{ ...request, status: 'approved' }])).toBe('already_decided');
+  const approval = { decision: 'approve', reviewer: 'alice', reason: null, decidedAt: 500, editedArgs: null, editedFingerprint: null } as const;
+  expect(code(ok, [{ ...request, status: 'approved', decision: approval }])).toBe('already_decided');
   expect(code(ok, [request], 10_000)).toBe('expired');
 });
 

@@ -1,5 +1,6 @@
-import { parseRulesDocument, RulesFileError } from '../../activities/rules-file';
-import { planBatch, preflight } from '../../core/batch';
+import { parseRulesDocument, RulesFileError } from '../../host/rules-file';
+import { planBatch } from '../../core/batch-plan';
+import { preflight } from '../../core/preflight';
 import { conditionMatches } from '../../core/policy/conditions';
 import { batchOutcome, evaluateCall, recordFires, type CallContext } from '../../core/policy/evaluate';
 import type { Condition, RuleInput } from '../../core/policy/rules';
@@ -137,20 +138,21 @@ describe('batch planning', () => {
   const evaluations = new Map(
     calls.flatMap((c) => (c.kind === 'tool' ? [[c.callId, evaluateCall(snap, 'tool.before', { ...c, scope: {} }, {}, 0)] as const] : [])),
   );
-  const memory = { deniedFingerprints: [], redirectedFingerprints: [], approvalRequests: 0, maxApprovalRequests: 5 };
+  const memory = { deniedFingerprints: [], redirectedFingerprints: [], approvalRequests: 0, maxApprovalRequests: 5, completionRuleFires: [] };
+  const input = { jobId: 'j', scope: {}, snapshot: snap, calls, evaluations, memory, ruleCounters: {}, now: 0 };
 
   test('a gated call parks the batch; the allowed one is planned to run after', () => {
-    const plan = planBatch({ jobId: 'j', scope: {}, snapshot: snap, calls, evaluations, memory });
+    const plan = planBatch(input);
     expect(plan.outcome).toBe('park');
-    expect(plan.calls.map((p) => p.fate.kind)).toEqual(['approval', 'run']);
+    expect(plan.calls.map((p) => p.kind)).toEqual(['approval', 'run']);
   });
 
   test('a denied fingerprint is denied again without a request', () => {
-    const first = planBatch({ jobId: 'j', scope: {}, snapshot: snap, calls, evaluations, memory });
-    const fp = (first.calls[0]!.fate as { fingerprint: string }).fingerprint;
-    const again = planBatch({ jobId: 'j', scope: {}, snapshot: snap, calls, evaluations, memory: { ...memory, deniedFingerprints: [fp] } });
+    const [first] = planBatch(input).calls;
+    if (first?.kind !== 'approval') throw new Error(`expected an approval, got ${first?.kind}`);
+    const again = planBatch({ ...input, memory: { ...memory, deniedFingerprints: [first.fingerprint] } });
     expect(again.outcome).toBe('run');
-    expect(again.calls[0]!.fate).toMatchObject({ kind: 'deny', ruleId: 'gate' });
+    expect(again.calls[0]).toMatchObject({ kind: 'deny', ruleId: 'gate' });
   });
 
   test('preflight: parse, known, allowed, schema (defaults filled in)', () => {

@@ -1,5 +1,5 @@
-import { gatherFacts } from '../../../activities/policy-facts';
-import { preflight } from '../../../core/batch';
+import { gatherFacts } from '../../../host/policy-facts';
+import { preflight } from '../../../core/preflight';
 import { conditionMatches } from '../../../core/policy/conditions';
 import { candidateRules, detectorProbe, evaluateCall, type CallContext } from '../../../core/policy/evaluate';
 import { getTool, sideEffectToolNames } from '../../../core/tools/definitions';
@@ -33,7 +33,7 @@ export const rulesTestCommand = defineCommand({
       snapshot.detectors.roots,
     );
     if (call.kind !== 'tool') throw new UsageError(call.kind === 'error' ? call.message : 'not a tool call');
-    const targets = getTool(toolName)!.targets(call.args);
+    const targets = getTool(toolName)?.targets(call.args) ?? [];
     const ctx: CallContext = {
       toolName,
       category: call.category,

@@ -1,4 +1,4 @@
-import { RulesFileError } from '../../../activities/rules-file';
+import { RulesFileError } from '../../../host/rules-file';
 import { formatRulesFileProblem } from '../../../core/policy/rules';
 import { defineCommand, printJson } from '../../command';
 import { UsageError } from '../../errors';

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { fsChmod, fsDelete, fsList, fsMove, fsRead, fsStat, fsWrite } from '../../core/tools/definitions';
 import { truncate } from '../../core/masking';
 import { observe } from './observe';
-import { ToolRefusal, type Roots } from './roots';
+import { ToolRefusal, type Roots } from '../roots';
 
 /** What a tool run produced, as the model will read it. */
 export interface ToolOutcome {

@@ -10,8 +10,9 @@ export class GrantKeyError extends AirlockError {
   constructor(
     readonly file: string,
     detail: string,
+    cause?: unknown,
   ) {
-    super(`grant key ${file}: ${detail}`);
+    super(`grant key ${file}: ${detail}`, { cause });
   }
 }
 
@@ -66,14 +67,14 @@ export function loadOrCreateGrantKeyPair(privateFile: string, publicFile: string
       writeFileSync(privateFile, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
     } catch (err) {
       // Another replica created it first: use theirs.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new GrantKeyError(privateFile, (err as Error).message);
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new GrantKeyError(privateFile, (err as Error).message, err);
     }
   }
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(readFileSync(privateFile));
   } catch (err) {
-    throw new GrantKeyError(privateFile, `not a readable Ed25519 private key (${(err as Error).message})`);
+    throw new GrantKeyError(privateFile, `not a readable Ed25519 private key (${(err as Error).message})`, err);
   }
   const publicKey = createPublicKey(privateKey);
   if (!existsSync(publicFile)) {
@@ -93,6 +94,6 @@ export function loadGrantPublicKey(publicFile: string): KeyObject {
   try {
     return createPublicKey(readFileSync(publicFile));
   } catch (err) {
-    throw new GrantKeyError(publicFile, `not a readable Ed25519 public key (${(err as Error).message})`);
+    throw new GrantKeyError(publicFile, `not a readable Ed25519 public key (${(err as Error).message})`, err);
   }
 }

@@ -19,8 +19,9 @@ export class RulesFileError extends AirlockError {
   constructor(
     readonly file: string,
     readonly problems: readonly RulesFileProblem[],
+    cause?: unknown,
   ) {
-    super(`rules file ${file} is invalid: ${problems.map(formatRulesFileProblem).join('; ')}`);
+    super(`rules file ${file} is invalid: ${problems.map(formatRulesFileProblem).join('; ')}`, { cause });
   }
 }
 
@@ -39,7 +40,7 @@ export async function readRulesFile(file: string): Promise<RulesFile> {
   } catch (err) {
     throw new RulesFileError(file, [
       { ruleId: undefined, field: '(file)', message: `cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})` },
-    ]);
+    ], err);
   }
   let raw: unknown;
   try {
@@ -47,7 +48,7 @@ export async function readRulesFile(file: string): Promise<RulesFile> {
   } catch (err) {
     throw new RulesFileError(file, [
       { ruleId: undefined, field: '(file)', message: `not valid YAML/JSON: ${(err as Error).message.split('\n')[0]}` },
-    ]);
+    ], err);
   }
   return parseRulesDocument(raw, file);
 }

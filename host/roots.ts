@@ -1,6 +1,6 @@
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { AirlockError } from '../../core/errors';
+import { AirlockError } from '../core/errors';
 
 /** A tool refused a call on its own safety checks; the model is told why. */
 export class ToolRefusal extends AirlockError {
@@ -89,7 +89,7 @@ export class Roots {
       realAncestor = await realpath(ancestor);
     } catch (err) {
       // A symlink loop, a dangling link or a folder we may not enter: nothing safe to act on.
-      throw new ToolRefusal(`${input} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new ToolRefusal(`${input} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
     }
     const realParent = join(realAncestor, ...rest);
     const target = lexical === dirname(lexical) ? realParent : join(realParent, basename(lexical));

@@ -1,0 +1,130 @@
+import type { ApprovalRequest, PendingRequest } from './approvals';
+import type { CarriedState } from './carried-state';
+import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
+import { maskValue } from './masking';
+import type { ObservedState } from './observed-state';
+import type { JobStatus } from './search-attributes';
+
+/** A pending request as reviewers see it: arguments masked, times readable. */
+export interface PendingRequestView {
+  readonly requestId: string;
+  readonly callId: string;
+  readonly toolName: string;
+  readonly args: unknown;
+  readonly ruleId: string;
+  readonly ruleVersion: number;
+  readonly reason: string;
+  readonly fingerprint: string;
+  readonly nonce: string;
+  readonly observed: readonly ObservedState[];
+  readonly editable: readonly string[];
+  readonly reviewers: readonly string[] | null;
+  readonly requester: string;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+}
+
+export interface DecidedRequestView {
+  readonly requestId: string;
+  readonly toolName: string;
+  readonly status: ApprovalRequest['status'];
+  readonly reviewer: string | null;
+  readonly reason: string | null;
+  readonly fingerprint: string;
+  readonly editedFingerprint: string | null;
+  readonly decidedAt: string | null;
+}
+
+/** What query `state` returns. */
+export interface AgentJobStateView {
+  readonly schemaVersion: 1;
+  readonly jobId: string;
+  readonly status: JobStatus;
+  readonly goal: string;
+  readonly requester: string;
+  readonly turns: number;
+  readonly maxTurns: number;
+  readonly policyVersion: string | undefined;
+  readonly pending: readonly PendingRequestView[];
+  readonly decided: readonly DecidedRequestView[];
+  readonly counters: {
+    readonly toolCallsExecuted: number;
+    readonly approvalRequests: number;
+    readonly deniedFingerprints: number;
+    readonly rejectedDecisions: number;
+    readonly continuedAsNew: number;
+  };
+  readonly result: AgentJobResult | null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function pendingView(request: PendingRequest): PendingRequestView {
+  return {
+    requestId: request.requestId,
+    callId: request.callId,
+    toolName: request.toolName,
+    args: maskValue(request.args),
+    ruleId: request.ruleId,
+    ruleVersion: request.ruleVersion,
+    reason: request.reason,
+    fingerprint: request.fingerprint,
+    nonce: request.nonce,
+    observed: request.observed,
+    editable: request.editable,
+    reviewers: request.reviewers,
+    requester: request.requester,
+    createdAt: iso(request.createdAt),
+    expiresAt: iso(request.expiresAt),
+  };
+}
+
+export function decidedView(request: ApprovalRequest): DecidedRequestView {
+  const decision = request.status === 'approved' || request.status === 'denied' ? request.decision : null;
+  return {
+    requestId: request.requestId,
+    toolName: request.toolName,
+    status: request.status,
+    reviewer: decision?.reviewer ?? null,
+    reason: decision?.reason ?? null,
+    fingerprint: request.fingerprint,
+    editedFingerprint: decision?.decision === 'approve' ? decision.editedFingerprint : null,
+    decidedAt: decision === null ? null : iso(decision.decidedAt),
+  };
+}
+
+export function isPending(request: ApprovalRequest): request is PendingRequest {
+  return request.status === 'pending';
+}
+
+/** The query view of a job; before its state exists (the first moments of a run) counters are zero. */
+export function jobView(input: {
+  readonly jobId: string;
+  readonly status: JobStatus;
+  readonly job: ParsedAgentJobInput;
+  readonly state: CarriedState | undefined;
+  readonly result: AgentJobResult | null;
+}): AgentJobStateView {
+  const { state } = input;
+  const requests = state?.parked?.requests ?? [];
+  return {
+    schemaVersion: 1,
+    jobId: input.jobId,
+    status: input.status,
+    goal: input.job.goal,
+    requester: input.job.requester,
+    turns: state?.turns ?? 0,
+    maxTurns: input.job.maxTurns,
+    policyVersion: state?.snapshot.version,
+    pending: requests.filter(isPending).map(pendingView),
+    decided: [...(state?.decided ?? []), ...requests.filter((r) => !isPending(r))].map(decidedView),
+    counters: {
+      toolCallsExecuted: state?.toolCallsExecuted ?? 0,
+      approvalRequests: state?.approvalRequests ?? 0,
+      deniedFingerprints: state?.deniedFingerprints.length ?? 0,
+      rejectedDecisions: state?.rejectedDecisions ?? 0,
+      continuedAsNew: state?.continuedAsNew ?? 0,
+    },
+    result: input.result,
+  };
+}

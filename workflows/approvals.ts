@@ -1,0 +1,135 @@
+import { condition } from '@temporalio/workflow';
+import { buildApprovalRequest } from '../core/approval-request';
+import { approvalRules, type BatchPlan, type Planned, type RuleRef } from '../core/batch-plan';
+import { resumedSteps } from '../core/call-steps';
+import { describeError } from '../core/describe-error';
+import { summarizeArgs } from '../core/masking';
+import type { AgentJobResult } from '../core/job-input';
+import { observeOptions, tools } from './activities';
+import { evaluateBatch } from './gate';
+import type { Job } from './job';
+import type { JobState } from './job-state';
+import { oneEvaluationPath } from './patches';
+import { runSteps } from './run-calls';
+import { stopJob } from './stop';
+
+/**
+ * Parks a batch: each gated call's target is observed on the tools side
+ * (side by side) and becomes an approval request; a call whose target
+ * cannot be observed is answered "not executed" when the batch resumes.
+ */
+export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<void> {
+  const now = Date.now();
+  const gated = plan.calls.filter((p): p is Planned<'approval'> => p.kind === 'approval');
+  const prepared = await Promise.all(
+    gated.map(async (p) => {
+      try {
+        return await tools.prepareApproval.executeWithOptions({ ...observeOptions, summary: `prepare ${p.call.toolName}` }, [
+          { toolName: p.call.toolName, args: p.call.args },
+        ]);
+      } catch (err) {
+        return { failed: describeError(err) };
+      }
+    }),
+  );
+  const requests = [];
+  const prepareFailures = [];
+  for (const [i, p] of gated.entries()) {
+    const prep = prepared[i] ?? { failed: 'no answer' };
+    if ('failed' in prep) {
+      job.audit.record({ type: 'runtime_error', data: { code: 'prepare_failed', error: prep.failed, callId: p.call.callId, toolName: p.call.toolName } });
+      prepareFailures.push({ callId: p.call.callId, reason: prep.failed });
+      continue;
+    }
+    requests.push(buildApprovalRequest({ snapshot: state.snapshot, planned: p, prepared: prep, requester: job.input.requester, now }));
+  }
+  for (const r of requests) {
+    job.audit.record({
+      type: 'approval_requested',
+      data: {
+        requestId: r.requestId,
+        callId: r.callId,
+        toolName: r.toolName,
+        ruleId: r.ruleId,
+        ruleVersion: r.ruleVersion,
+        fingerprint: r.fingerprint,
+        requester: r.requester,
+        argsSummary: summarizeArgs(r.args),
+        expiresAt: new Date(r.expiresAt).toISOString(),
+      },
+    });
+  }
+  state.park({ plan, requests, prepareFailures, parkedAt: now });
+  job.status = 'awaiting_approval';
+}
+
+/** Parks until every request of the batch is decided or expired (expired = denied). */
+export async function waitForDecisions(job: Job, state: JobState): Promise<'decided' | 'continue_as_new'> {
+  for (;;) {
+    const now = Date.now();
+    for (const r of state.pendingRequests()) {
+      if (r.expiresAt > now) continue;
+      state.settle({ ...r, status: 'expired' });
+      state.rememberDenied(r.fingerprint);
+      job.audit.record({ type: 'approval_expired', data: { requestId: r.requestId, toolName: r.toolName, fingerprint: r.fingerprint, reason: 'expired' } });
+    }
+    job.show();
+    await job.audit.flush();
+    const open = state.pendingRequests();
+    if (open.length === 0) return 'decided';
+    if (job.shouldContinueAsNew()) return 'continue_as_new';
+    const nextExpiry = Math.min(...open.map((r) => r.expiresAt));
+    // Woken by a decision or an audited rejection (both are history events), or by the next expiry.
+    await condition(() => state.pendingRequests().length < open.length || job.audit.size > 0, Math.max(1, nextExpiry - Date.now()));
+  }
+}
+
+/**
+ * After every decision: edited calls are evaluated again (a stop ends the
+ * job, a deny keeps the call from running), approved ones are checked
+ * against the world as it is now and run once, and every other call is
+ * told why it did not run.
+ */
+export async function resumeParkedBatch(job: Job, state: JobState): Promise<AgentJobResult | undefined> {
+  const parked = state.parked;
+  if (parked === null) return undefined;
+  const edits = await reevaluateEdits(job, state);
+  if (edits.stop !== undefined) {
+    state.closeParked();
+    return stopJob(job, state, parked.plan.calls, edits.stop, `stopped by rule ${edits.stop} (edited call)`);
+  }
+  job.status = 'running';
+  job.show();
+  await runSteps(job, state, resumedSteps(parked, edits.denied));
+  state.rememberRedirects(parked.plan);
+  job.inject(state, parked.plan.instructions);
+  state.closeParked();
+  // Histories recorded before wrote the batch's audit here; now the next activity carries it.
+  if (!oneEvaluationPath()) await job.audit.flush();
+  return undefined;
+}
+
+/** Approved edits under policy again; the reviewer's approval covers the rules the original call was under, no other. */
+async function reevaluateEdits(job: Job, state: JobState): Promise<{ stop: string | undefined; denied: Map<string, string> }> {
+  const denied = new Map<string, string>();
+  const parked = state.parked;
+  const originals = new Map((parked?.plan.calls ?? []).flatMap((p) => (p.kind === 'approval' ? [[p.call.callId, p] as const] : [])));
+  const edited = state.requests().flatMap((r) => {
+    const original = originals.get(r.callId);
+    return r.status === 'approved' && r.decision.editedArgs !== null && original !== undefined ? [{ original, args: r.decision.editedArgs }] : [];
+  });
+  if (edited.length === 0) return { stop: undefined, denied };
+  const covered: Record<string, RuleRef[]> = {};
+  for (const { original } of edited) {
+    covered[original.call.callId] = approvalRules(state.snapshot, original.evaluation).map((r) => ({ ruleId: r.id, ruleVersion: r.version }));
+  }
+  const { plan } = await evaluateBatch(
+    job,
+    state,
+    edited.map(({ original, args }) => ({ ...original.call, args })),
+    covered,
+  );
+  if (plan.outcome === 'stop') return { stop: plan.stoppedBy, denied };
+  for (const p of plan.calls) if (p.kind === 'deny') denied.set(p.call.callId, p.message);
+  return { stop: undefined, denied };
+}

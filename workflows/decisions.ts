@@ -1,0 +1,131 @@
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approvals';
+import { describeError } from '../core/describe-error';
+import { FailureTypes } from '../core/failure-types';
+import { local } from './activities';
+import type { Job } from './job';
+import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery, type DecideResult } from './messages';
+
+type Rejection = Extract<DecisionCheck, { ok: false }>;
+type Via = 'signal' | 'update';
+
+/**
+ * The job's handlers: the state query, and decisions by signal or update.
+ * Both decision paths share one check and one handler; a rejection is
+ * audited and changes nothing else.
+ */
+export function registerHandlers(job: Job): void {
+  setHandler(stateQuery, () => job.view());
+  setHandler(approvalDecisionSignal, async (payload) => {
+    await applyDecision(job, payload, 'signal');
+  });
+  setHandler(decisionRejectedSignal, (payload) => {
+    auditReportedRejection(job, payload);
+  });
+  setHandler(
+    decideUpdate,
+    async (payload): Promise<DecideResult> => {
+      const check = await applyDecision(job, payload, 'update');
+      // Rejected here, the update is in history and already audited: `handler` tells the client not to report it.
+      if (!check.ok) throw ApplicationFailure.create({ message: check.message, type: FailureTypes.DecisionRejected, details: [check.code, 'handler'] });
+      return {
+        requestId: check.request.requestId,
+        status: check.payload.decision === 'approve' ? 'approved' : 'denied',
+        editedFingerprint: check.edit?.fingerprint ?? null,
+      };
+    },
+    {
+      validator: (payload) => {
+        const check = checkAgainst(job, payload);
+        if (!check.ok) throw ApplicationFailure.create({ message: check.message, type: FailureTypes.DecisionRejected, details: [check.code, 'validator'] });
+      },
+    },
+  );
+}
+
+function checkAgainst(job: Job, payload: unknown): DecisionCheck {
+  const state = job.state;
+  return checkDecision(state?.requests() ?? [], payload, {
+    jobId: job.jobId,
+    scope: job.input.scope,
+    now: Date.now(),
+    roots: state?.snapshot.detectors.roots ?? [],
+  });
+}
+
+function rejected(job: Job, check: Rejection, via: Via): Rejection {
+  job.state?.countRejectedDecision();
+  const data = { requestId: check.requestId, reviewer: check.reviewer, code: check.code, reason: check.message, via };
+  job.audit.record(mismatchCodes.has(check.code) ? { type: 'approval_fingerprint_mismatch', data } : { type: 'approval_rejected', data });
+  return check;
+}
+
+/**
+ * The one handler behind the signal and the update. A signature is
+ * verified by an activity, then the decision is checked again (another may
+ * have landed meanwhile).
+ */
+async function applyDecision(job: Job, payload: unknown, via: Via): Promise<DecisionCheck> {
+  let check = checkAgainst(job, payload);
+  if (!check.ok) return rejected(job, check, via);
+  if (check.payload.signature !== undefined) {
+    let verified: { valid: true } | { valid: false; reason: string };
+    try {
+      verified = await local.verifyDecision({ jobId: job.jobId, payload: check.payload });
+    } catch (err) {
+      // A handler that throws would fail the job: an unverifiable signature is just a rejected decision.
+      verified = { valid: false, reason: `the signature could not be verified: ${describeError(err)}` };
+    }
+    if (!verified.valid) {
+      return rejected(job, { ok: false, code: 'signature_invalid', message: verified.reason, requestId: check.request.requestId, reviewer: check.payload.reviewer }, via);
+    }
+    check = checkAgainst(job, payload);
+    if (!check.ok) return rejected(job, check, via);
+  }
+  const state = job.state;
+  const { request, payload: decision, edit } = check;
+  // Unreachable before the state exists (there is no request to match), but never applied without it.
+  if (state === undefined) return rejected(job, { ok: false, code: 'unknown_request', message: 'the job has not started yet', requestId: request.requestId, reviewer: decision.reviewer }, via);
+  const base = { reviewer: decision.reviewer, reason: decision.reason ?? null, decidedAt: Date.now() };
+  const decided: ApprovalRequest =
+    decision.decision === 'approve'
+      ? { ...request, status: 'approved', decision: { decision: 'approve', ...base, editedArgs: edit?.args ?? null, editedFingerprint: edit?.fingerprint ?? null } }
+      : { ...request, status: 'denied', decision: { decision: 'deny', ...base } };
+  state.settle(decided);
+  if (decided.status === 'denied') state.rememberDenied(request.fingerprint);
+  job.audit.record({
+    type: 'approval_decided',
+    data: {
+      requestId: request.requestId,
+      toolName: request.toolName,
+      decision: decision.decision,
+      reviewer: decision.reviewer,
+      reason: decision.reason,
+      originalFingerprint: request.fingerprint,
+      editedFingerprint: edit?.fingerprint,
+      signed: decision.signature !== undefined,
+      via,
+    },
+  });
+  return check;
+}
+
+/** A rejection a client saw on `decide` (which leaves no history): audited with the job's own verdict, never applied. */
+function auditReportedRejection(job: Job, payload: unknown): void {
+  const check = checkAgainst(job, payload);
+  if (!check.ok) {
+    rejected(job, check, 'update');
+    return;
+  }
+  // The job would accept it now (state moved on since the client's attempt): record, do not act.
+  job.audit.record({
+    type: 'approval_rejected',
+    data: {
+      requestId: check.request.requestId,
+      reviewer: check.payload.reviewer,
+      code: 'reported_rejection',
+      reason: 'a client reported this decision as rejected; it was not applied',
+      via: 'update',
+    },
+  });
+}

@@ -1,0 +1,194 @@
+import type { EvaluatePolicyInput, EvaluatePolicyResult, JudgeRequest } from '../activities/policy';
+import { batchPlanSchema, plan, type BatchPlan, type PlannedCall, type RuleRef } from '../core/batch-plan';
+import { z } from 'zod';
+import { describeError } from '../core/describe-error';
+import { grantSchema, type Grant } from '../core/grants';
+import { recentTurnsForJudge } from '../core/judge';
+import { recordedEvaluations } from '../core/legacy-v1';
+import { summarizeArgs } from '../core/masking';
+import type { JudgeVerdict, RuleMatch } from '../core/policy/evaluate';
+import type { PreflightedCall } from '../core/preflight';
+import { TaskQueues } from '../core/task-queues';
+import { COMPLETE_TOOL } from '../core/tools/definitions';
+import { judge, local } from './activities';
+import type { Job } from './job';
+import type { JobState } from './job-state';
+import { oneEvaluationPath } from './patches';
+
+/**
+ * The policy gate: every decision of a job comes from one planner with one
+ * input — a fresh batch (its completion gate included) or a reviewer's
+ * edited calls — recorded as the `evaluatePolicy` local activity. Judged
+ * rules are asked of the judge queue in between. Every decision is audited.
+ */
+export async function evaluateBatch(
+  job: Job,
+  state: JobState,
+  calls: readonly PreflightedCall[],
+  covered?: Readonly<Record<string, readonly RuleRef[]>>,
+): Promise<Evaluated> {
+  const input: EvaluatePolicyInput = {
+    jobId: job.jobId,
+    scope: job.input.scope,
+    snapshot: state.snapshot,
+    calls,
+    memory: state.memory(),
+    ruleCounters: state.ruleCounters,
+    now: Date.now(),
+    ...(covered !== undefined ? { covered } : {}),
+  };
+  const evaluated = await decide(job, state, input);
+  auditPlan(job, evaluated.plan);
+  return evaluated;
+}
+
+export interface Evaluated {
+  readonly plan: BatchPlan;
+  /** Grants that builds before plan version 2 issued with the plan; empty since. */
+  readonly recordedGrants: Readonly<Record<string, Grant>>;
+}
+
+const recordedGrantsSchema = z.object({ grants: z.record(z.string(), grantSchema) });
+
+async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Promise<Evaluated> {
+  if (!input.calls.some((c) => c.kind === 'tool') && !oneEvaluationPath()) {
+    // Histories recorded before planned a batch without tool calls in workflow code.
+    return { plan: plan({ ...input, evaluations: new Map() }), recordedGrants: {} };
+  }
+  let result: EvaluatePolicyResult = await local.evaluatePolicy(withAudit(job, input));
+  if (result.judge.length > 0) {
+    const verdicts = await askJudge(job, state, result.judge);
+    result = await local.evaluatePolicy(withAudit(job, { ...input, verdicts }));
+  }
+  const grants = recordedGrantsSchema.safeParse(result);
+  return { plan: recordedPlan(input, result.plan), recordedGrants: grants.success ? grants.data.grants : {} };
+}
+
+function withAudit(job: Job, input: EvaluatePolicyInput): EvaluatePolicyInput {
+  const audit = job.audit.carry();
+  return audit === undefined ? input : { ...input, audit };
+}
+
+/**
+ * The plan a recorded evaluation stands for. Builds before plan version 2
+ * recorded their per-call evaluations in another shape; the same planner
+ * turns those into what that build decided.
+ */
+function recordedPlan(input: EvaluatePolicyInput, recorded: unknown): BatchPlan {
+  const current = batchPlanSchema.safeParse(recorded);
+  if (current.success) return current.data;
+  const evaluations = recordedEvaluations(recorded);
+  if (evaluations === undefined) throw new Error(`the policy evaluation returned no usable plan: ${current.error.issues[0]?.message ?? ''}`);
+  return plan({ ...input, evaluations });
+}
+
+/**
+ * Judge questions, side by side on the judge queue. A failure is a
+ * verdict too (`failed`): the planner's failure table decides what it
+ * means, and it never stops the job.
+ */
+async function askJudge(job: Job, state: JobState, requests: readonly JudgeRequest[]): Promise<Record<string, Record<string, JudgeVerdict>>> {
+  const { model, timeoutMs } = state.snapshot.judge;
+  const recentTurns = recentTurnsForJudge(state.messages);
+  const answers = await Promise.all(
+    requests.map(async (r) => {
+      try {
+        return await judge.judgeRules.executeWithOptions(
+          {
+            taskQueue: TaskQueues.judge,
+            // Waiting for a busy or absent judge worker counts against the same short budget.
+            scheduleToCloseTimeout: timeoutMs + 5_000,
+            retry: { maximumAttempts: 1 },
+            summary: `judge ${r.rules.length} rule(s) for ${r.call.tool}`,
+          },
+          [{ rules: r.rules, call: r.call, recentTurns, model, timeoutMs, cacheKey: r.cacheKey }],
+        );
+      } catch (err) {
+        return { outcome: { status: 'error' as const, detail: describeError(err) }, latencyMs: 0, model, cached: false };
+      }
+    }),
+  );
+  const verdicts: Record<string, Record<string, JudgeVerdict>> = {};
+  requests.forEach((r, i) => {
+    const answer = answers[i];
+    const outcome = answer?.outcome ?? { status: 'error' as const, detail: 'no answer' };
+    const byRule: Record<string, JudgeVerdict> = {};
+    for (const candidate of r.candidates) {
+      const decision = outcome.status === 'ok' ? outcome.decisions.find((d) => d.ruleId === candidate.ruleId) : undefined;
+      const verdict: JudgeVerdict = outcome.status !== 'ok' ? 'failed' : (decision?.result ?? 'unknown');
+      byRule[candidate.ruleId] = verdict;
+      job.audit.record({
+        type: 'judge_result',
+        data: {
+          callId: r.callId,
+          toolName: r.call.tool,
+          ruleId: candidate.ruleId,
+          result: verdict,
+          confidence: decision?.confidence,
+          status: outcome.status,
+          detail: outcome.status === 'ok' ? undefined : outcome.detail,
+          enforced: candidate.enforced,
+          shadow: !candidate.enforced,
+          latencyMs: answer?.latencyMs ?? 0,
+          model: answer?.model ?? model,
+          cached: answer?.cached ?? false,
+        },
+      });
+    }
+    verdicts[r.callId] = byRule;
+  });
+  return verdicts;
+}
+
+function auditPlan(job: Job, decided: BatchPlan): void {
+  for (const p of decided.calls) auditPlanned(job, p);
+}
+
+function auditPlanned(job: Job, p: PlannedCall): void {
+  const base = { callId: p.call.callId, toolName: p.call.toolName };
+  switch (p.kind) {
+    case 'error':
+    case 'complete_held':
+      return;
+    case 'complete':
+      if (p.evaluation !== undefined) auditMatches(job, base, p.evaluation.matches);
+      return;
+    case 'complete_rejected':
+      auditMatches(job, base, p.evaluation.matches);
+      for (const ruleId of p.ruleIds) {
+        job.audit.record({ type: 'policy_tool_denied', data: { callId: base.callId, toolName: COMPLETE_TOOL, ruleId, reason: 'completion not accepted' } });
+      }
+      return;
+    default:
+      job.audit.record({
+        type: 'policy_evaluation',
+        data: { ...base, category: p.call.category, decision: p.evaluation.decision, outcome: p.kind, argsSummary: summarizeArgs(p.call.args) },
+      });
+      auditMatches(job, base, p.evaluation.matches, p.evaluation.detectors);
+      if (p.kind === 'deny') {
+        job.audit.record({ type: 'policy_tool_denied', data: { ...base, ruleId: p.ruleId, fingerprint: p.fingerprint, reason: p.message } });
+      }
+  }
+}
+
+function auditMatches(job: Job, base: { callId: string; toolName: string }, matches: readonly RuleMatch[], detectors?: readonly string[]): void {
+  for (const m of matches) {
+    job.audit.record({
+      type: 'policy_rule_matched',
+      data: {
+        ...base,
+        ruleId: m.ruleId,
+        ruleVersion: m.ruleVersion,
+        action: m.action,
+        shadow: m.shadow,
+        ...(m.judged === true ? { detail: m.fallback === true ? 'judge failed: approval as fallback' : 'judge match' } : {}),
+        ...(m.duplicate === true ? { outcome: 'duplicate' as const } : {}),
+        ...(detectors !== undefined && detectors.length > 0 ? { detectors: [...detectors] } : {}),
+      },
+    });
+    // notify_admin never restricts anyone: it queues a note for the administrator in the audit log.
+    if (m.action === 'notify_admin' && !m.shadow && m.duplicate !== true) {
+      job.audit.record({ type: 'policy_notification_queued', data: { ...base, ruleId: m.ruleId, ruleVersion: m.ruleVersion } });
+    }
+  }
+}

@@ -1,0 +1,146 @@
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { restoreCarriedState } from '../core/carried-state';
+import { describeError } from '../core/describe-error';
+import { FailureTypes } from '../core/failure-types';
+import { agentJobInputSchema, allowedToolsFor, type AgentJobInput, type AgentJobResult, type JobOutcome, type ParsedAgentJobInput } from '../core/job-input';
+import { jobView, type AgentJobStateView } from '../core/job-view';
+import type { JobStatus } from '../core/search-attributes';
+import { systemPrompt } from '../core/system-prompt';
+import { local } from './activities';
+import { AuditBuffer } from './audit-buffer';
+import { JobState } from './job-state';
+import { Visibility } from './visibility';
+
+/** Before its state exists a job is starting (a fresh run loads its policy snapshot first). */
+export type JobPhase = { readonly kind: 'starting' } | { readonly kind: 'ready'; readonly state: JobState };
+
+type Ending = { readonly reason?: AgentJobResult['reason']; readonly detail?: string; readonly summary?: string };
+
+function invalidInput(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, FailureTypes.InvalidInput);
+}
+
+/**
+ * One run of a job: its input, phase, status and result, and the concerns
+ * every step shares (audit buffer, visibility). Ends by finishing or by
+ * continuing as new, always with handlers drained and audit written.
+ */
+export class Job {
+  readonly jobId = workflowInfo().workflowId;
+  readonly input: ParsedAgentJobInput;
+  readonly allowedTools: string[];
+  readonly audit: AuditBuffer;
+  status: JobStatus = 'running';
+  private phase: JobPhase = { kind: 'starting' };
+  private result: AgentJobResult | null = null;
+  private readonly visibility = new Visibility();
+
+  constructor(raw: AgentJobInput) {
+    const parsed = agentJobInputSchema.safeParse(raw);
+    if (!parsed.success) {
+      throw invalidInput(`invalid agentJob input: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`);
+    }
+    this.input = parsed.data;
+    this.allowedTools = allowedToolsFor(parsed.data);
+    this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined));
+    // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
+    if (parsed.data.carried !== undefined) {
+      const restored = restoreCarriedState(parsed.data.carried);
+      if (!restored.ok) throw invalidInput(`cannot restore the job's carried state: ${restored.message}`);
+      this.ready(new JobState(restored.state, this.input.maxApprovalRequests));
+    }
+  }
+
+  /** The state, once it exists; handlers that arrive earlier see none. */
+  get state(): JobState | undefined {
+    return this.phase.kind === 'ready' ? this.phase.state : undefined;
+  }
+
+  /** The restored state, or a fresh one from the policy snapshot taken now (once per job). */
+  async start(): Promise<JobState> {
+    if (this.phase.kind === 'ready') return this.phase.state;
+    let snapshot;
+    try {
+      snapshot = (await local.loadPolicySnapshot()).snapshot;
+    } catch (err) {
+      throw ApplicationFailure.create({
+        message: `cannot load the policy snapshot: ${describeError(err)}`,
+        type: FailureTypes.PolicyUnavailable,
+        nonRetryable: true,
+        cause: err instanceof Error ? err : undefined,
+      });
+    }
+    const state = new JobState(
+      {
+        schemaVersion: 2,
+        snapshot,
+        messages: [
+          { role: 'system', content: systemPrompt(this.jobId, snapshot, this.allowedTools) },
+          { role: 'user', content: this.input.goal },
+        ],
+        turns: 0,
+        ruleCounters: {},
+        deniedFingerprints: [],
+        redirectedFingerprints: [],
+        completionRuleFires: [],
+        approvalRequests: 0,
+        toolCallsExecuted: 0,
+        rejectedDecisions: 0,
+        parked: null,
+        decided: [],
+        continuedAsNew: 0,
+      },
+      this.input.maxApprovalRequests,
+    );
+    this.ready(state);
+    return state;
+  }
+
+  private ready(state: JobState): void {
+    this.phase = { kind: 'ready', state };
+    if (state.parked !== null) this.status = 'awaiting_approval';
+  }
+
+  view(): AgentJobStateView {
+    return jobView({ jobId: this.jobId, status: this.status, job: this.input, state: this.state?.current(), result: this.result });
+  }
+
+  show(): void {
+    this.visibility.show(this.status, this.state?.pendingRequests() ?? []);
+  }
+
+  /** Appends the one injected user message of a batch, if it has instructions. */
+  inject(state: JobState, instructions: readonly string[]): void {
+    if (state.addInstructions(instructions)) {
+      this.audit.record({ type: 'policy_instruction_injected', data: { instructions: instructions.length, turn: state.turns } });
+    }
+  }
+
+  shouldContinueAsNew(): boolean {
+    const info = workflowInfo();
+    const limit = this.input.historyEventLimit;
+    return info.continueAsNewSuggested || (limit !== undefined && info.historyLength >= limit);
+  }
+
+  /** Waits until no handler runs and every audit event is written; a late signal may add either. */
+  private async drain(): Promise<void> {
+    do {
+      await condition(allHandlersFinished);
+      await this.audit.flush();
+    } while (!allHandlersFinished() || this.audit.size > 0);
+  }
+
+  async continueAsNew(state: JobState): Promise<never> {
+    await this.drain();
+    const { carried: _previous, ...input } = this.input;
+    return continueAsNew<(input: AgentJobInput) => Promise<AgentJobResult>>({ ...input, carried: state.carried() });
+  }
+
+  async finish(state: JobState, status: JobOutcome, ending: Ending = {}): Promise<AgentJobResult> {
+    this.result = { schemaVersion: 1, status, turns: state.turns, ...ending };
+    this.status = status;
+    this.show();
+    await this.drain();
+    return this.result;
+  }
+}

@@ -1,0 +1,21 @@
+import { patched } from '@temporalio/workflow';
+
+/**
+ * Where the job's commands changed since histories were first recorded.
+ * A job that started under an older build replays through the old branch
+ * and switches at the first live step; new jobs record the patch marker.
+ * When no job from before a patch can still be running, replace `patched`
+ * by `deprecatePatch` for one release, then drop the old branch and its
+ * recorded histories.
+ */
+const ONE_EVALUATION_PATH = 'airlock-one-evaluation-path';
+
+/**
+ * Every batch (with or without tool calls, and the completion gate) is
+ * decided by the policy activity, grants are issued on the way to
+ * `execute`, and buffered audit events ride on those activities instead of
+ * a flush after each batch.
+ */
+export function oneEvaluationPath(): boolean {
+  return patched(ONE_EVALUATION_PATH);
+}

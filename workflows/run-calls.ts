@@ -1,0 +1,189 @@
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import type { BatchPlan, Planned } from '../core/batch-plan';
+import { freshStep, heldAnswer, type ApprovedRun, type CallStep } from '../core/call-steps';
+import { describeError } from '../core/describe-error';
+import { FailureTypes } from '../core/failure-types';
+import type { Grant } from '../core/grants';
+import { summarizeArgs } from '../core/masking';
+import type { AgentJobResult } from '../core/job-input';
+import type { ToolCall } from '../core/preflight';
+import { Texts } from '../core/texts';
+import { executeOptions, local, observeOptions, tools } from './activities';
+import type { Job } from './job';
+import type { JobState } from './job-state';
+import { oneEvaluationPath } from './patches';
+
+const GRANT_ATTEMPTS = 3;
+
+/** A batch to re-plan: nothing runs, every call is answered, the instructions follow as one message. */
+export function redirectBatch(job: Job, state: JobState, plan: BatchPlan): void {
+  for (const p of plan.calls) state.addToolResult(p.call.callId, heldAnswer(p));
+  state.rememberRedirects(plan);
+  job.inject(state, plan.instructions);
+}
+
+/**
+ * A fresh batch that runs; its `complete`, decided by the gate with the
+ * batch, ends the job once the other calls have run, or is turned down.
+ */
+export async function runBatch(job: Job, state: JobState, plan: BatchPlan, recordedGrants: Readonly<Record<string, Grant>>): Promise<AgentJobResult | undefined> {
+  const complete = await runSteps(job, state, plan.calls.map(freshStep), recordedGrants);
+  if (complete?.planned.kind === 'complete') {
+    state.fillToolResult(complete.slot, complete.planned.call.callId, Texts.completeAccepted);
+    return job.finish(state, 'completed', { summary: complete.planned.call.summary });
+  }
+  if (complete?.planned.kind === 'complete_rejected') {
+    state.fillToolResult(complete.slot, complete.planned.call.callId, complete.planned.message);
+    job.inject(state, complete.planned.instructions);
+  }
+  // Histories recorded before wrote the batch's audit here; now the next activity carries it.
+  if (!oneEvaluationPath()) await job.audit.flush();
+  return undefined;
+}
+
+/**
+ * Answers a batch's calls in call order, running those that may run: an
+ * approved call is revalidated first; a grant is issued right before it is
+ * needed, for this call and the following ones that need no further check.
+ * Returns the batch's `complete`, whose result slot waits for the caller.
+ */
+export async function runSteps(
+  job: Job,
+  state: JobState,
+  steps: readonly CallStep[],
+  held: Readonly<Record<string, Grant>> = {},
+): Promise<{ readonly planned: Planned<'complete' | 'complete_rejected'>; readonly slot: number } | undefined> {
+  const grants = new Map(Object.entries(held));
+  let complete: { planned: Planned<'complete' | 'complete_rejected'>; slot: number } | undefined;
+  for (const [index, step] of steps.entries()) {
+    switch (step.kind) {
+      case 'answer':
+        state.addToolResult(step.callId, step.text);
+        break;
+      case 'complete':
+        // Its result is decided after the other calls ran; its place keeps the call order.
+        complete = { planned: step.planned, slot: state.addToolResult(step.planned.call.callId, '') };
+        break;
+      case 'run': {
+        const refused = step.approved === undefined ? undefined : await revalidate(job, step.call, step.approved);
+        if (refused !== undefined) {
+          state.addToolResult(step.call.callId, refused);
+          break;
+        }
+        if (!grants.has(step.call.callId)) {
+          for (const [callId, grant] of Object.entries(await issueGrants(job, grantWindow(steps, index, grants)))) grants.set(callId, grant);
+        }
+        const output = await execute(job, state, step, grants.get(step.call.callId));
+        const edited = step.approved?.editedFields ?? [];
+        state.addToolResult(step.call.callId, edited.length > 0 ? `${output}\n${Texts.edited(edited)}` : output);
+        break;
+      }
+    }
+  }
+  return complete;
+}
+
+/** This call, and (since plan version 2) the following ones of the batch that will run without another check. */
+function grantWindow(steps: readonly CallStep[], index: number, granted: ReadonlyMap<string, Grant>): Array<Extract<CallStep, { kind: 'run' }>> {
+  const [first, ...rest] = steps.slice(index).filter((s): s is Extract<CallStep, { kind: 'run' }> => s.kind === 'run');
+  if (first === undefined) return [];
+  if (!oneEvaluationPath()) return [first];
+  const window = [first];
+  for (const s of rest) {
+    if (s.approved !== undefined) break;
+    if (!granted.has(s.call.callId)) window.push(s);
+  }
+  return window;
+}
+
+async function issueGrants(job: Job, steps: ReadonlyArray<Extract<CallStep, { kind: 'run' }>>): Promise<Readonly<Record<string, Grant>>> {
+  if (steps.length === 0) return {};
+  const calls = steps.map(({ call, binding }) => ({
+    callId: call.callId,
+    fingerprint: binding.fingerprint,
+    ...(binding.nonce !== undefined ? { nonce: binding.nonce } : {}),
+  }));
+  const audit = job.audit.carry();
+  return (await local.issueGrants({ jobId: job.jobId, calls, ...(audit !== undefined ? { audit } : {}) })).grants;
+}
+
+/** Schema, permission and the target as the reviewer saw it, checked again now; a refusal is the model's answer. */
+async function revalidate(job: Job, call: ToolCall, approved: ApprovedRun): Promise<string | undefined> {
+  const { request } = approved;
+  const refuse = (error: string, text: string) => {
+    job.audit.record({ type: 'runtime_error', data: { code: 'revalidation_failed', error, callId: call.callId, toolName: call.toolName, requestId: request.requestId } });
+    return text;
+  };
+  try {
+    const check = await tools.revalidate.executeWithOptions({ ...observeOptions, summary: `revalidate ${call.toolName}` }, [
+      {
+        toolName: call.toolName,
+        args: call.args,
+        originalArgs: request.args,
+        allowedTools: job.allowedTools,
+        reviewer: request.decision.reviewer,
+        reviewers: request.reviewers,
+        separateRequester: request.separateRequester,
+        requester: request.requester,
+        observed: request.observed,
+      },
+    ]);
+    return check.ok ? undefined : refuse(check.reason, Texts.revalidationFailed(check.reason));
+  } catch (err) {
+    return refuse(describeError(err), Texts.revalidateFailed(describeError(err)));
+  }
+}
+
+function failureType(err: unknown): string | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}
+
+/**
+ * Runs one call on the tools queue with its grant. A grant that expired
+ * while the tools worker was away is replaced; anything else is reported
+ * to the model, never retried as a new side effect.
+ */
+async function execute(job: Job, state: JobState, step: Extract<CallStep, { kind: 'run' }>, granted: Grant | undefined): Promise<string> {
+  const { call, binding } = step;
+  let grant = granted;
+  for (let attempt = 1; ; attempt++) {
+    grant ??= (await issueGrants(job, [step]))[call.callId];
+    if (grant === undefined) return Texts.executeFailed('no grant was issued for this call');
+    try {
+      const result = await tools.execute.executeWithOptions({ ...executeOptions, summary: `${call.toolName} ${summarizeArgs(call.args, 80)}` }, [
+        {
+          jobId: job.jobId,
+          callId: call.callId,
+          scope: job.input.scope,
+          toolName: call.toolName,
+          args: call.args,
+          ruleId: binding.ruleId,
+          ruleVersion: binding.ruleVersion,
+          grant,
+        },
+      ]);
+      state.countExecuted();
+      job.audit.record({
+        type: 'tool_executed',
+        data: { callId: call.callId, toolName: call.toolName, fingerprint: binding.fingerprint, ruleId: binding.ruleId ?? undefined, ok: result.ok, replayed: result.replayed },
+      });
+      return result.output;
+    } catch (err) {
+      const type = failureType(err);
+      if (type === FailureTypes.GrantExpired && attempt < GRANT_ATTEMPTS) {
+        grant = undefined;
+        continue;
+      }
+      job.audit.record({
+        type: 'runtime_error',
+        data: { code: isFailureType(type) ? type : 'execute_failed', error: describeError(err), callId: call.callId, toolName: call.toolName },
+      });
+      return Texts.executeFailed(describeError(err));
+    }
+  }
+}
+
+function isFailureType(type: string | undefined): type is (typeof FailureTypes)[keyof typeof FailureTypes] {
+  return Object.values<string | undefined>(FailureTypes).includes(type);
+}
