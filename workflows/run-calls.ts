@@ -13,6 +13,12 @@ import type { Job } from './job';
 import type { JobState } from './job-state';
 import { oneEvaluationPath } from './patches';
 
+/**
+ * Running a batch: calls are answered in call order, allowed and approved
+ * ones run on the tools queue with a grant issued right before they need
+ * it, and the batch's `complete` is settled once everything else ran.
+ */
+
 const GRANT_ATTEMPTS = 3;
 
 /** A batch to re-plan: nothing runs, every call is answered, the instructions follow as one message. */
