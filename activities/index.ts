@@ -3,6 +3,7 @@ import { createAuditActivities } from './audit';
 import { createJudgeActivities, type JudgeDeps } from './judge';
 import { createModelActivities, type ModelDeps } from './model-turn';
 import { createPolicyActivities, type PolicyDeps } from './policy';
+import { createSealActivities } from './seals';
 import { createReviewerActivities } from './verify-decision';
 import { createToolGateActivities, type ToolGateDeps } from './tool-gate';
 
@@ -20,6 +21,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     ...createPolicyActivities(deps),
     ...createAuditActivities(deps),
     ...createReviewerActivities(deps),
+    ...createSealActivities(deps),
   };
 }
 

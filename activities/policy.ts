@@ -22,6 +22,7 @@ import type { PreflightedCall } from '../core/preflight';
 import { getTool } from '../core/tools/definitions';
 import type { AuditSink } from '../host/audit-log';
 import type { GrantSigner } from '../host/grant-keys';
+import type { Sealer } from '../host/seal';
 import { gatherFacts } from '../host/policy-facts';
 import { writeAudit } from './audit';
 
@@ -29,13 +30,21 @@ export interface PolicyDeps {
   /** Reads the rules as they are now; called once per job. */
   readonly loadSnapshot: () => Promise<PolicySnapshot>;
   readonly signer: GrantSigner;
+  /** Seals the snapshot to the job; every evaluation checks the seal. */
+  readonly sealer: Sealer;
   readonly grantTtlMs: number;
   readonly audit: AuditSink;
   readonly now?: () => number;
 }
 
+export interface LoadPolicySnapshotInput {
+  readonly jobId: string;
+}
+
 export interface LoadPolicySnapshotResult {
   readonly snapshot: PolicySnapshot;
+  /** This worker's seal binding the snapshot to the job (absent in results recorded by builds before seals). */
+  readonly seal?: string;
 }
 
 /** The one input of every policy decision a job asks for. */
@@ -43,6 +52,8 @@ export interface EvaluatePolicyInput {
   readonly jobId: string;
   readonly scope: JobScope;
   readonly snapshot: PolicySnapshot;
+  /** The seal `loadPolicySnapshot` gave the snapshot: no evaluation runs on a policy a client brought. */
+  readonly policySeal?: string;
   readonly calls: readonly PreflightedCall[];
   readonly memory: JobPolicyMemory;
   readonly ruleCounters: RuleCounters;
@@ -128,9 +139,10 @@ export function createPolicyActivities(deps: PolicyDeps) {
 
   return {
     /** The job's policy snapshot, taken once when it starts. */
-    async loadPolicySnapshot(): Promise<LoadPolicySnapshotResult> {
+    async loadPolicySnapshot(input: LoadPolicySnapshotInput): Promise<LoadPolicySnapshotResult> {
       try {
-        return { snapshot: await deps.loadSnapshot() };
+        const snapshot = await deps.loadSnapshot();
+        return { snapshot, seal: deps.sealer.seal('policy', input.jobId, snapshot) };
       } catch (err) {
         if (err instanceof AirlockError) throw ApplicationFailure.create({ message: err.message, type: FailureTypes.PolicyUnavailable, nonRetryable: true, cause: err });
         throw err;
@@ -146,6 +158,12 @@ export function createPolicyActivities(deps: PolicyDeps) {
      */
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvaluatePolicyResult> {
       writeAudit(deps.audit, input.audit);
+      if (input.policySeal === undefined || !deps.sealer.verify('policy', input.jobId, input.snapshot, input.policySeal)) {
+        throw ApplicationFailure.nonRetryable(
+          `job ${input.jobId}: its policy snapshot does not carry this agent worker's seal; a policy that did not come from loadPolicySnapshot is never evaluated`,
+          FailureTypes.StateRejected,
+        );
+      }
       const { evaluations: byCall, judge } = await evaluations(input);
       if (judge.length > 0) return { plan: undefined, judge };
       return { plan: plan({ ...input, evaluations: byCall }), judge: [] };

@@ -37,6 +37,8 @@ const memory = {
 export const carriedStateSchema = z.strictObject({
   schemaVersion: z.literal(CARRIED_STATE_VERSION),
   snapshot: policySnapshotSchema,
+  /** The agent worker's seal binding the snapshot to the job (absent in state from builds before seals). */
+  policySeal: z.string().optional(),
   messages: z.array(chatMessageSchema),
   ruleCounters: ruleCountersSchema,
   ...counters,

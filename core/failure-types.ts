@@ -17,6 +17,8 @@ export const FailureTypes = {
   GrantExpired: 'AirlockGrantExpired',
   /** The grant's nonce was already consumed: the call ran (or was attempted) before. */
   NonceConsumed: 'AirlockNonceConsumed',
+  /** A policy snapshot or carried state without a valid seal of this agent worker: a client tried to bring its own. */
+  StateRejected: 'AirlockStateRejected',
   /** The policy snapshot or rules file could not be loaded. */
   PolicyUnavailable: 'AirlockPolicyUnavailable',
 } as const;

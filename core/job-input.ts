@@ -30,6 +30,8 @@ export const agentJobInputSchema = z.strictObject({
   historyEventLimit: z.number().int().min(10).max(50_000).optional(),
   /** Set only by the job itself when it continues as new; parsed with its own versioned schema. */
   carried: z.unknown().optional(),
+  /** The agent worker's seal over the rest of this input when it carries state; see `host/seal.ts`. */
+  carriedSeal: z.string().max(200).optional(),
 });
 export type AgentJobInput = z.input<typeof agentJobInputSchema>;
 export type ParsedAgentJobInput = z.output<typeof agentJobInputSchema>;

@@ -9,6 +9,7 @@ import { NativeConnection, Runtime } from '@temporalio/worker';
 import { OpenAI } from 'openai';
 import { createActivities } from '../activities';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../host/grant-keys';
+import { createSealer } from '../host/seal';
 import { NonceStore } from '../host/nonce-store';
 import { parseRulesDocument } from '../host/rules-file';
 import { Roots } from '../host/roots';
@@ -393,6 +394,7 @@ async function main(): Promise<void> {
       loadSnapshot: async () =>
         buildSnapshot(parseRulesDocument(RULES, 'recorded rules'), 'recorded rules', { roots: [root], judgeModel: 'judge', judgeTimeoutMs: 3000 }),
       signer: createGrantSigner(grantKeys.privateKey),
+      sealer: createSealer(grantKeys.privateKey),
       grantTtlMs: 10 * 60_000,
       audit: { write: () => undefined },
       reviewerKeys: new Map([['alice', reviewer.publicKey]]),

@@ -4,6 +4,7 @@ import { OpenAI } from 'openai';
 import { createActivities, type Activities } from '../activities';
 import { JsonlAuditSink } from '../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../host/grant-keys';
+import { createSealer } from '../host/seal';
 import { NonceStore } from '../host/nonce-store';
 import { loadReviewerKeys } from '../host/reviewer-keys';
 import { loadPolicySnapshotFrom } from '../host/rules-file';
@@ -44,6 +45,7 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
       model: config.model.name,
       loadSnapshot: () => loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings),
       signer: createGrantSigner(privateKey),
+      sealer: createSealer(privateKey),
       grantTtlMs: config.grants.ttlMs,
       audit: new JsonlAuditSink(paths.audit),
       reviewerKeys: config.reviewerKeysFile === undefined ? new Map() : await loadReviewerKeys(resolve(config.reviewerKeysFile)),

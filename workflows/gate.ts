@@ -13,7 +13,7 @@ import { COMPLETE_TOOL } from '../core/tools/definitions';
 import { judge, local } from './activities';
 import type { Job } from './job';
 import type { JobState } from './job-state';
-import { oneEvaluationPath } from './patches';
+import { oneEvaluationPath, sealedState } from './patches';
 
 /**
  * The policy gate: every decision of a job comes from one planner with one
@@ -27,10 +27,12 @@ export async function evaluateBatch(
   calls: readonly PreflightedCall[],
   covered?: Readonly<Record<string, readonly RuleRef[]>>,
 ): Promise<Evaluated> {
+  const seal = await policySeal(job, state);
   const input: EvaluatePolicyInput = {
     jobId: job.jobId,
     scope: job.input.scope,
     snapshot: state.snapshot,
+    ...(seal !== undefined ? { policySeal: seal } : {}),
     calls,
     memory: state.memory(),
     ruleCounters: state.ruleCounters,
@@ -49,6 +51,14 @@ export interface Evaluated {
 }
 
 const recordedGrantsSchema = z.object({ grants: z.record(z.string(), grantSchema) });
+
+/** The snapshot's seal; a job that ran under a build before seals trusts its own snapshot and has it sealed once. */
+async function policySeal(job: Job, state: JobState): Promise<string | undefined> {
+  if (state.policySeal !== undefined || !sealedState()) return state.policySeal;
+  const { seal } = await local.sealPolicy({ jobId: job.jobId, snapshot: state.snapshot });
+  state.sealPolicy(seal);
+  return seal;
+}
 
 async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Promise<Evaluated> {
   if (!input.calls.some((c) => c.kind === 'tool') && !oneEvaluationPath()) {

@@ -24,6 +24,15 @@ export class JobState {
     return this.data.snapshot;
   }
 
+  /** The agent worker's seal over the snapshot; absent only in state from builds before seals. */
+  get policySeal(): string | undefined {
+    return this.data.policySeal;
+  }
+
+  sealPolicy(seal: string): void {
+    this.data.policySeal = seal;
+  }
+
   get turns(): number {
     return this.data.turns;
   }

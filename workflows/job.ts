@@ -8,6 +8,7 @@ import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
 import { local } from './activities';
 import { AuditBuffer } from './audit-buffer';
+import { sealedState } from './patches';
 import { JobState } from './job-state';
 import { Visibility } from './visibility';
 
@@ -16,8 +17,14 @@ export type JobPhase = { readonly kind: 'starting' } | { readonly kind: 'ready';
 
 type Ending = { readonly reason?: AgentJobResult['reason']; readonly detail?: string; readonly summary?: string };
 
+type AgentJob = (input: AgentJobInput) => Promise<AgentJobResult>;
+
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, FailureTypes.InvalidInput);
+}
+
+function rejectedState(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, FailureTypes.StateRejected);
 }
 
 /**
@@ -33,6 +40,8 @@ export class Job {
   status: JobStatus = 'running';
   private phase: JobPhase = { kind: 'starting' };
   private result: AgentJobResult | null = null;
+  /** Carried input whose seal `start` checks before anything runs. */
+  private unverified: { readonly next: unknown; readonly seal: string | undefined } | undefined;
   private readonly visibility = new Visibility();
 
   constructor(raw: AgentJobInput) {
@@ -45,8 +54,13 @@ export class Job {
     this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined));
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
     if (parsed.data.carried !== undefined) {
+      if (workflowInfo().continuedFromExecutionRunId === undefined) {
+        throw rejectedState('a job accepts carried state only from its own continue-as-new; start a job with a goal, not with state');
+      }
       const restored = restoreCarriedState(parsed.data.carried);
       if (!restored.ok) throw invalidInput(`cannot restore the job's carried state: ${restored.message}`);
+      const { carriedSeal, ...next } = raw;
+      this.unverified = { next, seal: carriedSeal };
       this.ready(new JobState(restored.state, this.input.maxApprovalRequests));
     }
   }
@@ -56,12 +70,18 @@ export class Job {
     return this.phase.kind === 'ready' ? this.phase.state : undefined;
   }
 
-  /** The restored state, or a fresh one from the policy snapshot taken now (once per job). */
+  /**
+   * The restored state once its seal is verified, or a fresh one from the
+   * policy snapshot taken now (once per job).
+   */
   async start(): Promise<JobState> {
-    if (this.phase.kind === 'ready') return this.phase.state;
-    let snapshot;
+    if (this.phase.kind === 'ready') {
+      await this.verifyCarried();
+      return this.phase.state;
+    }
+    let loaded;
     try {
-      snapshot = (await local.loadPolicySnapshot()).snapshot;
+      loaded = await local.loadPolicySnapshot({ jobId: this.jobId });
     } catch (err) {
       throw ApplicationFailure.create({
         message: `cannot load the policy snapshot: ${describeError(err)}`,
@@ -70,10 +90,12 @@ export class Job {
         cause: err instanceof Error ? err : undefined,
       });
     }
+    const { snapshot, seal } = loaded;
     const state = new JobState(
       {
         schemaVersion: 2,
         snapshot,
+        ...(seal !== undefined ? { policySeal: seal } : {}),
         messages: [
           { role: 'system', content: systemPrompt(this.jobId, snapshot, this.allowedTools) },
           { role: 'user', content: this.input.goal },
@@ -94,6 +116,21 @@ export class Job {
     );
     this.ready(state);
     return state;
+  }
+
+  /** Carried state counts only with the agent worker's seal over this job's input; nothing runs before. */
+  private async verifyCarried(): Promise<void> {
+    const unverified = this.unverified;
+    if (unverified === undefined || !sealedState()) return;
+    const verdict = await local.verifyState({ jobId: this.jobId, next: unverified.next, seal: unverified.seal });
+    if (verdict.valid) {
+      this.unverified = undefined;
+      return;
+    }
+    const message = `the job's carried state is refused: ${verdict.reason}`;
+    this.audit.record({ type: 'runtime_error', data: { code: FailureTypes.StateRejected, error: message } });
+    await this.audit.flush();
+    throw rejectedState(message);
   }
 
   private ready(state: JobState): void {
@@ -131,9 +168,15 @@ export class Job {
   }
 
   async continueAsNew(state: JobState): Promise<never> {
-    await this.drain();
-    const { carried: _previous, ...input } = this.input;
-    return continueAsNew<(input: AgentJobInput) => Promise<AgentJobResult>>({ ...input, carried: state.carried() });
+    const { carried: _previous, carriedSeal: _seal, ...input } = this.input;
+    for (;;) {
+      await this.drain();
+      const next = { ...input, carried: state.carried() };
+      if (!sealedState()) return continueAsNew<AgentJob>(next);
+      const { seal } = await local.sealState({ jobId: this.jobId, next });
+      // Every handler audits: a decision that landed while sealing changed the state, so seal again.
+      if (allHandlersFinished() && this.audit.size === 0) return continueAsNew<AgentJob>({ ...next, carriedSeal: seal });
+    }
   }
 
   async finish(state: JobState, status: JobOutcome, ending: Ending = {}): Promise<AgentJobResult> {

@@ -19,3 +19,13 @@ const ONE_EVALUATION_PATH = 'airlock-one-evaluation-path';
 export function oneEvaluationPath(): boolean {
   return patched(ONE_EVALUATION_PATH);
 }
+
+const SEALED_STATE = 'airlock-sealed-state';
+
+/**
+ * The policy snapshot and the input a job continues as new with carry the
+ * agent worker's seal, checked before they are used.
+ */
+export function sealedState(): boolean {
+  return patched(SEALED_STATE);
+}

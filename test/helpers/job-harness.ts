@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import { createActivities } from '../../activities';
 import type { AuditSink } from '../../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
+import { createSealer } from '../../host/seal';
 import { NonceStore } from '../../host/nonce-store';
 import { parseRulesDocument } from '../../host/rules-file';
 import { Roots } from '../../host/roots';
@@ -104,6 +105,7 @@ export class JobHarness {
             judgeTimeoutMs: this.options.judge?.timeoutMs ?? 3000,
           }),
         signer: createGrantSigner(privateKey),
+      sealer: createSealer(privateKey),
         grantTtlMs: 10 * 60_000,
         audit: this.auditSink,
         reviewerKeys: this.options.reviewerKeys ?? new Map(),
