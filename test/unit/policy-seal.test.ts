@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createPolicyActivities, type EvaluatePolicyInput } from '../../activities/policy';
+import { createPolicyActivities, type EvaluatePolicyInput, type EvaluatePolicyResult } from '../../activities/policy';
 import { FailureTypes } from '../../core/failure-types';
 import { defaultRules } from '../../core/policy/default-rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
@@ -44,9 +44,9 @@ async function refusal(run: Promise<unknown>): Promise<ApplicationFailure> {
 }
 
 test('an evaluation runs only on the snapshot loadPolicySnapshot sealed for this job', async () => {
-  const { seal } = await env.run(activities.loadPolicySnapshot, { jobId: 'job-1' });
+  const { seal } = await env.run<[{ jobId: string }], { seal?: string }, typeof activities.loadPolicySnapshot>(activities.loadPolicySnapshot, { jobId: 'job-1' });
   expect(seal).toEqual(expect.any(String));
-  const result = await env.run(activities.evaluatePolicy, input({ policySeal: seal }));
+  const result = await env.run<[EvaluatePolicyInput], EvaluatePolicyResult, typeof activities.evaluatePolicy>(activities.evaluatePolicy, input({ policySeal: seal }));
   expect(result.plan?.outcome).toBe('park');
 
   const noRules = { ...snapshot, rules: [] };
