@@ -5,6 +5,7 @@ import { createModelActivities, type ModelDeps } from './model-turn';
 import { createPolicyActivities, type PolicyDeps } from './policy';
 import { createSealActivities } from './seals';
 import { createReviewerActivities } from './verify-decision';
+import { createTargetFactActivities } from './target-facts';
 import { createToolGateActivities, type ToolGateDeps } from './tool-gate';
 
 export interface AgentActivityDeps extends ModelDeps, PolicyDeps {
@@ -25,9 +26,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
   };
 }
 
-/** airlock-tools: prepare / revalidate / execute, where the side effects happen. */
+/** airlock-tools: target facts, prepare / revalidate / execute, where the side effects happen. */
 export function createToolActivities(deps: ToolActivityDeps) {
-  return createToolGateActivities(deps);
+  return { ...createTargetFactActivities(deps), ...createToolGateActivities(deps) };
 }
 
 export { createJudgeActivities };

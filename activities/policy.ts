@@ -7,10 +7,11 @@ import { FailureTypes } from '../core/failure-types';
 import { stateFingerprint } from '../core/fingerprint';
 import type { Grant } from '../core/grants';
 import { judgeCallSummary, MAX_JUDGED_RULES, type JudgeCallSummary, type JudgeRuleInput } from '../core/judge';
-import { rulesUseDetectors } from '../core/policy/conditions';
-import type { CallFacts } from '../core/policy/detectors';
+import type { CallFacts } from '../core/policy/facts';
 import {
   evaluateCall,
+  needsFacts,
+  type CallContext,
   type CallEvaluation,
   type JobScope,
   type JudgeCandidate,
@@ -23,7 +24,6 @@ import { getTool } from '../core/tools/definitions';
 import type { AuditSink } from '../host/audit-log';
 import type { GrantSigner } from '../host/grant-keys';
 import type { Sealer } from '../host/seal';
-import { gatherFacts } from '../host/policy-facts';
 import { writeAudit } from './audit';
 
 export interface PolicyDeps {
@@ -59,7 +59,9 @@ export interface EvaluatePolicyInput {
   readonly ruleCounters: RuleCounters;
   /** Workflow time, so cooldowns follow the job's clock. */
   readonly now: number;
-  /** Second pass: the judge's verdicts by call id, then rule id. */
+  /** The tools side's facts of the calls' targets, by call id (absent: not asked yet; a missing call: unknown). */
+  readonly facts?: Readonly<Record<string, CallFacts>>;
+  /** Last pass: the judge's verdicts by call id, then rule id. */
   readonly verdicts?: Readonly<Record<string, Readonly<Record<string, JudgeVerdict>>>>;
   /** Re-evaluating a reviewer's edits: the approval rules their approval covers, by call id. */
   readonly covered?: Readonly<Record<string, readonly RuleRef[]>>;
@@ -79,10 +81,12 @@ export interface JudgeRequest {
 }
 
 export interface EvaluatePolicyResult {
-  /** Absent when the judge must answer first (see `judge`). */
+  /** Absent when the tools side or the judge must answer first (see `factsFor`, `judge`). */
   readonly plan: BatchPlan | undefined;
-  /** Judge questions; non-empty only on a first pass with judged candidates. */
+  /** Judge questions; non-empty only on a pass with judged candidates and no verdicts. */
   readonly judge: readonly JudgeRequest[];
+  /** Calls whose targets the tools side must resolve first; only on a pass without facts. */
+  readonly factsFor?: readonly string[];
 }
 
 export interface GrantRequest {
@@ -106,19 +110,28 @@ export interface IssueGrantsResult {
 export function createPolicyActivities(deps: PolicyDeps) {
   const now = deps.now ?? Date.now;
 
-  async function evaluations(input: EvaluatePolicyInput): Promise<{ evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] }> {
+  function contextOf(input: EvaluatePolicyInput, call: Extract<PreflightedCall, { kind: 'tool' }>): CallContext {
+    return {
+      toolName: call.toolName,
+      category: call.category,
+      args: call.args,
+      scope: input.scope,
+      targets: getTool(call.toolName)?.targets(call.args) ?? [],
+      facts: input.facts?.[call.callId],
+      fingerprint: stateFingerprint(input.jobId, input.scope, call),
+    };
+  }
+
+  function evaluations(input: EvaluatePolicyInput): { evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] } {
     const out = new Map<string, CallEvaluation>();
     const judge: JudgeRequest[] = [];
-    const needFacts = rulesUseDetectors(input.snapshot.rules, ['symlink_path', 'mode_widening']);
     for (const call of input.calls) {
       if (call.kind !== 'tool') continue;
-      const targets = getTool(call.toolName)?.targets(call.args) ?? [];
-      const facts: CallFacts | undefined = needFacts ? await gatherFacts(targets, input.snapshot.detectors.roots) : undefined;
-      const fingerprint = stateFingerprint(input.jobId, input.scope, call);
+      const ctx = contextOf(input, call);
       const evaluation = evaluateCall(
         input.snapshot,
         'tool.before',
-        { toolName: call.toolName, category: call.category, args: call.args, scope: input.scope, targets, facts, fingerprint },
+        ctx,
         input.ruleCounters,
         input.now,
         input.verdicts === undefined ? {} : { verdicts: input.verdicts[call.callId] ?? {} },
@@ -130,7 +143,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
           rules: evaluation.judgeCandidates.slice(0, MAX_JUDGED_RULES).map((c) => ({ id: c.ruleId, condition: c.condition })),
           candidates: evaluation.judgeCandidates,
           call: judgeCallSummary(call.toolName, call.category, call.args),
-          cacheKey: `${input.snapshot.version}:${fingerprint}`,
+          cacheKey: `${input.snapshot.version}:${ctx.fingerprint ?? ''}`,
         });
       }
     }
@@ -164,7 +177,11 @@ export function createPolicyActivities(deps: PolicyDeps) {
           FailureTypes.StateRejected,
         );
       }
-      const { evaluations: byCall, judge } = await evaluations(input);
+      if (input.facts === undefined) {
+        const factsFor = input.calls.flatMap((c) => (c.kind === 'tool' && needsFacts(input.snapshot, 'tool.before', contextOf(input, c)) ? [c.callId] : []));
+        if (factsFor.length > 0) return { plan: undefined, judge: [], factsFor };
+      }
+      const { evaluations: byCall, judge } = evaluations(input);
       if (judge.length > 0) return { plan: undefined, judge };
       return { plan: plan({ ...input, evaluations: byCall }), judge: [] };
     },

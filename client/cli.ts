@@ -9,6 +9,7 @@ import { showCommand } from './commands/show';
 import { workerCommand } from './commands/worker';
 import { auditCommand } from './commands/audit';
 import { judgeCommands } from './commands/judge';
+import { reviewerCommands } from './commands/reviewer';
 import { rulesCommands } from './commands/rules';
 import { createIo, isGroup, parseCommandArgs, type Command, type CommandGroup, type CommandIo } from './command';
 import { describeOperatorError } from '../host/operator-errors';
@@ -23,6 +24,7 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   denyCommand,
   workerCommand,
   rulesCommands,
+  reviewerCommands,
   judgeCommands,
   auditCommand,
   replayCommand,

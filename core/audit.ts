@@ -20,7 +20,14 @@ const rejection = {
   via,
 };
 
-export const runtimeErrorCodes = ['model_error', 'prepare_failed', 'revalidation_failed', 'execute_failed', ...Object.values(FailureTypes)] as const;
+export const runtimeErrorCodes = [
+  'model_error',
+  'facts_unavailable',
+  'prepare_failed',
+  'revalidation_failed',
+  'execute_failed',
+  ...Object.values(FailureTypes),
+] as const;
 export type RuntimeErrorCode = (typeof runtimeErrorCodes)[number];
 
 export const auditEventSchemas = {

@@ -11,6 +11,9 @@ export function statePaths(config: AirlockConfig) {
     rulesFile: config.rulesFile === undefined ? undefined : resolve(config.rulesFile),
     grantPrivateKey: resolve(config.grants.privateKeyFile ?? join(dataDir, 'keys', 'grant-ed25519.pem')),
     grantPublicKey: resolve(config.grants.publicKeyFile ?? join(dataDir, 'keys', 'grant-ed25519.pub.pem')),
+    /** Reviewer name → public key, read by the agent workers; `airlock dev` and `airlock reviewer add` write it. */
+    reviewerKeys: resolve(config.reviewerKeysFile ?? join(dataDir, 'keys', 'reviewers.yaml')),
+    reviewerKeyDir: join(dataDir, 'keys', 'reviewers'),
     nonces: join(dataDir, 'tools', 'nonces.sqlite'),
     audit: join(dataDir, 'audit', 'audit.jsonl'),
     temporalDb: join(dataDir, 'temporal.sqlite'),

@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { OpenAI } from 'openai';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createActivities, type Activities } from '../activities';
 import { JsonlAuditSink } from '../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../host/grant-keys';
@@ -11,18 +9,8 @@ import { loadPolicySnapshotFrom } from '../host/rules-file';
 import { Roots } from '../host/roots';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config';
 import type { QueueRole } from '../core/task-queues';
+import { createModelClient } from '../host/model-client';
 import { statePaths } from '../host/paths';
-
-/** The OpenAI-compatible client every model caller uses; Temporal does the retrying. */
-export function createModelClient(endpoint: { baseUrl: string | undefined; apiKey: string | undefined }, timeoutMs: number): OpenAI {
-  return new OpenAI({
-    baseURL: endpoint.baseUrl,
-    // A local OpenAI-compatible server usually needs no key; the client insists on one.
-    apiKey: endpoint.apiKey ?? 'airlock-local',
-    timeout: timeoutMs,
-    maxRetries: 0,
-  });
-}
 
 /**
  * Real dependencies for the activities of the given queues, built from
@@ -48,7 +36,9 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
       sealer: createSealer(privateKey),
       grantTtlMs: config.grants.ttlMs,
       audit: new JsonlAuditSink(paths.audit),
-      reviewerKeys: config.reviewerKeysFile === undefined ? new Map() : await loadReviewerKeys(resolve(config.reviewerKeysFile)),
+      // A configured keys file must load; the default one is read when it exists (`airlock dev` creates it).
+      reviewerKeys:
+        config.reviewerKeysFile === undefined && !existsSync(paths.reviewerKeys) ? new Map() : await loadReviewerKeys(paths.reviewerKeys),
     };
   }
 

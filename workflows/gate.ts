@@ -7,10 +7,11 @@ import { recentTurnsForJudge } from '../core/judge';
 import { recordedEvaluations } from '../core/legacy-v1';
 import { summarizeArgs } from '../core/masking';
 import type { JudgeVerdict, RuleMatch } from '../core/policy/evaluate';
+import type { CallFacts } from '../core/policy/facts';
 import type { PreflightedCall } from '../core/preflight';
 import { TaskQueues } from '../core/task-queues';
 import { COMPLETE_TOOL } from '../core/tools/definitions';
-import { judge, local } from './activities';
+import { judge, local, observeOptions, tools } from './activities';
 import type { Job } from './job';
 import type { JobState } from './job-state';
 import { oneEvaluationPath, sealedState } from './patches';
@@ -66,9 +67,15 @@ async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Pr
     return { plan: plan({ ...input, evaluations: new Map() }), recordedGrants: {} };
   }
   let result: EvaluatePolicyResult = await local.evaluatePolicy(withAudit(job, input));
+  let facts: Record<string, CallFacts> | undefined;
+  const factsFor = result.factsFor ?? [];
+  if (factsFor.length > 0) {
+    facts = await resolveTargets(job, input.calls, factsFor);
+    result = await local.evaluatePolicy(withAudit(job, { ...input, facts }));
+  }
   if (result.judge.length > 0) {
     const verdicts = await askJudge(job, state, result.judge);
-    result = await local.evaluatePolicy(withAudit(job, { ...input, verdicts }));
+    result = await local.evaluatePolicy(withAudit(job, { ...input, ...(facts !== undefined ? { facts } : {}), verdicts }));
   }
   const grants = recordedGrantsSchema.safeParse(result);
   return { plan: recordedPlan(input, result.plan), recordedGrants: grants.success ? grants.data.grants : {} };
@@ -77,6 +84,23 @@ async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Pr
 function withAudit(job: Job, input: EvaluatePolicyInput): EvaluatePolicyInput {
   const audit = job.audit.carry();
   return audit === undefined ? input : { ...input, audit };
+}
+
+/**
+ * The real targets behind the calls' paths, from the tools side. When it
+ * cannot answer the targets are unknown, and detectors then assume the
+ * worst (an overwrite replaces something); rules on paths see the paths
+ * as written.
+ */
+async function resolveTargets(job: Job, calls: readonly PreflightedCall[], callIds: readonly string[]): Promise<Record<string, CallFacts>> {
+  const asked = calls.flatMap((c) => (c.kind === 'tool' && callIds.includes(c.callId) ? [{ callId: c.callId, toolName: c.toolName, args: c.args }] : []));
+  try {
+    const { facts } = await tools.resolveTargets.executeWithOptions({ ...observeOptions, summary: `resolve targets of ${asked.length} call(s)` }, [{ calls: asked }]);
+    return { ...facts };
+  } catch (err) {
+    job.audit.record({ type: 'runtime_error', data: { code: 'facts_unavailable', error: describeError(err) } });
+    return {};
+  }
 }
 
 /**

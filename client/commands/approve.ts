@@ -30,11 +30,12 @@ export const approveCommand = defineCommand({
   async run(args, io) {
     const jobId = jobIdArg(this, args);
     const set = parseSets((args.values.set as string[] | undefined) ?? []);
+    const key = signingKey(args, io);
     const outcome = await withClient(io, (client) =>
       client.decide(jobId, {
         decision: 'approve',
         reviewer: reviewerName(args, io),
-        ...(signingKey(args, io) !== undefined ? { signingKey: signingKey(args, io)! } : {}),
+        ...(key !== undefined ? { signingKey: key } : {}),
         set,
         ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
         ...(stringOption(args, 'reason') !== undefined ? { reason: stringOption(args, 'reason')! } : {}),

@@ -1,5 +1,7 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { statePaths } from '../../host/paths';
+import { localReviewerKeyFile } from '../../host/reviewer-identity';
 import { userInfo } from 'node:os';
 import type { DecideOutcome } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type ParsedArgs } from '../command';
@@ -23,9 +25,16 @@ export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideO
   return outcome.accepted ? 0 : 1;
 }
 
-/** `--sign KEYFILE`, else AIRLOCK_REVIEWER_KEY: the reviewer's Ed25519 private key; none means unsigned. */
+/**
+ * The reviewer's Ed25519 private key: `--sign KEYFILE`, else
+ * AIRLOCK_REVIEWER_KEY, else this machine's key for the reviewer (created by
+ * `airlock dev` or `airlock reviewer add`). None means an unsigned decision,
+ * which rules that require a signature (the built-in ones do) reject.
+ */
 export function signingKey(args: ParsedArgs, io: CommandIo): KeyObject | undefined {
-  const file = stringOption(args, 'sign') ?? io.config().reviewerKeyFile;
+  const explicit = stringOption(args, 'sign') ?? io.config().reviewerKeyFile;
+  const local = localReviewerKeyFile(statePaths(io.config()), reviewerName(args, io));
+  const file = explicit ?? (existsSync(local) ? local : undefined);
   if (file === undefined) return undefined;
   try {
     const key = createPrivateKey(readFileSync(file));

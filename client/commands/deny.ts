@@ -15,11 +15,12 @@ export const denyCommand = defineCommand({
   },
   async run(args, io) {
     const jobId = jobIdArg(this, args);
+    const key = signingKey(args, io);
     const outcome = await withClient(io, (client) =>
       client.decide(jobId, {
         decision: 'deny',
         reviewer: reviewerName(args, io),
-        ...(signingKey(args, io) !== undefined ? { signingKey: signingKey(args, io)! } : {}),
+        ...(key !== undefined ? { signingKey: key } : {}),
         ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
         ...(stringOption(args, 'reason') !== undefined ? { reason: stringOption(args, 'reason')! } : {}),
       }),

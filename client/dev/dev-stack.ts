@@ -3,6 +3,7 @@ import { Runtime } from '@temporalio/worker';
 import type { AirlockConfig } from '../../core/config';
 import { queueRoles } from '../../core/task-queues';
 import { statePaths } from '../../host/paths';
+import { ensureLocalReviewer, ReviewerNameError, type ReviewerKeyPaths } from '../../host/reviewer-identity';
 import { runWorkers } from '../../workers/run-workers';
 import { AirlockClient } from '../airlock-client';
 import { UsageError } from '../errors';
@@ -35,7 +36,8 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
     throw new UsageError(`airlock dev runs a local server; TEMPORAL_ADDRESS must be on 127.0.0.1 or localhost (got ${address})`);
   }
   const paths = statePaths(options.config);
-  mkdirSync(paths.dataDir, { recursive: true });
+  mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+  ensureReviewer(paths, options.requester, log);
   const cli = await resolveTemporalCli({ log });
   log(`airlock: Temporal CLI ${cli.path} (${cli.source})`);
 
@@ -125,5 +127,16 @@ async function startDemo(config: AirlockConfig, server: DevServer, options: DevS
     );
   } catch (err) {
     options.log(`airlock: could not start the demo job: ${(err as Error).message}`);
+  }
+}
+
+/** The local user can decide from this machine: their decisions are signed with a key made here on first use. */
+function ensureReviewer(paths: ReviewerKeyPaths, reviewer: string, log: (line: string) => void): void {
+  try {
+    const { keyFile, created } = ensureLocalReviewer(paths, reviewer);
+    if (created) log(`airlock: created the signing key of reviewer ${reviewer} (${keyFile}); \`npx airlock approve\` signs with it`);
+  } catch (err) {
+    if (!(err instanceof ReviewerNameError)) throw err;
+    log(`airlock: ${err.message}; decisions from this machine cannot be signed`);
   }
 }

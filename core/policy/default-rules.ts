@@ -2,8 +2,10 @@ import type { z } from 'zod';
 import type { rulesFileSchema } from './rules';
 
 /**
- * The rules a job gets when no rules file is configured: reads run,
- * changes are audited, deletions and permission changes wait for a person.
+ * The rules a job gets when no rules file is configured: reads run, changes
+ * are audited, and anything that replaces, truncates or removes existing
+ * data (deletes, overwriting writes and moves, permission changes) waits for
+ * a person whose decision is signed with their reviewer key.
  */
 export const defaultRules: z.input<typeof rulesFileSchema> = {
   version: 1,
@@ -14,21 +16,31 @@ export const defaultRules: z.input<typeof rulesFileSchema> = {
   rules: [
     {
       id: 'approve-deletes',
-      version: 1,
+      version: 2,
       name: 'Deleting files needs approval',
       scope: { categories: ['delete'] },
       action: 'request_approval',
       instruction: 'Deletion cannot be undone. Check the target and whether a backup exists.',
-      approval: { ttl: '24h', editable: ['recursive'] },
+      approval: { ttl: '24h', editable: ['recursive'], signatureRequired: true },
     },
     {
       id: 'approve-permission-changes',
-      version: 1,
+      version: 2,
       name: 'Changing permissions needs approval',
       scope: { tools: ['fs_chmod'] },
       action: 'request_approval',
       instruction: 'Permission changes can expose files; prefer the narrowest mode.',
-      approval: { ttl: '24h', editable: ['mode'] },
+      approval: { ttl: '24h', editable: ['mode'], signatureRequired: true },
+    },
+    {
+      id: 'approve-replacing-data',
+      version: 1,
+      name: 'Replacing existing data needs approval',
+      scope: { categories: ['file_change'] },
+      when: { detector: 'destroys_data' },
+      action: 'request_approval',
+      instruction: 'This replaces or truncates something that exists. Check that nothing is lost.',
+      approval: { ttl: '24h', signatureRequired: true },
     },
     {
       id: 'audit-file-changes',

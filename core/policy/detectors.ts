@@ -1,5 +1,6 @@
 import { basenamePosix, isInside, resolvePosix } from '../posix-path';
 import type { ToolCategory } from '../tools/definitions';
+import { factOf, type CallFacts } from './facts';
 
 /**
  * Built-in detectors for dangerous operations. Deterministic and
@@ -18,6 +19,7 @@ export const detectorNames = [
   'symlink_path',
   'external_send',
   'denied_command',
+  'destroys_data',
 ] as const;
 export type DetectorName = (typeof detectorNames)[number];
 
@@ -53,13 +55,6 @@ export interface DetectorSettings {
   readonly deniedCommands: readonly string[];
 }
 
-/** What the agent side could observe of the call's targets; absent facts never fire a detector. */
-export interface CallFacts {
-  /** Targets whose path passes through a symbolic link. */
-  readonly symlinks: readonly string[];
-  /** Current permission bits (octal) of existing targets, by target as given. */
-  readonly modes: Readonly<Record<string, string>>;
-}
 
 export interface DetectorInput {
   readonly toolName: string;
@@ -216,7 +211,7 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
     const mode = octalMode(args);
     const target = targets[0];
     if (toolName !== 'fs_chmod' || mode === undefined || target === undefined) return false;
-    const current = facts?.modes[target];
+    const current = factOf(facts, target)?.mode;
     if (current === undefined) return false;
     return (mode & ~Number.parseInt(current, 8) & 0o7777) !== 0;
   },
@@ -226,7 +221,7 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
     // The raw text: a look-alike slash is not a separator to the file system, so it must not be one here.
     return targets.some((t) => !settings.roots.some((root) => isInside(root, resolvePosix(first, t))));
   },
-  symlink_path: ({ facts }) => (facts?.symlinks.length ?? 0) > 0,
+  symlink_path: ({ facts }) => facts?.targets.some((t) => t.symlink) ?? false,
   external_send: ({ category, args, settings }) => {
     if (category !== 'network' && category !== 'external_send') return false;
     const url = stringArg(args, 'url');
@@ -242,7 +237,25 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
     const denied = new Set(settings.deniedCommands.map((c) => c.toLowerCase()));
     return commands(args).some((c) => denied.has(nameOf(c[0]!)));
   },
+  destroys_data: ({ toolName, category, args, facts }) => {
+    if (category === 'delete' || toolName === 'fs_chmod') return true;
+    if (runs(args, 'chmod').length + runs(args, 'chown').length + runs(args, 'chgrp').length > 0) return true;
+    if (destructiveCommands.some((name) => runs(args, name).length > 0)) return true;
+    const replaced = replacedTarget(toolName, args);
+    // An unknown target is assumed to exist: only a fact that it does not lets the call through as a creation.
+    return replaced !== undefined && (factOf(facts, replaced)?.exists ?? true);
+  },
 };
+
+/** Commands whose whole purpose is to remove or overwrite data. */
+const destructiveCommands = ['rm', 'rmdir', 'unlink', 'shred', 'truncate', 'wipefs'];
+
+/** The existing target a call would replace or truncate, if it is one that can. */
+export function replacedTarget(toolName: string, args: unknown): string | undefined {
+  if (toolName === 'fs_write' && stringArg(args, 'mode') === 'overwrite') return stringArg(args, 'path');
+  if (toolName === 'fs_move' && (args as { overwrite?: unknown } | null)?.overwrite === true) return stringArg(args, 'to');
+  return undefined;
+}
 
 export function detect(name: DetectorName, input: DetectorInput): boolean {
   return detectors[name](input);

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { parseDuration } from '../duration';
 import type { ToolCategory } from '../tools/definitions';
 import { conditionMatches, type DetectorProbe } from './conditions';
-import { detect, detectorNames, type CallFacts, type DetectorName } from './detectors';
-import { ruleActions, type HookPoint, type Rule, type RuleAction } from './rules';
+import { getTool } from '../tools/definitions';
+import { detect, detectorNames, replacedTarget, type DetectorName } from './detectors';
+import { factOf, type CallFacts } from './facts';
+import { ruleActions, type Condition, type HookPoint, type Rule, type RuleAction } from './rules';
 import type { PolicySnapshot } from './snapshot';
 
 /** What the gate decides for one call. */
@@ -50,7 +52,7 @@ export interface CallContext {
   readonly scope: JobScope;
   /** The paths the call acts on, for the detectors. */
   readonly targets?: readonly string[];
-  /** What the agent side observed of the targets. */
+  /** What the tools side saw of the targets (real paths, links, what exists). */
   readonly facts?: CallFacts | undefined;
   /** The call's state fingerprint (ungated), for de-duplicating observational rules. */
   readonly fingerprint?: string;
@@ -157,6 +159,50 @@ export function detectorProbe(snapshot: PolicySnapshot, ctx: CallContext): { pro
   return { probe, fired: () => detectorNames.filter((name) => probed.get(name) === true) };
 }
 
+/**
+ * The arguments a rule's condition is tried on. A path argument is tried
+ * as written and as the real place the tools side found behind it; for a
+ * tool with several targets (`fs_move`), `path` stands for each in turn.
+ * A rule holds when it holds for any of these: an alias or a respelling
+ * never slips past a rule about the place.
+ */
+export function argViews(ctx: CallContext): unknown[] {
+  const fields = getTool(ctx.toolName)?.pathFields ?? [];
+  const args = ctx.args;
+  if (fields.length === 0 || args === null || typeof args !== 'object' || Array.isArray(args)) return [args];
+  const views: unknown[] = [];
+  for (const field of fields) {
+    const written: unknown = Object.getOwnPropertyDescriptor(args, field)?.value;
+    if (typeof written !== 'string') continue;
+    const real = factOf(ctx.facts, written)?.real;
+    for (const spelling of real === undefined || real === null || real === written ? [written] : [written, real]) {
+      views.push({ ...args, [field]: spelling, path: spelling });
+    }
+  }
+  return views.length > 0 ? views : [args];
+}
+
+const factDetectors: ReadonlySet<string> = new Set<DetectorName>(['symlink_path', 'mode_widening']);
+
+function conditionNeedsFacts(condition: Condition, pathArgs: ReadonlySet<string>, ambiguous: boolean): boolean {
+  if ('all' in condition) return condition.all.some((c) => conditionNeedsFacts(c, pathArgs, ambiguous));
+  if ('any' in condition) return condition.any.some((c) => conditionNeedsFacts(c, pathArgs, ambiguous));
+  if ('not' in condition) return conditionNeedsFacts(condition.not, pathArgs, ambiguous);
+  if ('detector' in condition) return factDetectors.has(condition.detector) || (condition.detector === 'destroys_data' && ambiguous);
+  return pathArgs.has(condition.arg);
+}
+
+/**
+ * Whether a rule that could apply to this call looks at its targets (a
+ * path predicate, a link or mode detector, or whether a replaced target
+ * exists): then the tools side resolves them before the call is decided.
+ */
+export function needsFacts(snapshot: PolicySnapshot, point: HookPoint, ctx: CallContext): boolean {
+  const pathArgs = new Set(['path', ...(getTool(ctx.toolName)?.pathFields ?? [])]);
+  const ambiguous = replacedTarget(ctx.toolName, ctx.args) !== undefined;
+  return candidateRules(snapshot, point, ctx).some((rule) => rule.when !== undefined && conditionNeedsFacts(rule.when, pathArgs, ambiguous));
+}
+
 /** Rules that could apply at this point to this call; no rules means no work at all. */
 export function candidateRules(snapshot: PolicySnapshot, point: HookPoint, ctx: CallContext): Rule[] {
   if (snapshot.rules.length === 0) return [];
@@ -196,8 +242,10 @@ export function evaluateCall(
   const candidates: JudgeCandidate[] = [];
   const acting: Array<{ match: RuleMatch; rule: Rule }> = [];
   const { probe, fired } = detectorProbe(snapshot, ctx);
+  const views = argViews(ctx);
   for (const rule of candidateRules(snapshot, point, ctx)) {
-    if (rule.when !== undefined && !conditionMatches(rule.when, ctx.args, probe)) continue;
+    const when = rule.when;
+    if (when !== undefined && !views.some((view) => conditionMatches(when, view, probe))) continue;
     const base: RuleMatch = {
       ruleId: rule.id,
       ruleVersion: rule.version,

@@ -24,6 +24,7 @@ beforeAll(async () => {
     AIRLOCK_DATA_DIR: join(dir, 'data'),
     // The CLI the suite already resolved: this test is about `airlock dev`, not about building it.
     TEMPORAL_CLI: testServer.cli,
+    AIRLOCK_REVIEWER: 'owner',
   };
 });
 afterAll(() => {
@@ -49,6 +50,16 @@ function leftovers(): string[] {
 async function airlock(args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [join(repoRoot, 'bin', 'airlock.js'), ...args], { env });
   return stdout;
+}
+
+/** The CLI's exit code and stdout, also when it fails. */
+async function airlockStatus(args: string[]): Promise<{ code: number; stdout: string }> {
+  try {
+    return { code: 0, stdout: await airlock(args) };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '' };
+  }
 }
 
 async function startDev(args: string[]): Promise<Spawned> {
@@ -100,7 +111,13 @@ test('airlock dev: Web UI, search attributes, the demo job parks, Ctrl-C leaves 
   const state = JSON.parse(await airlock(['show', jobId, '--json'])) as { status: string; pending: unknown[] };
   expect(state).toMatchObject({ status: 'awaiting_approval' });
   expect(state.pending).toHaveLength(1);
-  expect(await airlock(['approve', jobId, '--reviewer', 'alice'])).toMatch(/^accepted/);
+  // The built-in rules want a signed decision: a name claimed without its key is refused, nothing runs.
+  const claimed = await airlockStatus(['approve', jobId, '--reviewer', 'alice']);
+  expect(claimed).toMatchObject({ code: 1, stdout: expect.stringMatching(/^rejected \(signature_required\)/) });
+  expect((JSON.parse(await airlock(['show', jobId, '--json'])) as { pending: unknown[] }).pending).toHaveLength(1);
+  // The local reviewer's key was made by `airlock dev` on first start; the CLI signs with it.
+  expect(first.output()).toMatch(/created the signing key of reviewer owner/);
+  expect(await airlock(['approve', jobId])).toMatch(/^accepted/);
   const demoFile = join(dir, 'data', 'sandbox', 'airlock-demo', 'old-backup.tar');
   for (let i = 0; i < 100 && existsSync(demoFile); i++) await new Promise((r) => setTimeout(r, 200));
   expect(existsSync(demoFile)).toBe(false);

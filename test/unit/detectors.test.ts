@@ -1,12 +1,20 @@
 import { detectAll, defaultDeniedCommands, type DetectorInput } from '../../core/policy/detectors';
+import type { TargetFact } from '../../core/policy/facts';
 import type { ToolCategory } from '../../core/tools/definitions';
 
 const settings = { roots: ['/srv/データ', '/srv/media'], allowedHosts: ['api.example.com', '*.lan.example'], deniedCommands: defaultDeniedCommands };
 
-function fired(toolName: string, category: ToolCategory, args: Record<string, unknown>, extra: Partial<DetectorInput> = {}): string[] {
+function allFired(toolName: string, category: ToolCategory, args: Record<string, unknown>, extra: Partial<DetectorInput> = {}): string[] {
   const targets = typeof args.path === 'string' ? [args.path] : typeof args.from === 'string' ? [args.from, String(args.to)] : [];
   return detectAll({ toolName, category, args, targets, settings, ...extra });
 }
+
+/** The detectors that describe what a call does; `destroys_data` has its own tests below. */
+function fired(toolName: string, category: ToolCategory, args: Record<string, unknown>, extra: Partial<DetectorInput> = {}): string[] {
+  return allFired(toolName, category, args, extra).filter((d) => d !== 'destroys_data');
+}
+
+const fact = (path: string, more: Partial<TargetFact> = {}): TargetFact => ({ path, real: path, exists: true, symlink: false, ...more });
 
 describe('deletes', () => {
   test.each<[Record<string, unknown>, string[]]>([
@@ -53,8 +61,8 @@ describe('permissions and ownership', () => {
   test('mode widening needs the current mode from the facts', () => {
     const args = { path: 'a.sh', mode: '750' };
     expect(fired('fs_chmod', 'file_change', args)).not.toContain('mode_widening');
-    expect(fired('fs_chmod', 'file_change', args, { facts: { symlinks: [], modes: { 'a.sh': '700' } } })).toContain('mode_widening');
-    expect(fired('fs_chmod', 'file_change', args, { facts: { symlinks: [], modes: { 'a.sh': '755' } } })).not.toContain('mode_widening');
+    expect(fired('fs_chmod', 'file_change', args, { facts: { targets: [fact('a.sh', { mode: '700' })] } })).toContain('mode_widening');
+    expect(fired('fs_chmod', 'file_change', args, { facts: { targets: [fact('a.sh', { mode: '755' })] } })).not.toContain('mode_widening');
   });
 
   test.each<[string[], string[]]>([
@@ -87,8 +95,9 @@ describe('paths', () => {
     expect(fired('fs_read', 'read', { path }).includes('outside_roots')).toBe(outside);
   });
 
-  test('symlinks are reported from the facts the agent side gathered', () => {
-    expect(fired('fs_read', 'read', { path: 'link/x' }, { facts: { symlinks: ['link/x'], modes: {} } })).toContain('symlink_path');
+  test('symlinks are reported from the facts the tools side gathered', () => {
+    expect(fired('fs_read', 'read', { path: 'link/x' }, { facts: { targets: [fact('link/x', { symlink: true, real: '/srv/media/x' })] } })).toContain('symlink_path');
+    expect(fired('fs_read', 'read', { path: 'link/x' }, { facts: { targets: [fact('link/x')] } })).not.toContain('symlink_path');
     expect(fired('fs_read', 'read', { path: 'link/x' })).not.toContain('symlink_path');
   });
 
@@ -119,5 +128,31 @@ describe('outbound and commands', () => {
     [['ls', '-la'], false],
   ])('command %j is denied: %s', (argv, expected) => {
     expect(fired('command_run', 'command_execution', { argv }).includes('denied_command')).toBe(expected);
+  });
+});
+
+describe('destroys_data', () => {
+  const destroys = (toolName: string, category: ToolCategory, args: Record<string, unknown>, extra: Partial<DetectorInput> = {}) =>
+    allFired(toolName, category, args, extra).includes('destroys_data');
+
+  test('deletes, permission and ownership changes always replace or remove what exists', () => {
+    expect(destroys('fs_delete', 'delete', { path: 'a', recursive: false })).toBe(true);
+    expect(destroys('fs_chmod', 'file_change', { path: 'a', mode: '640' })).toBe(true);
+    expect(destroys('command_run', 'command_execution', { argv: ['sudo', 'chown', 'me', 'f'] })).toBe(true);
+    expect(destroys('command_run', 'command_execution', { argv: ['truncate', '-s', '0', 'f'] })).toBe(true);
+    expect(destroys('command_run', 'command_execution', { argv: ['ls', '-l'] })).toBe(false);
+  });
+
+  test('an overwriting write or move destroys data unless the target is known not to exist', () => {
+    const write = { path: 'r.txt', content: '', mode: 'overwrite' };
+    expect(destroys('fs_write', 'file_change', write)).toBe(true);
+    expect(destroys('fs_write', 'file_change', write, { facts: { targets: [fact('r.txt')] } })).toBe(true);
+    expect(destroys('fs_write', 'file_change', write, { facts: { targets: [fact('r.txt', { exists: false })] } })).toBe(false);
+    expect(destroys('fs_write', 'file_change', { ...write, mode: 'create' })).toBe(false);
+    expect(destroys('fs_write', 'file_change', { ...write, mode: 'append' })).toBe(false);
+    const move = { from: 'a', to: 'b', overwrite: true };
+    expect(destroys('fs_move', 'file_change', move)).toBe(true);
+    expect(destroys('fs_move', 'file_change', move, { facts: { targets: [fact('a'), fact('b', { exists: false })] } })).toBe(false);
+    expect(destroys('fs_move', 'file_change', { ...move, overwrite: false })).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { createJudgeActivities } from '../../../activities/judge';
 import { evalReport, judgeEvalSetSchema, routedToJudge, type EvalOutcome } from '../../../core/judge-eval';
 import { judgeCallSummary } from '../../../core/judge';
 import { formatZodIssues } from '../../../core/replay-script';
-import { createModelClient } from '../../../workers/deps';
+import { createModelClient } from '../../../host/model-client';
 import { defineCommand, printJson, stringOption } from '../../command';
 import { UsageError } from '../../errors';
 

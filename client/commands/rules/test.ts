@@ -1,4 +1,4 @@
-import { gatherFacts } from '../../../host/policy-facts';
+import { callFacts } from '../../../host/target-facts';
 import { preflight } from '../../../core/preflight';
 import { conditionMatches } from '../../../core/policy/conditions';
 import { candidateRules, detectorProbe, evaluateCall, type CallContext } from '../../../core/policy/evaluate';
@@ -40,7 +40,7 @@ export const rulesTestCommand = defineCommand({
       args: call.args,
       scope: { piece: stringOption(args, 'piece'), movement: stringOption(args, 'movement') },
       targets,
-      facts: await gatherFacts(targets, snapshot.detectors.roots),
+      facts: await callFacts(targets, snapshot.detectors.roots),
     };
     const evaluation = evaluateCall(snapshot, 'tool.before', ctx, {}, Date.now());
     const { probe } = detectorProbe(snapshot, ctx);
