@@ -7,7 +7,7 @@ import { describeChanges, type ObservedState } from '../core/observed-state';
 import type { JobScope } from '../core/policy/evaluate';
 import { getTool, type ToolDefinition } from '../core/tools/definitions';
 import type { GrantVerifier } from '../host/grant-keys';
-import type { NonceStore } from '../host/nonce-store';
+import { storedOutcome, type NonceStore, type StoredOutcome } from '../host/nonce-store';
 import { createFsTools, type ToolOutcome } from '../host/tools/fs-tools';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from '../host/tools/observe';
 import { ToolRefusal, type Roots } from '../host/roots';
@@ -186,14 +186,18 @@ export function createToolGateActivities(deps: ToolGateDeps) {
         // The nonce is spent: an unexpected failure is an outcome, never a retry.
         outcome = { ok: false, output: `Error: ${(err as Error).message}` };
       }
-      deps.nonces.recordOutcome(claims.nonce, outcome);
+      deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
       return { ...outcome, replayed: false };
     },
   };
 }
 
-function reportEarlier(earlier: { outcome: ToolOutcome | null; consumedAt: string }): ExecuteResult {
-  if (earlier.outcome !== null) return { ...earlier.outcome, replayed: true };
+function reportEarlier(earlier: { outcome: StoredOutcome | null; consumedAt: string }): ExecuteResult {
+  if (earlier.outcome !== null) {
+    const { ok, outputBytes } = earlier.outcome;
+    // The store keeps no tool output: the earlier attempt's result is reported, its output is not.
+    return { ok, output: `This call already ran at ${earlier.consumedAt} (${ok ? 'it succeeded' : 'it failed'}, ${outputBytes} bytes of output, not kept).`, replayed: true };
+  }
   throw ApplicationFailure.nonRetryable(
     `this call was already attempted at ${earlier.consumedAt} and its outcome is unknown; it will not run again`,
     FailureTypes.NonceConsumed,

@@ -14,7 +14,7 @@ import type { AgentJobStateView, PendingRequestView } from '../core/job-view';
 import type { agentJob } from '../workflows/agent-job';
 import { AirlockSearchAttributes, type JobStatus } from '../core/search-attributes';
 import { TaskQueues } from '../core/task-queues';
-import { truncate } from '../core/masking';
+import { maskString, truncate } from '../core/masking';
 import { getTool } from '../core/tools/definitions';
 import type { ZodType } from 'zod';
 import { decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
@@ -94,7 +94,7 @@ export class AirlockClient {
       taskQueue: TaskQueues.agent,
       workflowId: jobId,
       args: [input],
-      staticSummary: `airlock job: ${truncate(options.goal.replace(/\s+/g, ' '), 120)}`,
+      staticSummary: `airlock job: ${maskString(truncate(options.goal.replace(/\s+/g, ' '), 120))}`,
     });
     return { jobId, runId: handle.firstExecutionRunId };
   }

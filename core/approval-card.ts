@@ -1,5 +1,5 @@
 import type { PendingRequest } from './approvals';
-import { maskValue, truncate } from './masking';
+import { maskString, maskValue, truncate } from './masking';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -8,10 +8,11 @@ export function approvalCard(pending: readonly PendingRequest[]): string {
   if (pending.length === 0) return '';
   const lines = [`### Waiting for approval (${pending.length})`, ''];
   for (const r of pending) {
-    const target = r.observed[0]?.path ?? truncate(JSON.stringify(maskValue(r.args)), 120);
+    // Everything shown is masked: a file name or a reason can carry a secret too.
+    const target = r.observed[0] === undefined ? truncate(JSON.stringify(maskValue(r.args)), 120) : maskString(truncate(r.observed[0].path, 200));
     lines.push(
       `- **${r.toolName}** on \`${target}\``,
-      `  - rule: \`${r.ruleId}\` v${r.ruleVersion} — ${truncate(r.reason, 200)}`,
+      `  - rule: \`${r.ruleId}\` v${r.ruleVersion} — ${maskString(truncate(r.reason, 200))}`,
       `  - request: \`${r.requestId}\`, expires ${iso(r.expiresAt)}`,
     );
   }

@@ -1,7 +1,7 @@
 import type { ApprovalRequest, PendingRequest } from './approvals';
 import type { CarriedState } from './carried-state';
 import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
-import { maskValue } from './masking';
+import { maskString, maskValue } from './masking';
 import type { ObservedState } from './observed-state';
 import type { JobStatus } from './search-attributes';
 
@@ -67,10 +67,10 @@ export function pendingView(request: PendingRequest): PendingRequestView {
     args: maskValue(request.args),
     ruleId: request.ruleId,
     ruleVersion: request.ruleVersion,
-    reason: request.reason,
+    reason: maskString(request.reason),
     fingerprint: request.fingerprint,
     nonce: request.nonce,
-    observed: request.observed,
+    observed: request.observed.map((o) => ({ ...o, path: maskString(o.path) })),
     editable: request.editable,
     reviewers: request.reviewers,
     requester: request.requester,
@@ -86,7 +86,7 @@ export function decidedView(request: ApprovalRequest): DecidedRequestView {
     toolName: request.toolName,
     status: request.status,
     reviewer: decision?.reviewer ?? null,
-    reason: decision?.reason ?? null,
+    reason: decision === null || decision.reason === null ? null : maskString(decision.reason),
     fingerprint: request.fingerprint,
     editedFingerprint: decision?.decision === 'approve' ? decision.editedFingerprint : null,
     decidedAt: decision === null ? null : iso(decision.decidedAt),
@@ -111,7 +111,7 @@ export function jobView(input: {
     schemaVersion: 1,
     jobId: input.jobId,
     status: input.status,
-    goal: input.job.goal,
+    goal: maskString(input.job.goal),
     requester: input.job.requester,
     turns: state?.turns ?? 0,
     maxTurns: input.job.maxTurns,
@@ -126,5 +126,14 @@ export function jobView(input: {
       continuedAsNew: state?.continuedAsNew ?? 0,
     },
     result: input.result,
+  };
+}
+
+/** A job's result as it may be shown anywhere (the summary and detail are model-written text). */
+export function maskedResult<R extends { readonly summary?: string; readonly detail?: string }>(result: R): R {
+  return {
+    ...result,
+    ...(result.summary !== undefined ? { summary: maskString(result.summary) } : {}),
+    ...(result.detail !== undefined ? { detail: maskString(result.detail) } : {}),
   };
 }

@@ -10,7 +10,7 @@ export interface AuditSink {
 /** Append-only JSON lines, one event per line. */
 export class JsonlAuditSink implements AuditSink {
   constructor(readonly file: string) {
-    mkdirSync(dirname(file), { recursive: true });
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   }
 
   write(events: readonly AuditEvent[]): void {

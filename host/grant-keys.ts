@@ -78,8 +78,9 @@ export function loadOrCreateGrantKeyPair(privateFile: string, publicFile: string
   }
   const publicKey = createPublicKey(privateKey);
   if (!existsSync(publicFile)) {
-    mkdirSync(dirname(publicFile), { recursive: true });
-    writeFileSync(publicFile, publicKey.export({ type: 'spki', format: 'pem' }), { mode: 0o644 });
+    mkdirSync(dirname(publicFile), { recursive: true, mode: 0o700 });
+    // Not a secret, but nothing under the data folder is readable by others; copy it where tools workers run.
+    writeFileSync(publicFile, publicKey.export({ type: 'spki', format: 'pem' }), { mode: 0o600 });
   }
   return { privateKey, publicKey };
 }

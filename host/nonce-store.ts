@@ -1,11 +1,24 @@
-import { mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { z } from 'zod';
 
-/** What `execute` recorded after running a granted call. */
+/**
+ * What `execute` recorded after running a granted call: whether it worked,
+ * and only the size and digest of its output. Tool output (a file read, a
+ * listing) may hold secrets and never stays in the store.
+ */
 export interface StoredOutcome {
   readonly ok: boolean;
-  readonly output: string;
+  readonly outputBytes: number;
+  readonly outputSha256: string;
+}
+
+const storedOutcomeSchema = z.object({ ok: z.boolean(), outputBytes: z.number().optional(), outputSha256: z.string().optional() });
+
+export function storedOutcome(outcome: { readonly ok: boolean; readonly output: string }): StoredOutcome {
+  return { ok: outcome.ok, outputBytes: Buffer.byteLength(outcome.output), outputSha256: createHash('sha256').update(outcome.output).digest('hex') };
 }
 
 export type ConsumeResult =
@@ -33,7 +46,12 @@ export class NonceStore {
   private readonly finish: Database.Statement;
 
   constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') {
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      // Created 0600 before SQLite opens it; its journal files take the same mode.
+      closeSync(openSync(file, 'a', 0o600));
+      chmodSync(file, 0o600);
+    }
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 5000');
@@ -62,18 +80,21 @@ export class NonceStore {
   lookup(nonce: string): Extract<ConsumeResult, { consumed: false }> | undefined {
     const row = this.select.get(nonce) as { consumed_at: string; outcome: string | null } | undefined;
     if (row === undefined) return undefined;
-    return {
-      consumed: false,
-      consumedAt: row.consumed_at,
-      outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as StoredOutcome),
-    };
+    return { consumed: false, consumedAt: row.consumed_at, outcome: row.outcome === null ? null : parseOutcome(row.outcome) };
   }
 
   recordOutcome(nonce: string, outcome: StoredOutcome): void {
-    this.finish.run(JSON.stringify(outcome), nonce);
+    this.finish.run(JSON.stringify({ ok: outcome.ok, outputBytes: outcome.outputBytes, outputSha256: outcome.outputSha256 }), nonce);
   }
 
   close(): void {
     this.db.close();
   }
+}
+
+/** A stored outcome; rows written before outputs were dropped keep only whether the call worked. */
+function parseOutcome(text: string): StoredOutcome {
+  const parsed = storedOutcomeSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) return { ok: false, outputBytes: 0, outputSha256: '' };
+  return { ok: parsed.data.ok, outputBytes: parsed.data.outputBytes ?? 0, outputSha256: parsed.data.outputSha256 ?? '' };
 }

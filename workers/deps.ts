@@ -44,7 +44,7 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
 
   let tools;
   if (roles.includes('tools')) {
-    if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true });
+    if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
     tools = {
       roots: await Roots.create(paths.roots),
       nonces: new NonceStore(paths.nonces),

@@ -3,7 +3,7 @@ import { restoreCarriedState } from '../core/carried-state';
 import { describeError } from '../core/describe-error';
 import { FailureTypes } from '../core/failure-types';
 import { agentJobInputSchema, allowedToolsFor, type AgentJobInput, type AgentJobResult, type JobOutcome, type ParsedAgentJobInput } from '../core/job-input';
-import { jobView, type AgentJobStateView } from '../core/job-view';
+import { jobView, maskedResult, type AgentJobStateView } from '../core/job-view';
 import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
 import { local } from './activities';
@@ -180,10 +180,12 @@ export class Job {
   }
 
   async finish(state: JobState, status: JobOutcome, ending: Ending = {}): Promise<AgentJobResult> {
-    this.result = { schemaVersion: 1, status, turns: state.turns, ...ending };
+    // The result is stored in history and shown by `describe`: masked like every other surface.
+    const result: AgentJobResult = maskedResult({ schemaVersion: 1, status, turns: state.turns, ...ending });
+    this.result = result;
     this.status = status;
     this.show();
     await this.drain();
-    return this.result;
+    return result;
   }
 }

@@ -26,12 +26,14 @@ export const demoScript: ReplayScript = {
 /** (Re)creates the demo files under the first tools root. */
 export async function seedDemoFiles(root: string): Promise<string> {
   const folder = join(root, DEMO_FOLDER);
-  await mkdir(join(folder, 'backups'), { recursive: true });
+  const mode = 0o600;
+  await mkdir(join(folder, 'backups'), { recursive: true, mode: 0o700 });
   await writeFile(
     join(folder, 'NOTES.txt'),
     'old-backup.tar was replaced by backups/current.tar in November; old-backup.tar can be removed.\n',
+    { mode },
   );
-  await writeFile(join(folder, 'old-backup.tar'), Buffer.alloc(256 * 1024, 7));
-  await writeFile(join(folder, 'backups', 'current.tar'), Buffer.alloc(128 * 1024, 9));
+  await writeFile(join(folder, 'old-backup.tar'), Buffer.alloc(256 * 1024, 7), { mode });
+  await writeFile(join(folder, 'backups', 'current.tar'), Buffer.alloc(128 * 1024, 9), { mode });
   return folder;
 }

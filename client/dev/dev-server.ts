@@ -62,10 +62,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 
-  const child: ChildProcess = spawn(options.cli, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: options.ownProcessGroup ?? false,
-  });
+  // The server inherits the umask: its database (every job's history) is created 0600, not world-readable.
+  const umask = process.umask(0o077);
+  let child: ChildProcess;
+  try {
+    child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownProcessGroup ?? false });
+  } finally {
+    process.umask(umask);
+  }
   const tail: string[] = [];
   const onChunk = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {

@@ -66,7 +66,7 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
       };
       modelNote = `${replay.baseUrl} (local replay server, script: ${scriptFile ?? 'built-in demo'})`;
     }
-    if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true });
+    if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
     const demoFolder = options.demo ? await seedDemoFiles(paths.roots[0]!) : undefined;
 
     void server.exited.then((code) => {

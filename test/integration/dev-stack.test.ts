@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -125,4 +125,18 @@ test('airlock dev: Web UI, search attributes, the demo job parks, Ctrl-C leaves 
 
   expect(await ctrlC(second)).toBe(0);
   expect(leftovers()).toEqual([]);
+
+  // Keys, nonce store, audit log, the server's database and the sandbox: nothing is readable by others.
+  const loose = tree(join(dir, 'data')).filter(({ mode, directory }) => mode !== (directory ? 0o700 : 0o600));
+  expect(loose.map(({ path, mode }) => `${path} ${mode.toString(8)}`)).toEqual([]);
 });
+
+function tree(top: string): Array<{ path: string; mode: number; directory: boolean }> {
+  const out = [{ path: top, mode: statSync(top).mode & 0o777, directory: true }];
+  for (const entry of readdirSync(top, { withFileTypes: true })) {
+    const path = join(top, entry.name);
+    if (entry.isDirectory()) out.push(...tree(path));
+    else out.push({ path, mode: lstatSync(path).mode & 0o777, directory: false });
+  }
+  return out;
+}
