@@ -8,8 +8,10 @@ import type { JobScope } from '../core/policy/evaluate';
 import { getTool, type ToolDefinition } from '../core/tools/definitions';
 import type { GrantVerifier } from '../host/grant-keys';
 import { storedOutcome, type NonceStore, type StoredOutcome } from '../host/nonce-store';
+import { errnoCode, messageOf } from '../host/tools/descriptors';
 import { createFsTools, type ToolOutcome } from '../host/tools/fs-tools';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from '../host/tools/observe';
+import type { TreeLimits } from '../host/tools/tree';
 import { ToolRefusal, type Roots } from '../host/roots';
 
 export interface ToolGateDeps {
@@ -17,6 +19,8 @@ export interface ToolGateDeps {
   readonly nonces: NonceStore;
   readonly verifier: GrantVerifier;
   readonly hashLimitBytes?: number;
+  /** Folders past these cannot be observed exactly, so calls on them are never approvable to run. */
+  readonly treeLimits?: TreeLimits;
   readonly now?: () => number;
 }
 
@@ -79,26 +83,45 @@ function toolOrFail(name: string): ToolDefinition {
 export function createToolGateActivities(deps: ToolGateDeps) {
   const hashLimit = deps.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
   const now = deps.now ?? Date.now;
-  const fsTools = createFsTools(deps.roots);
+  const fsTools = createFsTools(deps.roots, { treeLimits: deps.treeLimits });
   const readOnly = (tool: ToolDefinition) => tool.category === 'read';
 
-  async function observeTargets(tool: ToolDefinition, args: unknown): Promise<{ observed: ObservedState[]; warnings: string[] }> {
+  /**
+   * Each target as it is now, with (by position) why the tool or the
+   * approval will refuse it. A target that cannot be observed is recorded
+   * as seen-as-missing: the same failure later compares equal.
+   */
+  async function observeTargets(
+    tool: ToolDefinition,
+    args: unknown,
+  ): Promise<{ observed: ObservedState[]; problems: Array<string | undefined>; warnings: string[] }> {
     const observed: ObservedState[] = [];
+    const problems: Array<string | undefined> = [];
     const warnings: string[] = [];
+    const follow = readOnly(tool);
+    const refused = (reason: string) => {
+      problems.push(reason);
+      warnings.push(`the tool will refuse this call: ${reason}`);
+    };
     for (const target of tool.targets(args)) {
       try {
-        observed.push(await observe(await deps.roots.resolve(target, { follow: readOnly(tool) }), hashLimit));
+        const seen = await observe(deps.roots, target, { follow, hashLimitBytes: hashLimit, deep: true, treeLimits: deps.treeLimits });
+        observed.push(seen);
+        if (seen.exists && seen.type === 'symlink' && !follow) refused(`${target} is a symbolic link; the tool refuses to act on a link`);
+        // Too large to digest exactly: never approvable, since revalidation cannot compare it.
+        else if (seen.exists && seen.tree?.complete === false) refused(seen.tree.reason);
+        else problems.push(undefined);
       } catch (err) {
-        // Recorded as seen-as-missing with a warning: the same failure later compares equal, anything else differs.
-        warnings.push(
-          err instanceof ToolRefusal
-            ? `the tool will refuse this call: ${err.message}`
-            : `${target} cannot be observed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-        );
+        if (err instanceof ToolRefusal) refused(err.message);
+        else {
+          const reason = `${target} cannot be observed (${errnoCode(err) ?? messageOf(err)})`;
+          problems.push(reason);
+          warnings.push(reason);
+        }
         observed.push({ path: target, exists: false });
       }
     }
-    return { observed, warnings };
+    return { observed, problems, warnings };
   }
 
   return {
@@ -129,13 +152,16 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       }
       const targetsNow = tool.targets(parsed.data);
       const targetsThen = tool.targets(tool.parameters.parse(input.originalArgs));
-      const { observed: current } = await observeTargets(tool, parsed.data);
+      const { observed: current, problems } = await observeTargets(tool, parsed.data);
       const changes: string[] = [];
       current.forEach((now, i) => {
         const before = input.observed[i];
+        const problem = problems[i];
         // A target the reviewer replaced by an edit was chosen by them, not observed: nothing to compare.
         if (before === undefined || targetsThen[i] !== targetsNow[i]) return;
-        if (before.path !== now.path) changes.push(`${targetsNow[i]} now leads to ${now.path} (it led to ${before.path})`);
+        // It cannot be seen now (e.g. a folder on the way became a link out), unlike then: say why, not "no longer exists".
+        if (problem !== undefined && !now.exists && (before.exists || before.path !== now.path)) changes.push(problem);
+        else if (before.path !== now.path) changes.push(`${targetsNow[i]} now leads to ${now.path} (it led to ${before.path})`);
         else changes.push(...describeChanges(before, now));
       });
       if (changes.length > 0) return { ok: false, reason: `the target changed since it was approved: ${changes.join('; ')}` };

@@ -1,34 +1,74 @@
-import { lstat, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { AirlockError } from '../core/errors';
+import { inside, locationOf, messageOf, O_DIRECTORY, O_PATH, openFd, release } from './tools/descriptors';
 
 /** A tool refused a call on its own safety checks; the model is told why. */
 export class ToolRefusal extends AirlockError {
   override name = 'ToolRefusal';
 }
 
-/** A configured root is missing or not a directory. */
+/** A path that is, or leads, outside every root. */
+export class OutsideRoots extends ToolRefusal {
+  override name = 'OutsideRoots';
+  constructor(
+    readonly input: string,
+    readonly via: 'path' | 'symlink' | 'moved',
+    roots: readonly string[] = [],
+  ) {
+    super(
+      via === 'path'
+        ? `${input} is outside the allowed roots (${roots.join(', ')})`
+        : via === 'symlink'
+          ? `${input} leads outside the allowed roots through a symbolic link`
+          : `${input} was moved outside the allowed roots while it was being opened`,
+    );
+  }
+}
+
+/** A configured root is missing or not a directory, or this platform cannot confine the tools. */
 export class RootsConfigError extends AirlockError {
   override name = 'RootsConfigError';
 }
 
-function inside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
+/** Where a lexical path lies: the root's real path and the names below it. */
+export interface Located {
+  readonly root: string;
+  readonly parts: readonly string[];
 }
 
-async function exists(path: string): Promise<boolean> {
+/**
+ * The tools act through descriptors and `/proc/self/fd` (see pinned-path.ts):
+ * without them every check would be check-then-open by name, which a
+ * swapped symlink defeats. Refuse to start rather than run weaker.
+ */
+function checkPinnedPaths(root: string, real: string): void {
+  if (process.platform !== 'linux') {
+    throw new RootsConfigError(`the file tools need Linux with /proc mounted (they stay inside the roots through /proc/self/fd); this is ${process.platform}`);
+  }
+  let fd: number;
   try {
-    await lstat(path);
-    return true;
+    fd = openFd(real, O_PATH | O_DIRECTORY);
+  } catch (err) {
+    throw new RootsConfigError(`AIRLOCK_ROOTS: ${root} cannot be opened (${messageOf(err)})`);
+  }
+  let seen: string | undefined;
+  try {
+    seen = locationOf(fd);
   } catch {
-    return false;
+    seen = undefined;
+  } finally {
+    release(fd);
+  }
+  if (seen !== real) {
+    throw new RootsConfigError(`the file tools need /proc mounted: /proc/self/fd does not show where ${root} is (is /proc mounted in this container?)`);
   }
 }
 
 /**
- * The folders tools may touch. Every path is resolved against them with
- * symlinks followed, so neither `..` nor a link can lead outside.
+ * The folders tools may touch. Paths are mapped onto them lexically here;
+ * `pin` (pinned-path.ts) then opens them name by name, so neither `..` nor a
+ * link can lead outside.
  */
 export class Roots {
   private constructor(
@@ -51,8 +91,10 @@ export class Roots {
         throw new RootsConfigError(`AIRLOCK_ROOTS: ${p} does not exist; create it or remove it from AIRLOCK_ROOTS`);
       }
       if (!info.isDirectory()) throw new RootsConfigError(`AIRLOCK_ROOTS: ${p} is not a directory`);
+      const realPath = await realpath(p);
+      checkPinnedPaths(p, realPath);
       configured.push(resolve(p));
-      real.push(await realpath(p));
+      real.push(realPath);
     }
     return new Roots(configured, real);
   }
@@ -61,64 +103,20 @@ export class Roots {
     return this.real.includes(path) || this.configured.includes(path);
   }
 
-  private insideAny(path: string): boolean {
-    return this.real.some((r) => inside(r, path));
+  /** Absolute, `.`/`..`/`//` folded; relative paths are taken from the first root. */
+  lexical(input: string): string {
+    return isAbsolute(input) ? resolve(input) : resolve(this.configured[0] ?? sep, input);
   }
 
-  /**
-   * Resolves a path from a tool call. Relative paths are taken from the
-   * first root. `follow` resolves a final symlink (for reading); without it a
-   * final symlink is refused (nothing acts on a link's target by surprise).
-   */
-  async resolve(input: string, options: { follow: boolean }): Promise<string> {
-    const lexical = isAbsolute(input) ? resolve(input) : resolve(this.configured[0]!, input);
-    if (!this.configured.some((r) => inside(r, lexical)) && !this.insideAny(lexical)) {
-      throw new ToolRefusal(`${input} is outside the allowed roots (${this.configured.join(', ')})`);
-    }
-    // The parent's real path decides where the name really lives.
-    let ancestor = dirname(lexical);
-    const rest: string[] = [];
-    while (!(await exists(ancestor))) {
-      rest.unshift(basename(ancestor));
-      const up = dirname(ancestor);
-      if (up === ancestor) break;
-      ancestor = up;
-    }
-    let realAncestor: string;
-    try {
-      realAncestor = await realpath(ancestor);
-    } catch (err) {
-      // A symlink loop, a dangling link or a folder we may not enter: nothing safe to act on.
-      throw new ToolRefusal(`${input} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
-    }
-    const realParent = join(realAncestor, ...rest);
-    const target = lexical === dirname(lexical) ? realParent : join(realParent, basename(lexical));
-    if (!this.insideAny(realParent) && !this.isRoot(target)) {
-      throw new ToolRefusal(`${input} leads outside the allowed roots through a symbolic link`);
-    }
-    let info;
-    try {
-      info = await lstat(target);
-    } catch {
-      return this.checkInside(input, target);
-    }
-    if (info.isSymbolicLink()) {
-      if (!options.follow) throw new ToolRefusal(`${input} is a symbolic link; refusing to act on it`);
-      let resolved: string;
-      try {
-        resolved = await realpath(target);
-      } catch {
-        throw new ToolRefusal(`${input} is a dangling symbolic link`);
+  /** The innermost root a lexical path lies in (as configured or as real path), or undefined. */
+  locate(lexical: string): Located | undefined {
+    let best: { prefix: string; root: string } | undefined;
+    this.real.forEach((real, i) => {
+      for (const prefix of [this.configured[i] ?? real, real]) {
+        if (inside(prefix, lexical) && (best === undefined || prefix.length > best.prefix.length)) best = { prefix, root: real };
       }
-      return this.checkInside(input, resolved, 'through a symbolic link');
-    }
-    return this.checkInside(input, target);
-  }
-
-  private checkInside(input: string, path: string, how = ''): string {
-    if (!this.insideAny(path)) {
-      throw new ToolRefusal(`${input} leads outside the allowed roots${how === '' ? '' : ` ${how}`}`);
-    }
-    return path;
+    });
+    if (best === undefined) return undefined;
+    return { root: best.root, parts: relative(best.prefix, lexical).split(sep).filter((p) => p !== '') };
   }
 }

@@ -1,15 +1,22 @@
-import { constants } from 'node:fs';
-import { appendFile, chmod, lstat, open, readdir, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import type { z } from 'zod';
 import type { fsChmod, fsDelete, fsList, fsMove, fsRead, fsStat, fsWrite } from '../../core/tools/definitions';
 import { truncate } from '../../core/masking';
-import { observe } from './observe';
 import { ToolRefusal, type Roots } from '../roots';
+import { ErrnoError, errnoCode, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, readAt, release, truncateFd, writeAll } from './descriptors';
+import { observePinned } from './observe';
+import { withPinned, type Pinned } from './pinned-path';
+import { DEFAULT_TREE_LIMITS, removeContents, walkTree, type TreeLimits } from './tree';
 
 /** What a tool run produced, as the model will read it. */
 export interface ToolOutcome {
   readonly ok: boolean;
   readonly output: string;
+}
+
+export interface FsToolOptions {
+  /** Recursive deletes refuse folders past these, as approvals do. */
+  readonly treeLimits?: TreeLimits;
 }
 
 const MAX_OUTPUT_CHARS = 16_000;
@@ -18,7 +25,7 @@ const MAX_LIST_ENTRIES = 500;
 type Args<T extends { parameters: z.ZodType }> = z.output<T['parameters']>;
 
 function errnoMessage(err: unknown, path: string): string {
-  const code = (err as NodeJS.ErrnoException).code;
+  const code = errnoCode(err);
   switch (code) {
     case 'ENOENT':
       return `no such file or directory: ${path}`;
@@ -36,7 +43,7 @@ function errnoMessage(err: unknown, path: string): string {
     case 'EXDEV':
       return `cannot move across file systems: ${path}`;
     default:
-      return `${code ?? 'error'}: ${(err as Error).message}`;
+      return `${code ?? 'error'}: ${messageOf(err)}`;
   }
 }
 
@@ -49,106 +56,156 @@ async function guarded(path: string, run: () => Promise<string>): Promise<ToolOu
   }
 }
 
-function refuseRoot(roots: Roots, path: string, verb: string): void {
-  if (roots.isRoot(path)) throw new ToolRefusal(`refusing to ${verb} an allowed root itself (${path})`);
+/** The checks every changing tool makes on its target: never a root, never a final link. */
+function mutable(target: Pinned, input: string, verb: string): void {
+  if (target.isRoot) throw new ToolRefusal(`refusing to ${verb} an allowed root itself (${target.path})`);
+  if (target.stats?.isSymbolicLink() === true) {
+    throw new ToolRefusal(`${input} is a symbolic link; refusing to ${verb} it (name the path it points to instead)`);
+  }
 }
 
-export function createFsTools(roots: Roots) {
+function existing(target: Pinned): NonNullable<Pinned['stats']> {
+  if (target.stats === null) throw new ErrnoError('ENOENT', target.path);
+  return target.stats;
+}
+
+/** Opens the checked file itself for writing, or creates the name in the pinned folder. */
+async function openForWrite(target: Pinned, input: string, mode: 'create' | 'overwrite' | 'append'): Promise<number> {
+  if (target.stats === null) return openFd(target.entryPath(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, 0o666);
+  if (!target.stats.isFile()) throw new ToolRefusal(`${input} exists and is not a regular file`);
+  if (mode === 'create') throw new ErrnoError('EEXIST', target.path);
+  const fd = openFd(target.selfPath(), O_WRONLY | O_NONBLOCK | (mode === 'append' ? O_APPEND : 0));
+  try {
+    if (mode === 'overwrite') await truncateFd(fd);
+    return fd;
+  } catch (err) {
+    release(fd);
+    throw err;
+  }
+}
+
+export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
+  const limits = options.treeLimits ?? DEFAULT_TREE_LIMITS;
+  // Reads follow a final link (re-pinned from a root); changes act on the name itself.
+  const reading = { follow: true };
+  const changing = { follow: false };
+
   return {
     fs_list: (a: Args<typeof fsList>) =>
-      guarded(a.path, async () => {
-        const path = await roots.resolve(a.path, { follow: true });
-        const entries = await readdir(path, { withFileTypes: true });
-        entries.sort((x, y) => (x.name < y.name ? -1 : 1));
-        const lines = await Promise.all(
-          entries.slice(0, MAX_LIST_ENTRIES).map(async (e) => {
-            if (e.isDirectory()) return `${e.name}/`;
-            if (e.isSymbolicLink()) return `${e.name} -> (link)`;
-            const info = await lstat(`${path}/${e.name}`).catch(() => undefined);
-            return `${e.name} (${info?.size ?? '?'} bytes)`;
-          }),
-        );
-        const more = entries.length > MAX_LIST_ENTRIES ? `\n… ${entries.length - MAX_LIST_ENTRIES} more entries` : '';
-        return `${path}: ${entries.length} entries\n${lines.join('\n')}${more}`;
-      }),
+      guarded(a.path, () =>
+        withPinned(roots, a.path, reading, async (target) => {
+          if (!existing(target).isDirectory()) throw new ErrnoError('ENOTDIR', target.path);
+          const folder = target.selfPath();
+          const entries = await readdir(folder, { withFileTypes: true });
+          entries.sort((x, y) => (x.name < y.name ? -1 : 1));
+          const lines = await Promise.all(
+            entries.slice(0, MAX_LIST_ENTRIES).map(async (e) => {
+              if (e.isDirectory()) return `${e.name}/`;
+              if (e.isSymbolicLink()) return `${e.name} -> (link)`;
+              const info = await lstat(`${folder}/${e.name}`).catch(() => undefined);
+              return `${e.name} (${info?.size ?? '?'} bytes)`;
+            }),
+          );
+          const more = entries.length > MAX_LIST_ENTRIES ? `\n… ${entries.length - MAX_LIST_ENTRIES} more entries` : '';
+          return `${target.path}: ${entries.length} entries\n${lines.join('\n')}${more}`;
+        }),
+      ),
 
     fs_read: (a: Args<typeof fsRead>) =>
-      guarded(a.path, async () => {
-        const path = await roots.resolve(a.path, { follow: true });
-        const info = await stat(path);
-        if (!info.isFile()) throw new ToolRefusal(`${a.path} is not a regular file`);
-        const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-        try {
-          const buffer = Buffer.alloc(Math.min(a.maxBytes, info.size));
-          const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-          const text = buffer.subarray(0, bytesRead).toString('utf8');
-          return info.size > bytesRead ? `${text}\n[truncated: ${info.size - bytesRead} more bytes]` : text;
-        } finally {
-          await handle.close();
-        }
-      }),
+      guarded(a.path, () =>
+        withPinned(roots, a.path, reading, async (target) => {
+          if (!existing(target).isFile()) throw new ToolRefusal(`${a.path} is not a regular file`);
+          const fd = openFd(target.selfPath(), O_RDONLY | O_NONBLOCK);
+          try {
+            const size = fstatFd(fd).size;
+            const buffer = Buffer.alloc(Math.min(a.maxBytes, size));
+            const bytesRead = await readAt(fd, buffer);
+            const text = buffer.subarray(0, bytesRead).toString('utf8');
+            return size > bytesRead ? `${text}\n[truncated: ${size - bytesRead} more bytes]` : text;
+          } finally {
+            release(fd);
+          }
+        }),
+      ),
 
     fs_stat: (a: Args<typeof fsStat>) =>
-      guarded(a.path, async () => {
-        const path = await roots.resolve(a.path, { follow: true });
-        const seen = await observe(path, 0);
-        if (!seen.exists) return JSON.stringify({ path, exists: false });
-        return JSON.stringify({
-          path,
-          exists: true,
-          type: seen.type,
-          size: seen.size,
-          mode: seen.mode,
-          modified: new Date(seen.mtimeMs).toISOString(),
-          ...(seen.entries !== null ? { entries: seen.entries } : {}),
-        });
-      }),
+      guarded(a.path, () =>
+        withPinned(roots, a.path, reading, async (target) => {
+          const seen = await observePinned(target, { follow: true, hashLimitBytes: 0 });
+          if (!seen.exists) return JSON.stringify({ path: seen.path, exists: false });
+          return JSON.stringify({
+            path: seen.path,
+            exists: true,
+            type: seen.type,
+            size: seen.size,
+            mode: seen.mode,
+            modified: new Date(seen.mtimeMs).toISOString(),
+            ...(seen.entries !== null ? { entries: seen.entries } : {}),
+          });
+        }),
+      ),
 
     fs_write: (a: Args<typeof fsWrite>) =>
-      guarded(a.path, async () => {
-        const path = await roots.resolve(a.path, { follow: false });
-        const existing = await lstat(path).catch(() => undefined);
-        if (existing !== undefined && !existing.isFile()) throw new ToolRefusal(`${a.path} exists and is not a regular file`);
-        if (a.mode === 'append') await appendFile(path, a.content, { flag: 'a' });
-        else await writeFile(path, a.content, { flag: a.mode === 'create' ? 'wx' : 'w' });
-        return `wrote ${Buffer.byteLength(a.content)} bytes to ${path} (${a.mode})`;
-      }),
+      guarded(a.path, () =>
+        withPinned(roots, a.path, changing, async (target) => {
+          mutable(target, a.path, 'write');
+          const fd = await openForWrite(target, a.path, a.mode);
+          try {
+            await writeAll(fd, Buffer.from(a.content, 'utf8'));
+          } finally {
+            release(fd);
+          }
+          return `wrote ${Buffer.byteLength(a.content)} bytes to ${target.path} (${a.mode})`;
+        }),
+      ),
 
     fs_move: (a: Args<typeof fsMove>) =>
-      guarded(a.from, async () => {
-        const from = await roots.resolve(a.from, { follow: false });
-        const to = await roots.resolve(a.to, { follow: false });
-        refuseRoot(roots, from, 'move');
-        refuseRoot(roots, to, 'replace');
-        await lstat(from);
-        const target = await lstat(to).catch(() => undefined);
-        if (target !== undefined && !a.overwrite) throw new ToolRefusal(`${a.to} already exists (set overwrite to replace it)`);
-        if (target !== undefined && target.isDirectory()) throw new ToolRefusal(`${a.to} is a directory; refusing to replace it`);
-        await rename(from, to);
-        return `moved ${from} to ${to}`;
-      }),
+      guarded(a.from, () =>
+        withPinned(roots, a.from, changing, (from) =>
+          withPinned(roots, a.to, changing, async (to) => {
+            mutable(from, a.from, 'move');
+            if (to.isRoot) throw new ToolRefusal(`refusing to replace an allowed root itself (${to.path})`);
+            existing(from);
+            if (to.stats !== null) {
+              if (to.stats.isSymbolicLink()) throw new ToolRefusal(`${a.to} is a symbolic link; refusing to replace it`);
+              if (!a.overwrite) throw new ToolRefusal(`${a.to} already exists (set overwrite to replace it)`);
+              if (to.stats.isDirectory()) throw new ToolRefusal(`${a.to} is a directory; refusing to replace it`);
+            }
+            // rename acts on the two names in their pinned folders and follows neither.
+            await rename(from.entryPath(), to.entryPath());
+            return `moved ${from.path} to ${to.path}`;
+          }),
+        ),
+      ),
 
     fs_delete: (a: Args<typeof fsDelete>) =>
-      guarded(a.path, async () => {
-        const path = await roots.resolve(a.path, { follow: false });
-        refuseRoot(roots, path, 'delete');
-        const info = await lstat(path);
-        if (info.isDirectory()) {
-          if (a.recursive) await rm(path, { recursive: true });
-          else await rmdir(path);
-        } else {
-          await unlink(path);
-        }
-        return `deleted ${path}`;
-      }),
+      guarded(a.path, () =>
+        withPinned(roots, a.path, changing, async (target) => {
+          mutable(target, a.path, 'delete');
+          const info = existing(target);
+          if (!info.isDirectory()) await unlink(target.entryPath());
+          else if (!a.recursive) await rmdir(target.entryPath());
+          else {
+            const fd = target.descriptor();
+            // Refuse a tree past the limits before removing anything of it.
+            await walkTree(fd, target.path, target.root, limits, () => undefined);
+            await removeContents(fd, target.path, target.root, limits);
+            await rmdir(target.entryPath());
+          }
+          return `deleted ${target.path}`;
+        }),
+      ),
 
     fs_chmod: (a: Args<typeof fsChmod>) =>
-      guarded(a.path, async () => {
-        const path = await roots.resolve(a.path, { follow: false });
-        refuseRoot(roots, path, 'change the mode of');
-        await chmod(path, Number.parseInt(a.mode, 8) & 0o777);
-        return `changed mode of ${path} to ${a.mode}`;
-      }),
+      guarded(a.path, () =>
+        withPinned(roots, a.path, changing, async (target) => {
+          mutable(target, a.path, 'change the mode of');
+          existing(target);
+          // chmod of the descriptor's magic link: the inode that was checked, never a link's target.
+          await chmod(target.selfPath(), Number.parseInt(a.mode, 8) & 0o777);
+          return `changed mode of ${target.path} to ${a.mode}`;
+        }),
+      ),
   };
 }
 

@@ -1,31 +1,54 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
-import type { ObservedState } from '../../core/observed-state';
+import { opendir } from 'node:fs/promises';
+import type { ObservedState, TreeState } from '../../core/observed-state';
+import type { Roots } from '../roots';
+import { ErrnoError } from './descriptors';
+import { pin, type Pinned } from './pinned-path';
+import { DEFAULT_TREE_LIMITS, digestTree, entryType, TreeTooLarge, type TreeLimits } from './tree';
 
 /** Files up to this size get a sha256 in their observed state. */
 export const DEFAULT_HASH_LIMIT_BYTES = 64 * 1024 * 1024;
 
-async function sha256File(path: string): Promise<string> {
+export interface ObserveOptions {
+  /** Follow a final symbolic link (read tools); otherwise the link itself is observed. */
+  readonly follow: boolean;
+  readonly hashLimitBytes?: number;
+  /** Digest folders recursively: what a reviewer approves. fs_stat skips it. */
+  readonly deep?: boolean;
+  readonly treeLimits?: TreeLimits;
+}
+
+/** Reads through the descriptor: the bytes hashed are those of the inode that was checked. */
+async function sha256Of(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
 
-/** What is at `path` now, without following a final symlink. */
-export async function observe(path: string, hashLimitBytes = DEFAULT_HASH_LIMIT_BYTES): Promise<ObservedState> {
-  let info;
+async function countEntries(path: string): Promise<number> {
+  let n = 0;
+  for await (const _ of await opendir(path)) n++;
+  return n;
+}
+
+async function observeTree(target: Pinned, fd: number, limits: TreeLimits): Promise<TreeState> {
   try {
-    info = await lstat(path);
+    return { complete: true, ...(await digestTree(fd, target.path, target.root, limits)) };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') {
-      return { path, exists: false };
-    }
+    if (err instanceof TreeTooLarge) return { complete: false, reason: err.message };
     throw err;
   }
-  const type = info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
-  return {
-    path,
+}
+
+/** What the pinned target is now, read through its descriptors. */
+export async function observePinned(target: Pinned, options: ObserveOptions): Promise<ObservedState> {
+  if (target.fd === null || target.stats === null) return { path: target.path, exists: false };
+  const info = target.stats;
+  const type = entryType(info);
+  const hashLimit = options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
+  const seen: ObservedState = {
+    path: target.path,
     exists: true,
     type,
     size: info.size,
@@ -33,7 +56,25 @@ export async function observe(path: string, hashLimitBytes = DEFAULT_HASH_LIMIT_
     mode: (info.mode & 0o7777).toString(8).padStart(3, '0'),
     dev: info.dev,
     ino: info.ino,
-    sha256: type === 'file' && info.size <= hashLimitBytes ? await sha256File(path) : null,
-    entries: type === 'directory' ? (await readdir(path)).length : null,
+    sha256: type === 'file' && info.size <= hashLimit ? await sha256Of(target.selfPath()) : null,
+    entries: type === 'directory' ? await countEntries(target.selfPath()) : null,
   };
+  if (type !== 'directory' || options.deep !== true) return seen;
+  return { ...seen, tree: await observeTree(target, target.fd, options.treeLimits ?? DEFAULT_TREE_LIMITS) };
+}
+
+/** What is at a call's path now; a missing path (or one through a file) is seen as missing. */
+export async function observe(roots: Roots, input: string, options: ObserveOptions): Promise<ObservedState> {
+  let target: Pinned;
+  try {
+    target = pin(roots, input, { follow: options.follow });
+  } catch (err) {
+    if (err instanceof ErrnoError && (err.code === 'ENOENT' || err.code === 'ENOTDIR')) return { path: err.path, exists: false };
+    throw err;
+  }
+  try {
+    return await observePinned(target, options);
+  } finally {
+    target.close();
+  }
 }

@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFsTools, type FsTools } from '../../host/tools/fs-tools';
@@ -68,16 +69,108 @@ test('each tool keeps its own checks', async () => {
 });
 
 test('observe records what a reviewer needs to see and a precondition needs to compare', async () => {
+  const roots = await Roots.create([root]);
+  const look = { follow: false };
   writeFileSync(join(root, 'f.bin'), 'abc');
-  const seen = await observe(join(root, 'f.bin'));
+  const seen = await observe(roots, 'f.bin', look);
   expect(seen).toMatchObject({ exists: true, type: 'file', size: 3, sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' });
-  expect(await observe(join(root, 'f.bin'), 1)).toMatchObject({ sha256: null });
-  expect(await observe(root)).toMatchObject({ type: 'directory', entries: 1 });
-  expect(await observe(join(root, 'nope'))).toEqual({ path: join(root, 'nope'), exists: false });
+  expect(await observe(roots, 'f.bin', { ...look, hashLimitBytes: 1 })).toMatchObject({ sha256: null });
+  expect(await observe(roots, root, look)).toMatchObject({ type: 'directory', entries: 1 });
+  expect(await observe(roots, 'nope', look)).toEqual({ path: join(root, 'nope'), exists: false });
+  expect(await observe(roots, 'nope/deeper', look)).toEqual({ path: join(root, 'nope', 'deeper'), exists: false });
+  expect(await observe(roots, 'f.bin/deeper', look)).toEqual({ path: join(root, 'f.bin', 'deeper'), exists: false });
 });
 
 test('roots must exist, be absolute and be folders', async () => {
   await expect(Roots.create([join(dir, 'missing')])).rejects.toThrow(/AIRLOCK_ROOTS: .* does not exist/);
   await expect(Roots.create(['relative'])).rejects.toThrow(/not an absolute path/);
   await expect(Roots.create([join(outside, 'passwd')])).rejects.toThrow(/not a directory/);
+});
+
+function openFds(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+test('a final symbolic link is refused for every change; inside the roots it is followed for reading and listing', async () => {
+  mkdirSync(join(root, 'real-dir'));
+  writeFileSync(join(root, 'real-dir', 'x.txt'), 'x');
+  writeFileSync(join(root, 'target.txt'), 'target');
+  symlinkSync(join(root, 'target.txt'), join(root, 'alias.txt'));
+  symlinkSync('real-dir', join(root, 'dir-alias'));
+  expect((await tools.fs_write({ path: 'alias.txt', content: 'x', mode: 'overwrite' })).output).toMatch(/^Refused: alias.txt is a symbolic link; refusing to write it/);
+  expect((await tools.fs_chmod({ path: 'alias.txt', mode: '600' })).output).toMatch(/^Refused: alias.txt is a symbolic link/);
+  expect((await tools.fs_move({ from: 'alias.txt', to: 'moved.txt', overwrite: false })).output).toMatch(/^Refused: alias.txt is a symbolic link/);
+  writeFileSync(join(root, 'other.txt'), 'other');
+  expect((await tools.fs_move({ from: 'other.txt', to: 'alias.txt', overwrite: true })).output).toMatch(/^Refused: alias.txt is a symbolic link; refusing to replace it/);
+  expect((await tools.fs_delete({ path: 'dir-alias', recursive: true })).output).toMatch(/^Refused: dir-alias is a symbolic link/);
+  expect(readFileSync(join(root, 'target.txt'), 'utf8')).toBe('target');
+  expect(statSync(join(root, 'target.txt')).mode & 0o777).not.toBe(0o600);
+  // Following a link re-pins its target from the root: the real path is what is reported.
+  expect((await tools.fs_list({ path: 'dir-alias' })).output).toBe(`${join(root, 'real-dir')}: 1 entries\nx.txt (1 bytes)`);
+  expect(await tools.fs_write({ path: 'dir-alias/y.txt', content: 'y', mode: 'create' })).toEqual({ ok: true, output: `wrote 1 bytes to ${join(root, 'real-dir', 'y.txt')} (create)` });
+  expect(JSON.parse((await tools.fs_stat({ path: 'alias.txt' })).output)).toMatchObject({ path: join(root, 'target.txt'), type: 'file', size: 6 });
+});
+
+test('special files are neither read nor written, and nothing blocks on them', async () => {
+  execFileSync('mkfifo', [join(root, 'pipe')]);
+  expect((await tools.fs_read({ path: 'pipe', maxBytes: 10 })).output).toMatch(/^Refused: pipe is not a regular file/);
+  expect((await tools.fs_write({ path: 'pipe', content: 'x', mode: 'overwrite' })).output).toMatch(/^Refused: pipe exists and is not a regular file/);
+  expect((await tools.fs_write({ path: 'pipe', content: 'x', mode: 'append' })).output).toMatch(/^Refused: pipe exists and is not a regular file/);
+});
+
+test('a recursive delete walks by descriptors: links inside are removed, never followed', async () => {
+  mkdirSync(join(root, 'cache', 'sub', 'deeper'), { recursive: true });
+  writeFileSync(join(root, 'cache', 'sub', 'deeper', 'f.txt'), 'f');
+  symlinkSync(outside, join(root, 'cache', 'sub', 'out-dir'));
+  symlinkSync(join(outside, 'passwd'), join(root, 'cache', 'out-file'));
+  expect(await tools.fs_delete({ path: 'cache', recursive: true })).toEqual({ ok: true, output: `deleted ${join(root, 'cache')}` });
+  expect(existsSync(join(root, 'cache'))).toBe(false);
+  expect(readFileSync(join(outside, 'passwd'), 'utf8')).toBe('secret');
+});
+
+test('a recursive delete of a tree past the limits is refused before anything is deleted', async () => {
+  const limited = createFsTools(await Roots.create([root]), { treeLimits: { entries: 5, depth: 3 } });
+  mkdirSync(join(root, 'wide'));
+  for (let i = 0; i < 6; i++) writeFileSync(join(root, 'wide', `f${i}`), 'x');
+  expect((await limited.fs_delete({ path: 'wide', recursive: true })).output).toMatch(/^Refused: .*wide holds more than 5 entries below it/);
+  expect(readdirSync(join(root, 'wide'))).toHaveLength(6);
+  mkdirSync(join(root, 'deep', 'a', 'b', 'c'), { recursive: true });
+  writeFileSync(join(root, 'deep', 'a', 'b', 'c', 'leaf'), 'x');
+  expect((await limited.fs_delete({ path: 'deep', recursive: true })).output).toMatch(/^Refused: .*deep has folders nested more than 3 deep/);
+  expect(existsSync(join(root, 'deep', 'a', 'b', 'c', 'leaf'))).toBe(true);
+  rmSync(join(root, 'deep', 'a', 'b', 'c', 'leaf'));
+  expect(await limited.fs_delete({ path: 'deep', recursive: true })).toMatchObject({ ok: true });
+});
+
+test('every tool closes every descriptor it opens, on success and on refusal', async () => {
+  const roots = await Roots.create([root]);
+  mkdirSync(join(root, 'd', 'e'), { recursive: true });
+  writeFileSync(join(root, 'd', 'f.txt'), 'f');
+  symlinkSync(outside, join(root, 'out'));
+  const before = openFds();
+  for (let i = 0; i < 3; i++) {
+    await tools.fs_list({ path: 'd' });
+    await tools.fs_list({ path: 'd/f.txt' });
+    await tools.fs_read({ path: 'd/f.txt', maxBytes: 10 });
+    await tools.fs_read({ path: 'd', maxBytes: 10 });
+    await tools.fs_read({ path: 'out/passwd', maxBytes: 10 });
+    await tools.fs_stat({ path: 'd' });
+    await tools.fs_stat({ path: 'missing/deeper' });
+    await tools.fs_write({ path: 'd/g.txt', content: 'g', mode: 'overwrite' });
+    await tools.fs_write({ path: 'd/f.txt/x', content: 'g', mode: 'create' });
+    await tools.fs_write({ path: 'd/f.txt', content: 'g', mode: 'create' });
+    await tools.fs_chmod({ path: 'd/g.txt', mode: '600' });
+    await tools.fs_chmod({ path: root, mode: '700' });
+    await tools.fs_move({ from: 'd/g.txt', to: 'd/h.txt', overwrite: false });
+    await tools.fs_move({ from: 'd/h.txt', to: 'd/f.txt', overwrite: false });
+    await tools.fs_move({ from: 'd/h.txt', to: 'out/h.txt', overwrite: false });
+    await tools.fs_delete({ path: 'd/h.txt', recursive: false });
+    await tools.fs_delete({ path: 'd', recursive: false });
+    await observe(roots, 'd', { follow: false, deep: true });
+    await observe(roots, 'out/passwd', { follow: true }).catch(() => undefined);
+  }
+  await tools.fs_delete({ path: 'd', recursive: true });
+  expect(openFds()).toBe(before);
+  expect(readFileSync(join(outside, 'passwd'), 'utf8')).toBe('secret');
+  expect(existsSync(join(outside, 'h.txt'))).toBe(false);
 });
