@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -64,8 +64,13 @@ test('the tools worker process is killed while a job is parked; a new one execut
   expect(existsSync(file)).toBe(false);
   expect(h.toolResults(jobId).get('call_0_0')).toBe(`deleted ${file}`);
   expect(h.audit(jobId, 'tool_executed')).toHaveLength(1);
-  // The consumed nonce is the request's, with the outcome stored beside it.
-  expect(h.nonces.lookup(request.nonce)).toMatchObject({ consumed: false, outcome: { ok: true, output: `deleted ${file}` } });
+  // The consumed nonce is the request's, with the outcome stored beside it: whether it worked and a digest, not the output.
+  const output = `deleted ${file}`;
+  expect(h.nonces.lookup(request.nonce)).toEqual({
+    consumed: false,
+    consumedAt: expect.any(String),
+    outcome: { ok: true, outputBytes: Buffer.byteLength(output), outputSha256: createHash('sha256').update(output).digest('hex') },
+  });
 
   second.child.kill('SIGTERM');
   expect(await second.exited()).toBe(0);
