@@ -1,5 +1,6 @@
 import type { PendingRequest } from './approvals';
 import { maskString, maskValue, truncate } from './masking';
+import { describeObserved } from './observed-state';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -12,6 +13,7 @@ export function approvalCard(pending: readonly PendingRequest[]): string {
     const target = r.observed[0] === undefined ? truncate(JSON.stringify(maskValue(r.args)), 120) : maskString(truncate(r.observed[0].path, 200));
     lines.push(
       `- **${r.toolName}** on \`${target}\``,
+      ...r.observed.map((o) => `  - target \`${maskString(truncate(o.path, 200))}\`: ${describeObserved(o)}`),
       `  - rule: \`${r.ruleId}\` v${r.ruleVersion} — ${maskString(truncate(r.reason, 200))}`,
       `  - request: \`${r.requestId}\`, expires ${iso(r.expiresAt)}`,
     );

@@ -81,3 +81,17 @@ export function describeChanges(before: ObservedState, now: ObservedState): stri
   if (changes.length === 0 && before.mtimeMs !== now.mtimeMs) changes.push('modification time changed');
   return changes.map((c) => `${before.path}: ${c}`);
 }
+
+/** One line for a reviewer: what the target is now, with a folder's totals below it. */
+export function describeObserved(o: ObservedState): string {
+  if (!o.exists) return 'does not exist';
+  const parts: string[] = [o.type === 'directory' ? 'folder' : o.type];
+  if (o.type === 'directory') {
+    if (o.tree?.complete === true) parts.push(`${entriesText(o.tree.entries)} below, ${o.tree.bytes} bytes`);
+    else if (o.tree?.complete === false) parts.push(`too large to observe exactly (${o.tree.reason})`);
+    else if (o.entries !== null) parts.push(entriesText(o.entries));
+  } else parts.push(`${o.size} bytes`);
+  parts.push(`mode ${o.mode}`);
+  if (o.sha256 !== null) parts.push(`sha256 ${o.sha256.slice(0, 16)}…`);
+  return parts.join(', ');
+}
