@@ -18,6 +18,7 @@ import { maskString, truncate } from '../core/masking';
 import { getTool } from '../core/tools/definitions';
 import type { ZodType } from 'zod';
 import { decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
+import { dataConverterFor } from '../host/data-converter';
 import { JobError } from './errors';
 
 export interface StartJobOptions {
@@ -73,7 +74,7 @@ export class AirlockClient {
 
   static async connect(config: AirlockConfig): Promise<AirlockClient> {
     const connection = await Connection.connect({ address: config.temporal.address, connectTimeout: 5000 });
-    return new AirlockClient(new Client({ connection, namespace: config.temporal.namespace }), connection);
+    return new AirlockClient(new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }), connection);
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,7 @@ import { setupCommand } from './commands/setup';
 import { showCommand } from './commands/show';
 import { workerCommand } from './commands/worker';
 import { auditCommand } from './commands/audit';
+import { codecServerCommand } from './commands/codec-server';
 import { judgeCommands } from './commands/judge';
 import { reviewerCommands } from './commands/reviewer';
 import { rulesCommands } from './commands/rules';
@@ -28,6 +29,7 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   judgeCommands,
   auditCommand,
   replayCommand,
+  codecServerCommand,
   setupCommand,
 ];
 

@@ -85,6 +85,9 @@ const variables = {
   AIRLOCK_JUDGE_API_KEY: nonEmpty.optional(),
   AIRLOCK_JUDGE_MODEL: nonEmpty.optional(),
   AIRLOCK_JUDGE_TIMEOUT_MS: positiveInt(60_000).default(3000),
+  AIRLOCK_CODEC_KEYS: nonEmpty.optional(),
+  AIRLOCK_CODEC_PORT: port.default(8234),
+  AIRLOCK_CODEC_UI_ORIGIN: httpUrl.optional(),
 } as const;
 
 type Variables = typeof variables;
@@ -123,6 +126,14 @@ export interface AirlockConfig {
   readonly reviewerKeysFile: string | undefined;
   /** CLI side: the reviewer's Ed25519 private key (PEM) used by `--sign` when no file is given. */
   readonly reviewerKeyFile: string | undefined;
+  readonly codec: {
+    /** Payload encryption keys; unset: `<dataDir>/keys/codec.yaml` when it exists, else no encryption. */
+    readonly keysFile: string | undefined;
+    /** Where `airlock codec-server` (and `airlock dev --codec`) listens. */
+    readonly port: number;
+    /** The Web UI allowed to call the codec server; unset: `airlock dev`'s own UI. */
+    readonly uiOrigin: string | undefined;
+  };
   readonly judge: {
     /** Defaults to the model endpoint. */
     readonly baseUrl: string | undefined;
@@ -174,6 +185,7 @@ export function parseConfig(env: Env): AirlockConfig {
     reviewer: p.AIRLOCK_REVIEWER,
     reviewerKeysFile: p.AIRLOCK_REVIEWER_KEYS,
     reviewerKeyFile: p.AIRLOCK_REVIEWER_KEY,
+    codec: { keysFile: p.AIRLOCK_CODEC_KEYS, port: p.AIRLOCK_CODEC_PORT, uiOrigin: p.AIRLOCK_CODEC_UI_ORIGIN },
     judge: {
       baseUrl: p.AIRLOCK_JUDGE_BASE_URL ?? baseUrl,
       apiKey: p.AIRLOCK_JUDGE_API_KEY ?? p.OPENAI_API_KEY,

@@ -14,6 +14,10 @@ export function statePaths(config: AirlockConfig) {
     /** Reviewer name → public key, read by the agent workers; `airlock dev` and `airlock reviewer add` write it. */
     reviewerKeys: resolve(config.reviewerKeysFile ?? join(dataDir, 'keys', 'reviewers.yaml')),
     reviewerKeyDir: join(dataDir, 'keys', 'reviewers'),
+    /** Payload encryption keys (`airlock dev --codec` creates them); the codec is on when this file exists. */
+    codecKeys: resolve(config.codec.keysFile ?? join(dataDir, 'keys', 'codec.yaml')),
+    /** The codec server's bearer token, created on its first start. */
+    codecToken: join(dataDir, 'keys', 'codec-server.token'),
     nonces: join(dataDir, 'tools', 'nonces.sqlite'),
     audit: join(dataDir, 'audit', 'audit.jsonl'),
     temporalDb: join(dataDir, 'temporal.sqlite'),

@@ -10,6 +10,7 @@ async function main(): Promise<void> {
   const root = resolve(__dirname, '..', '..');
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(root, 'workflows', 'index.ts'),
+    failureConverterPath: join(root, 'core', 'failure-converter.ts'),
     logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m) => process.stderr.write(`${m}\n`), error: (m) => process.stderr.write(`${m}\n`) },
   });
   const out = join(root, 'dist', 'workflow-bundle.js');

@@ -16,6 +16,7 @@ export default async function globalSetup(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-test-'));
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('./workflows'),
+    failureConverterPath: require.resolve('../core/failure-converter'),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => process.stderr.write(`${m}\n`) },
   });
   const bundle = join(dir, 'workflow-bundle.js');

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DataConverter } from '@temporalio/common';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { failureConverterPath } from '../host/data-converter';
 import type { Activities } from '../activities';
 import { TaskQueues, type QueueRole } from '../core/task-queues';
 
@@ -25,6 +27,8 @@ export interface CreateWorkersOptions {
   readonly concurrency: Readonly<Record<QueueRole, number>>;
   readonly workflowSource?: WorkflowSource;
   readonly identity?: string;
+  /** Payload codec and failure converter; default: failure messages as payloads, no encryption. */
+  readonly dataConverter?: DataConverter;
 }
 
 /** One worker per queue role; only the agent worker hosts workflows. */
@@ -40,6 +44,7 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
       activities,
       maxConcurrentActivityTaskExecutions: options.concurrency[role],
       maxConcurrentLocalActivityExecutions: options.concurrency[role],
+      dataConverter: options.dataConverter ?? { failureConverterPath },
       ...(options.identity !== undefined ? { identity: `${options.identity}/${role}` } : {}),
     };
     workers.push(

@@ -2,6 +2,7 @@ import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@tempor
 import type { AirlockConfig } from '../core/config';
 import { TaskQueues, type QueueRole } from '../core/task-queues';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
+import { dataConverterFor } from '../host/data-converter';
 import { buildActivities } from './deps';
 
 // The SDK's INFO lines (worker state changes) are noise for operators; airlock's own lines say what matters.
@@ -53,6 +54,7 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
       roles,
       activities,
       concurrency: config.concurrency,
+      dataConverter: dataConverterFor(config),
       ...(options.workflowSource !== undefined ? { workflowSource: options.workflowSource } : {}),
     });
     log(

@@ -26,6 +26,8 @@ export interface DevServerOptions {
   readonly ownProcessGroup?: boolean;
   /** Receives the server's own log lines. */
   readonly onOutput?: (line: string) => void;
+  /** The Web UI's remote codec endpoint (see `airlock codec-server`). */
+  readonly uiCodecEndpoint?: string;
 }
 
 export interface DevServer {
@@ -57,6 +59,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(options.port), '--log-level', 'warn'];
   args.push(...(options.uiPort === undefined ? ['--headless'] : ['--ui-port', String(options.uiPort)]));
   if (options.dbFile !== undefined) args.push('--db-filename', options.dbFile);
+  if (options.uiCodecEndpoint !== undefined) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   for (const ns of namespaces.slice(1)) args.push('--namespace', ns);
   for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);

@@ -1,4 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { AesGcmCodec, ensureCodecKeys, loadCodecKeys } from '../../host/payload-codec';
+import { loadOrCreateCodecToken, startCodecServer } from './codec-server';
 import { Runtime } from '@temporalio/worker';
 import type { AirlockConfig } from '../../core/config';
 import { queueRoles } from '../../core/task-queues';
@@ -16,6 +18,8 @@ export interface DevStackOptions {
   readonly config: AirlockConfig;
   /** Start the demo job once everything runs. */
   readonly demo: boolean;
+  /** Turn payload encryption on (creates the codec keys); once on, it stays on for this data folder. */
+  readonly codec?: boolean;
   readonly requester: string;
   readonly log: (line: string) => void;
 }
@@ -40,6 +44,18 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
   ensureReviewer(paths, options.requester, log);
   const cli = await resolveTemporalCli({ log });
   log(`airlock: Temporal CLI ${cli.path} (${cli.source})`);
+  if (options.codec === true && ensureCodecKeys(paths.codecKeys).created) {
+    log(`airlock: created payload encryption keys ${paths.codecKeys}; history on the server holds no plaintext from now on`);
+  }
+  // The codec is on whenever its keys exist: the Web UI then gets a codec server to decode with.
+  const codec = existsSync(paths.codecKeys)
+    ? await startCodecServer({
+        codec: new AesGcmCodec(loadCodecKeys(paths.codecKeys)),
+        token: loadOrCreateCodecToken(paths.codecToken),
+        port: options.config.codec.port,
+        origins: [`http://127.0.0.1:${options.config.dev.uiPort}`, `http://localhost:${options.config.dev.uiPort}`],
+      })
+    : undefined;
 
   const server: DevServer = await startDevServer({
     cli: cli.path,
@@ -49,6 +65,10 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
     dbFile: paths.temporalDb,
     namespaces: [options.config.temporal.namespace],
     ownProcessGroup: true,
+    ...(codec !== undefined ? { uiCodecEndpoint: codec.endpoint } : {}),
+  }).catch(async (err: unknown) => {
+    await codec?.close();
+    throw err;
   });
   let replay: ReplayServer | undefined;
   let stopping = false;
@@ -89,6 +109,7 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
             `  Web UI          ${server.uiUrl ?? '(headless)'}`,
             `  Model endpoint  ${modelNote}`,
             `  Tools roots     ${paths.roots.join(', ')}`,
+            `  Payloads        ${codec === undefined ? 'plain JSON (airlock dev --codec encrypts them)' : `encrypted; the Web UI decodes through the codec server on port ${options.config.codec.port}`}`,
             `  Data            ${paths.dataDir}`,
             '  Start a job:    npx airlock run --goal "…"      Stop: Ctrl-C',
             '',
@@ -101,6 +122,7 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
   } finally {
     stopping = true;
     await replay?.close();
+    await codec?.close();
     await server.stop();
     log('airlock: dev stack stopped');
   }

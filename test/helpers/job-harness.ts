@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { OpenAI } from 'openai';
 import type { z } from 'zod';
 import { createActivities } from '../../activities';
@@ -18,6 +19,8 @@ import { startReplayServer, type RecordedRequest, type ReplayServer } from '../.
 import { AirlockClient } from '../../client/airlock-client';
 import type { AuditEvent, AuditEventType } from '../../core/audit';
 import { parseConfig } from '../../core/config';
+import { dataConverterFor } from '../../host/data-converter';
+import { ensureCodecKeys } from '../../host/payload-codec';
 import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../../core/job-input';
 import type { AgentJobStateView } from '../../core/job-view';
 import type { rulesFileSchema } from '../../core/policy/rules';
@@ -48,6 +51,8 @@ export interface HarnessOptions {
   readonly detectorRoots?: readonly string[];
   /** Run the tools worker in this process (default) or leave the queue to a spawned worker. */
   readonly toolsInProcess?: boolean;
+  /** Encrypt payloads with airlock's codec (workers and the CLI's client); the raw `env.client` stays without it. */
+  readonly codec?: boolean;
 }
 
 /**
@@ -70,6 +75,8 @@ export class JobHarness {
     readonly nonces: NonceStore,
     readonly keys: { privateFile: string; publicFile: string },
     private readonly options: HarnessOptions,
+    /** What the workers and the CLI's client encode payloads with. */
+    readonly dataConverter: DataConverter,
   ) {
     this.rules = options.rules ?? { version: 1, rules: [] };
   }
@@ -82,8 +89,16 @@ export class JobHarness {
     mkdirSync(root);
     const keys = { privateFile: join(dir, 'keys', 'grant.pem'), publicFile: join(dir, 'keys', 'grant.pub.pem') };
     const nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
-    const airlock = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace }));
-    const harness = new JobHarness(env, airlock, replay, dir, root, nonces, keys, options);
+    const codecKeys = join(dir, 'keys', 'codec.yaml');
+    if (options.codec === true) ensureCodecKeys(codecKeys);
+    const config = parseConfig({
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: env.namespace,
+      AIRLOCK_DATA_DIR: join(dir, 'data'),
+      ...(options.codec === true ? { AIRLOCK_CODEC_KEYS: codecKeys } : {}),
+    });
+    const airlock = await AirlockClient.connect(config);
+    const harness = new JobHarness(env, airlock, replay, dir, root, nonces, keys, options, dataConverterFor(config));
     const roles: QueueRole[] = ['agent'];
     if (options.toolsInProcess !== false) roles.push('tools');
     if (options.judge !== undefined) roles.push('judge');
@@ -122,7 +137,7 @@ export class JobHarness {
               timeoutMs: this.options.judge.timeoutMs,
             },
     });
-    this.workers = await startWorkers(this.env, roles, activities);
+    this.workers = await startWorkers(this.env, roles, activities, this.dataConverter);
   }
 
   /** Rules for jobs started from now on; running jobs keep their snapshot. */
@@ -139,7 +154,7 @@ export class JobHarness {
     this.replay.setScript(options.script);
     const jobId = options.jobId ?? `job-${Math.random().toString(36).slice(2, 10)}`;
     const input: AgentJobInput = { schemaVersion: 1, goal: options.goal ?? 'test goal', requester: 'tester', ...options.input };
-    const handle = await this.env.client.workflow.start(AGENT_JOB_WORKFLOW, {
+    const handle = await this.airlock.client.workflow.start(AGENT_JOB_WORKFLOW, {
       taskQueue: TaskQueues.agent,
       workflowId: jobId,
       args: [input],
@@ -148,7 +163,7 @@ export class JobHarness {
   }
 
   state(jobId: string): Promise<AgentJobStateView> {
-    return this.env.client.workflow.getHandle(jobId).query(stateQuery);
+    return this.airlock.client.workflow.getHandle(jobId).query(stateQuery);
   }
 
   async waitFor(
@@ -176,7 +191,7 @@ export class JobHarness {
   }
 
   async result(jobId: string): Promise<AgentJobResult> {
-    return (await this.env.client.workflow.getHandle(jobId).result()) as AgentJobResult;
+    return (await this.airlock.client.workflow.getHandle(jobId).result()) as AgentJobResult;
   }
 
   /** Model requests of one job, identified by its id in the system prompt. */
@@ -214,6 +229,7 @@ export class JobHarness {
       TEMPORAL_ADDRESS: this.env.address,
       TEMPORAL_NAMESPACE: this.env.namespace,
       AIRLOCK_DATA_DIR: join(this.dir, 'data'),
+      ...(this.options.codec === true ? { AIRLOCK_CODEC_KEYS: join(this.dir, 'keys', 'codec.yaml') } : {}),
       ...extra,
     };
   }

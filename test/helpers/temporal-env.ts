@@ -1,6 +1,7 @@
 import Long from 'long';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { QueueRole } from '../../core/task-queues';
@@ -85,8 +86,9 @@ export interface RunningWorkers {
 }
 
 /** In-process workers for the given queues, built the product's way from the test's own activities. */
-export async function startWorkers(env: TestEnv, roles: readonly QueueRole[], activities: Activities): Promise<RunningWorkers> {
+export async function startWorkers(env: TestEnv, roles: readonly QueueRole[], activities: Activities, dataConverter?: DataConverter): Promise<RunningWorkers> {
   const workers = await createWorkers({
+    ...(dataConverter !== undefined ? { dataConverter } : {}),
     connection: env.nativeConnection,
     namespace: env.namespace,
     roles,
