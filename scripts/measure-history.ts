@@ -10,6 +10,7 @@ import { resolveTemporalCli } from '../client/dev/temporal-cli';
 import { parseConfig } from '../core/config';
 import { AGENT_JOB_WORKFLOW, type AgentJobResult } from '../core/job-input';
 import type { ReplayScript } from '../core/replay-script';
+import { AirlockSearchAttributes } from '../core/search-attributes';
 import { TaskQueues, queueRoles } from '../core/task-queues';
 import { createWorkers, defaultWorkflowSource } from '../workers/create-workers';
 import { buildActivities } from '../workers/deps';
@@ -19,7 +20,9 @@ import { decideUpdate, stateQuery } from '../workflows/messages';
 /**
  * Prints how many history events a job spends per allowed call and per
  * approved call, on a real dev server with the product's own workers.
- * Event counts are deterministic, so one run is enough: `npm run measure:history`.
+ * Counts are deterministic but for extra workflow tasks when activities
+ * finish in between; the script avoids queries while jobs run, so one run
+ * is usually enough: `npm run measure:history`.
  */
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-measure-'));
@@ -65,6 +68,14 @@ async function main(): Promise<void> {
       args: [{ schemaVersion: 1, goal: 'measure' }],
     });
     if (approve) {
+      // Visibility, not queries, tells when it parked: a query that meets a workflow task in flight can add one.
+      const parked = `WorkflowId = "${id}" AND ${AirlockSearchAttributes.status.name} = "awaiting_approval"`;
+      for (let seen = false; !seen; ) {
+        for await (const _ of client.workflow.list({ query: parked })) seen = true;
+        if (!seen) await new Promise((r) => setTimeout(r, 100));
+      }
+      // Settled: a job that has upserted its status waits on its timer.
+      await new Promise((r) => setTimeout(r, 500));
       for (;;) {
         const state = await handle.query(stateQuery);
         const request = state.pending[0];
