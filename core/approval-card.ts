@@ -1,5 +1,5 @@
 import type { PendingRequest } from './approvals';
-import { maskValue, truncate } from './masking';
+import { summarizeArgs, truncate } from './masking';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -8,7 +8,7 @@ export function approvalCard(pending: readonly PendingRequest[]): string {
   if (pending.length === 0) return '';
   const lines = [`### Waiting for approval (${pending.length})`, ''];
   for (const r of pending) {
-    const target = r.observed[0]?.path ?? truncate(JSON.stringify(maskValue(r.args)), 120);
+    const target = r.observed[0]?.path ?? summarizeArgs(r.args, 120);
     lines.push(
       `- **${r.toolName}** on \`${target}\``,
       `  - rule: \`${r.ruleId}\` v${r.ruleVersion} — ${truncate(r.reason, 200)}`,
