@@ -14,7 +14,10 @@ import { reviewerCommands } from './commands/reviewer';
 import { rulesCommands } from './commands/rules';
 import { createIo, isGroup, parseCommandArgs, type Command, type CommandGroup, type CommandIo } from './command';
 import { describeOperatorError } from '../host/operator-errors';
+import { describeError } from '../core/describe-error';
+import { display } from '../core/display-text';
 import { UsageError } from './errors';
+import { flushed, guardStream, writeLine } from './process-output';
 
 export const commands: ReadonlyArray<Command | CommandGroup> = [
   devCommand,
@@ -71,17 +74,29 @@ export async function runCli(argv: readonly string[], io: CommandIo = createIo()
     }
     return (await picked.command.run(args, io)) ?? 0;
   } catch (err) {
-    io.err(`airlock ${label}: ${describeOperatorError(err)}`);
+    io.err(display`airlock ${label}: ${describeOperatorError(err)}`);
     return err instanceof UsageError ? 2 : 1;
   }
 }
 
+/** Ends the process once all output is written; a reader that went away is not a failure. */
+async function exitWhenWritten(code: number): Promise<never> {
+  const failure = await flushed();
+  if (failure !== undefined) {
+    writeLine(process.stderr, display`airlock: cannot write the output: ${describeError(failure)}`);
+    await flushed();
+  }
+  // Explicit: a worker or dev stack may leave handles behind; the output is written by now.
+  process.exit(failure !== undefined && code === 0 ? 1 : code);
+}
+
 export function main(argv: readonly string[]): void {
-  runCli(argv).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`airlock: ${describeOperatorError(err)}\n`);
-      process.exit(1);
-    },
-  );
+  guardStream(process.stdout);
+  guardStream(process.stderr);
+  void runCli(argv)
+    .catch((err: unknown) => {
+      writeLine(process.stderr, display`airlock: ${describeOperatorError(err)}`);
+      return 1;
+    })
+    .then(exitWhenWritten);
 }

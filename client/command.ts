@@ -1,10 +1,16 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parseConfig, type AirlockConfig } from '../core/config';
 import { UsageError } from './errors';
+import { writeLine } from './process-output';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
 export interface CommandIo {
+  /**
+   * One line (or a block the command laid out) to stdout; control characters
+   * are shown escaped. Values from jobs, models, rules or the audit log go in
+   * through `display`, which also escapes their newlines.
+   */
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
   readonly env: NodeJS.ProcessEnv;
@@ -58,8 +64,8 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Par
 export function createIo(env: NodeJS.ProcessEnv = process.env): CommandIo {
   let config: AirlockConfig | undefined;
   return {
-    out: (text) => process.stdout.write(`${text}\n`),
-    err: (text) => process.stderr.write(`${text}\n`),
+    out: (text) => writeLine(process.stdout, text),
+    err: (text) => writeLine(process.stderr, text),
     env,
     config: () => (config ??= parseConfig(env)),
   };

@@ -1,5 +1,5 @@
 import type { PendingRequest } from './approvals';
-import { maskString, maskValue, truncate } from './masking';
+import { maskPreview, summarizeArgs } from './masking';
 import { describeObserved } from './observed-state';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -10,11 +10,11 @@ export function approvalCard(pending: readonly PendingRequest[]): string {
   const lines = [`### Waiting for approval (${pending.length})`, ''];
   for (const r of pending) {
     // Everything shown is masked: a file name or a reason can carry a secret too.
-    const target = r.observed[0] === undefined ? truncate(JSON.stringify(maskValue(r.args)), 120) : maskString(truncate(r.observed[0].path, 200));
+    const target = r.observed[0] === undefined ? summarizeArgs(r.args, 120) : maskPreview(r.observed[0].path, 200);
     lines.push(
       `- **${r.toolName}** on \`${target}\``,
-      ...r.observed.map((o) => `  - target \`${maskString(truncate(o.path, 200))}\`: ${describeObserved(o)}`),
-      `  - rule: \`${r.ruleId}\` v${r.ruleVersion} — ${maskString(truncate(r.reason, 200))}`,
+      ...r.observed.map((o) => `  - target \`${maskPreview(o.path, 200)}\`: ${describeObserved(o)}`),
+      `  - rule: \`${r.ruleId}\` v${r.ruleVersion} — ${maskPreview(r.reason, 200)}`,
       `  - request: \`${r.requestId}\`, expires ${iso(r.expiresAt)}`,
     );
   }

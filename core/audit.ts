@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FailureTypes } from './failure-types';
-import { maskString, maskValue, truncate } from './masking';
+import { maskPreview, maskString, maskValue } from './masking';
 
 /**
  * Every audit event airlock writes, one definition per type. The field
@@ -130,8 +130,7 @@ export function sanitizeAuditEvent(event: AuditEvent): AuditEvent {
   const data: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(event.data)) {
     if (!allowed.has(key) || value === undefined) continue;
-    const masked = maskValue(value);
-    data[key] = typeof masked === 'string' ? truncate(masked, MAX_FIELD_TEXT) : masked;
+    data[key] = typeof value === 'string' ? maskPreview(value, MAX_FIELD_TEXT) : maskValue(value);
   }
   // The data keeps its type's shape: only declared fields, each masked in place.
   return { ...event, jobId: maskString(event.jobId), data } as AuditEvent;

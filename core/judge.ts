@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage } from './chat';
-import { maskString, maskValue, truncate } from './masking';
+import { isSecretField, MASK, maskPreview, summarizeArgs } from './masking';
 
 /** The judge answer format version airlock understands. */
 export const JUDGE_SCHEMA_VERSION = 1;
@@ -102,13 +102,18 @@ export function judgeUserMessage(input: {
   });
 }
 
-/** The allowlisted, masked view of a call the judge may see: tool, category, argument values (shortened). */
+/**
+ * The allowlisted, masked view of a call the judge may see: tool, category,
+ * argument values (shortened before they are masked: a megabyte of content
+ * costs no more than its first lines).
+ */
 export function judgeCallSummary(tool: string, category: string, args: Readonly<Record<string, unknown>>): JudgeCallSummary {
   const shown: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(maskValue(args) as Record<string, unknown>)) {
-    if (typeof value === 'string') shown[key] = truncate(value, 300);
+  for (const [key, value] of Object.entries(args)) {
+    if (isSecretField(key, value)) shown[key] = MASK;
+    else if (typeof value === 'string') shown[key] = maskPreview(value, 300);
     else if (typeof value === 'number' || typeof value === 'boolean' || value === null) shown[key] = value;
-    else shown[key] = truncate(JSON.stringify(value) ?? '', 300);
+    else shown[key] = summarizeArgs(value, 300);
   }
   return { tool, category, arguments: shown };
 }
@@ -121,6 +126,6 @@ export function recentTurnsForJudge(messages: readonly ChatMessage[]): string[] 
     .map((m) => {
       if (m.role === 'tool') return `tool result (${m.content.length} characters)`;
       const text = m.role === 'assistant' ? `${m.content ?? ''} ${m.toolCalls.map((c) => c.name).join(', ')}`.trim() : m.content;
-      return `${m.role}: ${truncate(maskString(text), 300)}`;
+      return `${m.role}: ${maskPreview(text, 300)}`;
     });
 }

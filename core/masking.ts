@@ -1,54 +1,56 @@
 /**
  * Secret masking applied before anything leaves the job: audit events,
- * reviewer views, judge input. Over-masking is preferred to a leak.
+ * reviewer views, judge input. Over-masking is preferred to a leak. Masking
+ * takes time linear in the text (see secret-patterns.ts); what only needs a
+ * summary masks only the start it shows.
  */
-export const MASK = '***';
+import { MASK, secretPasses } from './secret-patterns';
+
+export { MASK };
 
 const SECRET_KEY = /pass(word|wd|phrase)?|secret|token|api[-_]?key|apikey|auth(orization)?|credential|private[-_]?key|cookie|session|signature|sig$/i;
 
-const patterns: ReadonlyArray<[RegExp, (match: string, ...groups: string[]) => string]> = [
-  // Authorization headers and bearer/basic credentials.
-  [/\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}/gi, (_m, scheme: string) => `${scheme} ${MASK}`],
-  // Well-known key shapes: OpenAI, GitHub, Slack, AWS, JWTs.
-  [/\bsk-[A-Za-z0-9_-]{8,}/g, () => MASK],
-  [/\b(gh[pousr]|github_pat)_[A-Za-z0-9_]{10,}/g, () => MASK],
-  [/\bxox[abprs]-[A-Za-z0-9-]{8,}/g, () => MASK],
-  [/\bAKIA[0-9A-Z]{16}\b/g, () => MASK],
-  [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, () => MASK],
-  // Credentials inside URLs: scheme://user:password@host
-  [/([a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)[^\s/@]+@/gi, (_m, prefix: string) => `${prefix}${MASK}@`],
-  // URL query parameters with secret-looking names.
-  [
-    /([?&](?:[^=&\s#]*(?:pass|secret|token|key|sig|auth|credential|session)[^=&\s#]*)=)[^&\s#]+/gi,
-    (_m, prefix: string) => `${prefix}${MASK}`,
-  ],
-  // Environment-style assignments and key: value pairs with secret-looking names.
-  [
-    /\b([A-Za-z0-9_.-]*(?:PASS(?:WORD)?|SECRET|TOKEN|API_?KEY|APIKEY|AUTH|CREDENTIALS?|PRIVATE_?KEY)[A-Za-z0-9_]*\s*[=:]\s*)(?!(?:bearer|basic|token)\s|\*\*\*)("[^"]*"|'[^']*'|[^\s"',;&]+)/gi,
-    (_m, prefix: string) => `${prefix}${MASK}`,
-  ],
-  // PEM private key blocks.
-  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, () => MASK],
-];
+/**
+ * Text masked beyond the cut of a summary, so a secret that straddles the
+ * cut is still recognised, and masked, as a whole.
+ */
+export const CUT_MARGIN = 4096;
 
 export function maskString(text: string): string {
   let out = text;
-  for (const [pattern, replace] of patterns) out = out.replace(pattern, replace);
+  for (const pass of secretPasses) out = pass(out);
   return out;
+}
+
+/** Whether a field's name marks its value as secret (booleans and empty values stay visible). */
+export function isSecretField(key: string, value: unknown): boolean {
+  return SECRET_KEY.test(key) && value !== null && value !== undefined && typeof value !== 'boolean';
+}
+
+/** When set, strings longer than `max` are cut to it before masking; `removed` counts what was cut. */
+interface Clip {
+  readonly max: number;
+  removed: number;
+}
+
+function maskTree(value: unknown, clip: Clip | undefined): unknown {
+  if (typeof value === 'string') {
+    if (clip === undefined || value.length <= clip.max) return maskString(value);
+    clip.removed += value.length - clip.max;
+    return maskString(value.slice(0, clip.max));
+  }
+  if (Array.isArray(value)) return value.map((inner) => maskTree(inner, clip));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) out[key] = isSecretField(key, inner) ? MASK : maskTree(inner, clip);
+    return out;
+  }
+  return value;
 }
 
 /** Deep copy with secret-named fields replaced and secret-looking text masked. */
 export function maskValue(value: unknown): unknown {
-  if (typeof value === 'string') return maskString(value);
-  if (Array.isArray(value)) return value.map(maskValue);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) {
-      out[key] = SECRET_KEY.test(key) && inner !== null && inner !== undefined && typeof inner !== 'boolean' ? MASK : maskValue(inner);
-    }
-    return out;
-  }
-  return value;
+  return maskTree(value, undefined);
 }
 
 /** Shortens long text for summaries; the cut is marked. */
@@ -56,7 +58,16 @@ export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
 }
 
+/** `truncate(maskString(text), max)`, masking only the start it shows (and the margin). */
+export function maskPreview(text: string, max: number): string {
+  if (text.length <= max + CUT_MARGIN) return truncate(maskString(text), max);
+  return `${maskString(text.slice(0, max + CUT_MARGIN)).slice(0, max)}… (${text.length - max} more characters)`;
+}
+
 /** A short, masked, one-line view of a call's arguments for audit and reviewers. */
 export function summarizeArgs(args: unknown, max = 300): string {
-  return truncate(JSON.stringify(maskValue(args)) ?? '', max);
+  const clip: Clip = { max: max + CUT_MARGIN, removed: 0 };
+  const json = JSON.stringify(maskTree(args, clip)) ?? '';
+  if (clip.removed === 0) return truncate(json, max);
+  return `${json.slice(0, max)}… (${Math.max(json.length - max, 0) + clip.removed} more characters)`;
 }

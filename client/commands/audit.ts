@@ -2,6 +2,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { auditEventTypes, type AuditEvent } from '../../core/audit';
+import { display } from '../../core/display-text';
 import { statePaths } from '../../host/paths';
 import { defineCommand, printJson, stringOption } from '../command';
 import { UsageError } from '../errors';
@@ -42,7 +43,7 @@ export const auditCommand = defineCommand({
       printJson(io, events);
       return;
     }
-    if (events.length === 0) io.out(`no audit events${job !== undefined ? ` for job ${job}` : ''} in ${file}`);
-    for (const e of events) io.out(`${e.at} ${e.type} ${e.jobId} ${JSON.stringify(e.data)}`);
+    if (events.length === 0) io.out(display`no audit events${job !== undefined ? ` for job ${job}` : ''} in ${file}`);
+    for (const e of events) io.out(display`${e.at} ${e.type} ${e.jobId} ${JSON.stringify(e.data)}`);
   },
 });

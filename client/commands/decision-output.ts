@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { statePaths } from '../../host/paths';
 import { localReviewerKeyFile } from '../../host/reviewer-identity';
 import { userInfo } from 'node:os';
+import { display } from '../../core/display-text';
 import type { DecideOutcome } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type ParsedArgs } from '../command';
 import { UsageError } from '../errors';
@@ -16,12 +17,10 @@ export function reviewerName(args: ParsedArgs, io: CommandIo): string {
 export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideOutcome): number {
   if (args.values.json === true) printJson(io, outcome);
   else if (outcome.accepted) {
-    io.out(
-      `accepted: request ${outcome.requestId} of job ${outcome.jobId} is ${outcome.status}${
-        outcome.call !== undefined ? `: ${outcome.call.toolName} ${JSON.stringify(outcome.call.args)}` : ''
-      }${outcome.editedFingerprint !== null ? ` (edited; new fingerprint ${outcome.editedFingerprint})` : ''}`,
-    );
-  } else io.out(`rejected (${outcome.code}): ${outcome.reason}`);
+    const call = outcome.call !== undefined ? `: ${outcome.call.toolName} ${JSON.stringify(outcome.call.args)}` : '';
+    const edited = outcome.editedFingerprint !== null ? ` (edited; new fingerprint ${outcome.editedFingerprint})` : '';
+    io.out(display`accepted: request ${outcome.requestId} of job ${outcome.jobId} is ${outcome.status}${call}${edited}`);
+  } else io.out(display`rejected (${outcome.code}): ${outcome.reason}`);
   return outcome.accepted ? 0 : 1;
 }
 

@@ -1,3 +1,4 @@
+import { display } from '../../core/display-text';
 import { defineCommand, printJson } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
@@ -20,9 +21,10 @@ export const pendingCommand = defineCommand({
       return;
     }
     for (const job of jobs) {
-      io.out(`job ${job.jobId}: ${job.goal}`);
+      io.out(display`job ${job.jobId}: ${job.goal}`);
       for (const r of job.pending) printRequest(io, r);
-      io.out(`  approve: airlock approve ${job.jobId}${job.pending.length > 1 ? ' --request ID' : ''}   deny: airlock deny ${job.jobId} --reason TEXT`);
+      const request = job.pending.length > 1 ? ' --request ID' : '';
+      io.out(display`  approve: airlock approve ${job.jobId}${request}   deny: airlock deny ${job.jobId} --reason TEXT`);
     }
   },
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { display } from '../../core/display-text';
 import { defineCommand, stringOption } from '../command';
 import { UsageError } from '../errors';
 import { loadReplayScript, startReplayServer } from '../dev/replay-server';
@@ -16,7 +17,7 @@ export const replayCommand = defineCommand({
     const port = portSchema.safeParse(stringOption(args, 'port') ?? '0');
     if (!port.success) throw new UsageError('--port takes a number between 0 and 65535');
     const server = await startReplayServer({ script: await loadReplayScript(file), port: port.data });
-    io.out(`replay server for ${file} at ${server.baseUrl} (set OPENAI_BASE_URL to it); Ctrl-C stops it`);
+    io.out(display`replay server for ${file} at ${server.baseUrl} (set OPENAI_BASE_URL to it); Ctrl-C stops it`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

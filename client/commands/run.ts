@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { userInfo } from 'node:os';
 import { sideEffectToolNames } from '../../core/tools/definitions';
+import { display } from '../../core/display-text';
 import { defineCommand, printJson, stringOption } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
@@ -50,12 +51,16 @@ export const runCommand = defineCommand({
       });
       if (args.values.wait !== true) {
         if (args.values.json === true) printJson(io, started);
-        else io.out(`started job ${started.jobId}\n  follow it: airlock show ${started.jobId}`);
+        else io.out(display`started job ${started.jobId}\n  follow it: airlock show ${started.jobId}`);
         return 0;
       }
       const result = await client.result(started.jobId);
       if (args.values.json === true) printJson(io, { ...started, result });
-      else io.out(`job ${started.jobId} ${result.status}${result.reason !== undefined ? ` (${result.reason})` : ''}${result.summary !== undefined ? `: ${result.summary}` : ''}`);
+      else {
+        const reason = result.reason !== undefined ? ` (${result.reason})` : '';
+        const summary = result.summary !== undefined ? `: ${result.summary}` : '';
+        io.out(display`job ${started.jobId} ${result.status}${reason}${summary}`);
+      }
       return result.status === 'completed' ? 0 : 1;
     });
   },

@@ -1,4 +1,5 @@
 import { Connection } from '@temporalio/client';
+import { display } from '../../core/display-text';
 import { defineCommand, printJson } from '../command';
 import { ensureSearchAttributes } from '../search-attributes';
 
@@ -13,7 +14,7 @@ export const setupCommand = defineCommand({
     try {
       const added = await ensureSearchAttributes(connection, namespace);
       if (args.values.json === true) printJson(io, { namespace, added });
-      else io.out(added.length === 0 ? `namespace ${namespace}: search attributes already registered` : `namespace ${namespace}: registered ${added.join(', ')}`);
+      else io.out(added.length === 0 ? display`namespace ${namespace}: search attributes already registered` : display`namespace ${namespace}: registered ${added.join(', ')}`);
     } finally {
       await connection.close();
     }

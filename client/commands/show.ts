@@ -1,40 +1,42 @@
 import type { AgentJobStateView, PendingRequestView } from '../../core/job-view';
+import { display } from '../../core/display-text';
 import { defineCommand, jobIdArg, printJson, type CommandIo } from '../command';
 import { withClient } from '../with-client';
 
 export function printRequest(io: CommandIo, r: PendingRequestView, indent = '  '): void {
-  io.out(`${indent}request ${r.requestId}: ${r.toolName} ${JSON.stringify(r.args)}`);
-  io.out(`${indent}  rule ${r.ruleId} v${r.ruleVersion}: ${r.reason}`);
+  io.out(display`${indent}request ${r.requestId}: ${r.toolName} ${JSON.stringify(r.args)}`);
+  io.out(display`${indent}  rule ${r.ruleId} v${r.ruleVersion}: ${r.reason}`);
   for (const o of r.observed) {
-    io.out(
-      `${indent}  target ${o.path}: ${
-        o.exists
-          ? `${o.type}, ${o.size} bytes, mode ${o.mode}${o.sha256 !== null ? `, sha256 ${o.sha256.slice(0, 16)}…` : ''}${o.entries !== null ? `, ${o.entries} entries` : ''}`
-          : 'does not exist'
-      }`,
-    );
+    const sha = o.exists && o.sha256 !== null ? `, sha256 ${o.sha256.slice(0, 16)}…` : '';
+    const entries = o.exists && o.entries !== null ? `, ${o.entries} entries` : '';
+    if (o.exists) io.out(display`${indent}  target ${o.path}: ${o.type}, ${o.size} bytes, mode ${o.mode}${sha}${entries}`);
+    else io.out(display`${indent}  target ${o.path}: does not exist`);
   }
-  if (r.editable.length > 0) io.out(`${indent}  editable: ${r.editable.join(', ')}`);
-  io.out(`${indent}  fingerprint ${r.fingerprint}`);
-  io.out(`${indent}  expires ${r.expiresAt}`);
+  if (r.editable.length > 0) io.out(display`${indent}  editable: ${r.editable.join(', ')}`);
+  io.out(display`${indent}  fingerprint ${r.fingerprint}`);
+  io.out(display`${indent}  expires ${r.expiresAt}`);
 }
 
 function printState(io: CommandIo, s: AgentJobStateView): void {
-  io.out(`job ${s.jobId}: ${s.status} (turn ${s.turns}/${s.maxTurns})`);
-  io.out(`  goal: ${s.goal}`);
-  if (s.policyVersion !== undefined) io.out(`  policy ${s.policyVersion.slice(0, 12)}`);
+  io.out(display`job ${s.jobId}: ${s.status} (turn ${s.turns}/${s.maxTurns})`);
+  io.out(display`  goal: ${s.goal}`);
+  if (s.policyVersion !== undefined) io.out(display`  policy ${s.policyVersion.slice(0, 12)}`);
   if (s.result !== null) {
-    io.out(`  result: ${s.result.status}${s.result.reason !== undefined ? ` (${s.result.reason})` : ''}${s.result.summary !== undefined ? ` — ${s.result.summary}` : ''}`);
+    const reason = s.result.reason !== undefined ? ` (${s.result.reason})` : '';
+    const summary = s.result.summary !== undefined ? ` — ${s.result.summary}` : '';
+    io.out(display`  result: ${s.result.status}${reason}${summary}`);
   }
   if (s.pending.length > 0) {
     io.out(`  waiting for ${s.pending.length} decision(s):`);
     for (const r of s.pending) printRequest(io, r, '    ');
   }
   for (const d of s.decided.slice(-10)) {
-    io.out(`  ${d.status} ${d.toolName} (request ${d.requestId})${d.reviewer !== null ? ` by ${d.reviewer}` : ''}${d.reason !== null ? `: ${d.reason}` : ''}`);
+    const reviewer = d.reviewer !== null ? ` by ${d.reviewer}` : '';
+    const reason = d.reason !== null ? `: ${d.reason}` : '';
+    io.out(display`  ${d.status} ${d.toolName} (request ${d.requestId})${reviewer}${reason}`);
   }
   const c = s.counters;
-  io.out(`  executed ${c.toolCallsExecuted} call(s), ${c.approvalRequests} approval request(s), ${c.rejectedDecisions} rejected decision(s)`);
+  io.out(display`  executed ${c.toolCallsExecuted} call(s), ${c.approvalRequests} approval request(s), ${c.rejectedDecisions} rejected decision(s)`);
 }
 
 export const showCommand = defineCommand({

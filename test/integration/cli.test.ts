@@ -1,12 +1,15 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { AuditEvent } from '../../core/audit';
 import { createTestEnv, type TestEnv } from '../helpers/temporal-env';
 import { repoRoot } from '../helpers/processes';
 
 const run = promisify(execFile);
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const RAW_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u206f\ufeff]/;
 let env: TestEnv;
 let dir: string;
 
@@ -86,4 +89,71 @@ test('usage errors exit 2 with a hint; a missing job and an unreachable server e
   expect(down.code).toBe(1);
   expect(down.stderr.trim()).toMatch(/cannot reach the Temporal server .*airlock dev/);
   expect((await cli(['--help'])).stdout).toMatch(/approve .*Approve a pending request/);
+});
+
+describe('the CLI writes all of its output, whatever reads it', () => {
+  const cliPath = join(repoRoot, 'bin', 'airlock.js');
+  const cliEnv = () => ({ PATH: process.env.PATH, AIRLOCK_DATA_DIR: join(dir, 'data') });
+  let events: AuditEvent[];
+
+  beforeAll(() => {
+    events = Array.from({ length: 4000 }, (_, i) => ({
+      type: 'policy_evaluation' as const,
+      jobId: `job-${i % 7}\x1b[31m`,
+      at: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString(),
+      policyVersion: 'v1',
+      data: { callId: `call_${i}`, toolName: 'fs_write', decision: 'allow', outcome: 'allowed', argsSummary: `${'x'.repeat(300)} \u202e` },
+    }));
+    mkdirSync(join(dir, 'data', 'audit'), { recursive: true });
+    writeFileSync(join(dir, 'data', 'audit', 'audit.jsonl'), `${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
+  });
+
+  test('the audit log is more than a megabyte', () => {
+    expect(JSON.stringify(events).length).toBeGreaterThan(1 << 20);
+  });
+
+  test('audit --json read slowly through a pipe is complete and parses', async () => {
+    const child = spawn(process.execPath, [cliPath, 'audit', '--json', '--limit', '100000'], { env: cliEnv() });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // A reader slower than the writer: the CLI's command is done long before its output is.
+    child.stdout.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      child.stdout.pause();
+      setTimeout(() => child.stdout.resume(), 5);
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as AuditEvent[];
+    expect(parsed).toEqual(events);
+  });
+
+  test('audit --json | cat is complete', async () => {
+    const { stdout, stderr } = await run('sh', ['-c', `"${process.execPath}" "${cliPath}" audit --json --limit 100000 | cat`], {
+      env: cliEnv(),
+      maxBuffer: 64 << 20,
+    });
+    expect(stderr).toBe('');
+    expect(JSON.parse(stdout)).toEqual(events);
+  });
+
+  test.each([
+    ['audit --json', '--json', 1000],
+    ['audit (lines)', '', 5000],
+  ])('%s | head -c N gets its N bytes; the CLI exits 0 without a word', async (_name, json, bytes) => {
+    const script = `{ "${process.execPath}" "${cliPath}" audit ${json} --limit 100000; echo "cli exited $?" >&2; } | head -c ${bytes}`;
+    const { stdout, stderr } = await run('sh', ['-c', script], { env: cliEnv(), timeout: 60_000, encoding: 'buffer' });
+    expect(stdout).toHaveLength(bytes);
+    expect(stderr.toString()).toBe('cli exited 0\n');
+  });
+
+  test('audit lines show the log escaped', async () => {
+    const out = await cli(['audit', '--limit', '3']);
+    expect(out).toMatchObject({ code: 0, stderr: '' });
+    expect(out.stdout.trim().split('\n')).toHaveLength(3);
+    expect(out.stdout).not.toMatch(RAW_UNSAFE);
+    expect(out.stdout).toContain('job-0\\x1b[31m {"callId":"call_3997"');
+    expect(out.stdout).toContain('\\u202e"}');
+  });
 });

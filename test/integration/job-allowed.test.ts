@@ -1,19 +1,17 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { JobHarness } from '../helpers/job-harness';
+import { JobHarness, type RulesInput } from '../helpers/job-harness';
 
 let h: JobHarness;
 
+const rules: RulesInput = {
+  version: 1,
+  instructions: ['Always read before you write.'],
+  rules: [{ id: 'gate-deletes', version: 1, name: 'deletes need approval', scope: { categories: ['delete'] }, action: 'request_approval' }],
+};
+
 beforeAll(async () => {
-  h = await JobHarness.create({
-    rules: {
-      version: 1,
-      instructions: ['Always read before you write.'],
-      rules: [
-        { id: 'gate-deletes', version: 1, name: 'deletes need approval', scope: { categories: ['delete'] }, action: 'request_approval' },
-      ],
-    },
-  });
+  h = await JobHarness.create({ rules });
 });
 afterAll(async () => h.close());
 afterEach(async () => h.terminateRunning());
@@ -80,4 +78,68 @@ test('a text-only turn is nudged and the turn limit ends the job as failed(max_t
   const last = h.lastMessages(jobId);
   expect(last[last.length - 1]).toMatchObject({ role: 'user' });
   expect(String(last[last.length - 1]!.content)).toMatch(/call `complete`/);
+});
+
+test('an allowed write of a megabyte that once made masking hang completes, audited and masked', async () => {
+  // Hex digits made the old URL-credential pattern quadratic: a job with this write stopped progressing.
+  const content = `DB_PASSWORD=hunter2\n${'0123456789abcdef'.repeat(65_536)}`.slice(0, 1_048_576);
+  h.setRules({
+    version: 1,
+    rules: [{ id: 'audit-changes', version: 1, name: 'file changes are audited', scope: { categories: ['file_change'] }, action: 'audit_only' }],
+  });
+  try {
+    const { jobId } = await h.start({
+      script: {
+        turns: [
+          { tool_calls: [{ name: 'fs_write', arguments: { path: 'big.hex', content } }] },
+          { tool_calls: [{ name: 'complete', arguments: { summary: 'wrote it' } }] },
+        ],
+      },
+    });
+    expect(await h.result(jobId)).toMatchObject({ status: 'completed', summary: 'wrote it', turns: 2 });
+    expect(readFileSync(join(h.root, 'big.hex'), 'utf8')).toBe(content);
+    expect(h.audit(jobId, 'policy_rule_matched')).toEqual([expect.objectContaining({ data: expect.objectContaining({ ruleId: 'audit-changes' }) })]);
+    expect(h.audit(jobId, 'tool_executed')).toEqual([expect.objectContaining({ data: expect.objectContaining({ toolName: 'fs_write', ok: true }) })]);
+    // The summary is short, masked, and says how much it left out.
+    const [evaluation] = h.audit(jobId, 'policy_evaluation');
+    const summary = evaluation?.data.argsSummary ?? '';
+    expect(summary.length).toBeLessThan(400);
+    expect(summary).toContain('DB_PASSWORD=***');
+    expect(summary).not.toContain('hunter2');
+    expect(summary).toMatch(/… \(\d+ more characters\)$/);
+  } finally {
+    h.setRules(rules);
+  }
+});
+
+test('a parked write of half a megabyte shows to reviewers masked, promptly, and runs once approved', async () => {
+  // Half: the approved call's activity input carries the arguments more than once, and must stay under Temporal's 2 MB.
+  const content = `api_token: s3cr3t-value\nhttps://user:${'ab'.repeat(262_144)}`.slice(0, 524_288);
+  h.setRules({
+    version: 1,
+    rules: [{ id: 'approve-changes', version: 1, name: 'file changes need approval', scope: { categories: ['file_change'] }, action: 'request_approval' }],
+  });
+  try {
+    const { jobId } = await h.start({
+      script: {
+        turns: [
+          { tool_calls: [{ name: 'fs_write', arguments: { path: 'big.txt', content } }] },
+          { tool_calls: [{ name: 'complete', arguments: { summary: 'wrote it' } }] },
+        ],
+      },
+    });
+    const parked = await h.waitForPending(jobId);
+    // The reviewer view masks the whole argument, inside the workflow's query handler.
+    const shown = (parked.pending[0]?.args ?? {}) as { content?: string };
+    expect(shown.content?.startsWith('api_token: ***\nhttps://user:abab')).toBe(true);
+    expect(shown.content).toHaveLength(content.length - 'api_token: s3cr3t-value'.length + 'api_token: ***'.length);
+    const started = Date.now();
+    await h.state(jobId);
+    expect(Date.now() - started).toBeLessThan(5000);
+    await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' });
+    expect(await h.result(jobId)).toMatchObject({ status: 'completed', summary: 'wrote it' });
+    expect(readFileSync(join(h.root, 'big.txt'), 'utf8')).toBe(content);
+  } finally {
+    h.setRules(rules);
+  }
 });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { createJudgeActivities } from '../../../activities/judge';
+import { display } from '../../../core/display-text';
 import { evalReport, judgeEvalSetSchema, routedToJudge, type EvalOutcome } from '../../../core/judge-eval';
 import { judgeCallSummary } from '../../../core/judge';
 import { formatZodIssues } from '../../../core/replay-script';
@@ -56,11 +57,11 @@ export const judgeEvalCommand = defineCommand({
       printJson(io, { set: file, model: config.judge.model, endpoint: config.judge.baseUrl ?? 'OpenAI', report, outcomes });
       return;
     }
-    io.out(`judge ${config.judge.model} on ${parsed.data.cases.length} case(s) from ${file}`);
+    io.out(display`judge ${config.judge.model} on ${parsed.data.cases.length} case(s) from ${file}`);
     io.out(`  precision ${pct(report.precision)}   recall ${pct(report.recall)}   unknown ${pct(report.unknownRate)}   routed to the judge ${pct(report.routingRate)}`);
     io.out(`  latency p50 ${ms(report.latencyP50Ms)}   p95 ${ms(report.latencyP95Ms)}`);
     for (const o of outcomes.filter((x) => x.predicted !== x.expected && !(x.predicted === 'not_routed' && x.expected === 'no_match'))) {
-      io.out(`  miss: ${o.caseId}: expected ${o.expected}, got ${o.predicted}`);
+      io.out(display`  miss: ${o.caseId}: expected ${o.expected}, got ${o.predicted}`);
     }
   },
 });

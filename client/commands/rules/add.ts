@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
+import { display } from '../../../core/display-text';
 import { defineCommand, printJson, stringOption } from '../../command';
 import { UsageError } from '../../errors';
 import { editRulesFile, rulesFileFor } from '../../rules-source';
@@ -29,6 +30,6 @@ export const rulesAddCommand = defineCommand({
       yaml?.addIn(['rules'], yaml.createNode(withVersion));
     });
     if (args.values.json === true) printJson(io, { added: withVersion.id, version: withVersion.version, file });
-    else io.out(`added rule ${String(withVersion.id)} v${String(withVersion.version)} to ${String(file)} (new jobs only)`);
+    else io.out(display`added rule ${String(withVersion.id)} v${String(withVersion.version)} to ${String(file)} (new jobs only)`);
   },
 });

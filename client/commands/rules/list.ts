@@ -1,3 +1,4 @@
+import { display } from '../../../core/display-text';
 import { defineCommand, printJson, stringOption } from '../../command';
 import { describeSource, rulesFileFor, snapshotFor } from '../../rules-source';
 
@@ -13,7 +14,7 @@ export const rulesListCommand = defineCommand({
       printJson(io, { source: describeSource(file), policyVersion: snapshot.version, instructions: snapshot.instructions, rules: snapshot.rules });
       return;
     }
-    io.out(`${describeSource(file)}: ${snapshot.rules.length} enabled rule(s), policy ${snapshot.version.slice(0, 12)}`);
+    io.out(display`${describeSource(file)}: ${snapshot.rules.length} enabled rule(s), policy ${snapshot.version.slice(0, 12)}`);
     for (const r of snapshot.rules) {
       const scope = [
         r.scope.tools && `tools ${r.scope.tools.join(',')}`,
@@ -24,7 +25,7 @@ export const rulesListCommand = defineCommand({
       const flags = [r.shadow && 'shadow', r.condition !== undefined && (r.enforceJudge ? 'judge: enforced' : 'judge: shadow'), r.when !== undefined && 'when']
         .filter(Boolean)
         .join(', ');
-      io.out(`  ${r.id} v${r.version}  ${r.point}  ${r.action}  ${scope.join('; ') || 'all calls'}${flags === '' ? '' : `  (${flags})`}`);
+      io.out(display`  ${r.id} v${r.version}  ${r.point}  ${r.action}  ${scope.join('; ') || 'all calls'}${flags === '' ? '' : `  (${flags})`}`);
     }
   },
 });

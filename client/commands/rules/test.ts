@@ -3,6 +3,7 @@ import { preflight } from '../../../core/preflight';
 import { conditionMatches } from '../../../core/policy/conditions';
 import { candidateRules, detectorProbe, evaluateCall, type CallContext } from '../../../core/policy/evaluate';
 import { getTool, sideEffectToolNames } from '../../../core/tools/definitions';
+import { display } from '../../../core/display-text';
 import { defineCommand, printJson, stringOption } from '../../command';
 import { UsageError } from '../../errors';
 import { describeSource, rulesFileFor, snapshotFor } from '../../rules-source';
@@ -69,11 +70,12 @@ export const rulesTestCommand = defineCommand({
       printJson(io, result);
       return;
     }
-    io.out(`${toolName} ${JSON.stringify(call.args)} (category ${call.category}) against ${result.source}`);
+    io.out(display`${toolName} ${JSON.stringify(call.args)} (category ${call.category}) against ${result.source}`);
     io.out(candidates.length === 0 ? '  no rule is in scope for this call' : `  ${candidates.length} rule(s) in scope:`);
-    for (const c of candidates) io.out(`    ${c.ruleId} v${c.ruleVersion}: ${c.verdict}`);
-    if (evaluation.detectors.length > 0) io.out(`  detectors fired: ${evaluation.detectors.join(', ')}`);
-    io.out(`decision: ${evaluation.decision}${evaluation.deciding !== undefined ? ` (rule ${evaluation.deciding.ruleId})` : ''}`);
-    for (const text of evaluation.instructions) io.out(`  instruction: ${text}`);
+    for (const c of candidates) io.out(display`    ${c.ruleId} v${c.ruleVersion}: ${c.verdict}`);
+    if (evaluation.detectors.length > 0) io.out(display`  detectors fired: ${evaluation.detectors.join(', ')}`);
+    const deciding = evaluation.deciding !== undefined ? ` (rule ${evaluation.deciding.ruleId})` : '';
+    io.out(display`decision: ${evaluation.decision}${deciding}`);
+    for (const text of evaluation.instructions) io.out(display`  instruction: ${text}`);
   },
 });

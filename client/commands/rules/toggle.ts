@@ -1,3 +1,4 @@
+import { display } from '../../../core/display-text';
 import { defineCommand, printJson, stringOption, type Command } from '../../command';
 import { UsageError } from '../../errors';
 import { editRulesFile, rulesFileFor } from '../../rules-source';
@@ -30,7 +31,7 @@ function toggleCommand(enabled: boolean): Command {
         yaml?.setIn(['rules', index, 'version'], version);
       });
       if (args.values.json === true) printJson(io, { rule: id, enabled, version, changed });
-      else io.out(changed ? `rule ${id} is now ${name}d as v${version} (new jobs only)` : `rule ${id} is already ${name}d (v${version})`);
+      else io.out(changed ? display`rule ${id} is now ${name}d as v${version} (new jobs only)` : display`rule ${id} is already ${name}d (v${version})`);
     },
   });
 }
