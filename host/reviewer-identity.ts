@@ -28,6 +28,13 @@ export function localReviewerKeyFile(paths: ReviewerKeyPaths, reviewer: string):
   return join(paths.reviewerKeyDir, `${reviewer}.pem`);
 }
 
+/** This machine's key for a reviewer, if there is one (a name that cannot have a key file has none). */
+export function existingLocalReviewerKey(paths: ReviewerKeyPaths, reviewer: string): string | undefined {
+  if (!namePattern.test(reviewer)) return undefined;
+  const file = join(paths.reviewerKeyDir, `${reviewer}.pem`);
+  return existsSync(file) ? file : undefined;
+}
+
 const keysFileSchema = z.object({ version: z.literal(1), reviewers: z.record(z.string(), z.string()) });
 
 /**

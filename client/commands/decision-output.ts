@@ -1,7 +1,7 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { statePaths } from '../../host/paths';
-import { localReviewerKeyFile } from '../../host/reviewer-identity';
+import { existingLocalReviewerKey } from '../../host/reviewer-identity';
 import { userInfo } from 'node:os';
 import { display } from '../../core/display-text';
 import type { DecideOutcome } from '../airlock-client';
@@ -31,9 +31,7 @@ export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideO
  * which rules that require a signature (the built-in ones do) reject.
  */
 export function signingKey(args: ParsedArgs, io: CommandIo): KeyObject | undefined {
-  const explicit = stringOption(args, 'sign') ?? io.config().reviewerKeyFile;
-  const local = localReviewerKeyFile(statePaths(io.config()), reviewerName(args, io));
-  const file = explicit ?? (existsSync(local) ? local : undefined);
+  const file = stringOption(args, 'sign') ?? io.config().reviewerKeyFile ?? existingLocalReviewerKey(statePaths(io.config()), reviewerName(args, io));
   if (file === undefined) return undefined;
   try {
     const key = createPrivateKey(readFileSync(file));
