@@ -19,7 +19,9 @@ const activities = createPolicyActivities({
   grantTtlMs: 60_000,
   audit: { write: () => undefined },
 });
-const env = new MockActivityEnvironment();
+// Refusals are the point here: the environment's own failure log would only repeat them.
+const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+const env = new MockActivityEnvironment(undefined, { logger: quiet });
 
 function input(overrides: Partial<EvaluatePolicyInput>): EvaluatePolicyInput {
   return {
