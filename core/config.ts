@@ -66,6 +66,9 @@ const variables = {
   AIRLOCK_AGENT_CONCURRENCY: positiveInt(1000).default(10),
   AIRLOCK_TOOLS_CONCURRENCY: positiveInt(1000).default(4),
   AIRLOCK_JUDGE_CONCURRENCY: positiveInt(100).default(2),
+  AIRLOCK_WORKFLOW_CACHE: z.coerce.number().int('expected a whole number').min(0, 'expected 0 or more').max(100_000, 'at most 100000').default(200),
+  AIRLOCK_WORKFLOW_CONCURRENCY: positiveInt(1000).refine((n) => n >= 2, 'at least 2').default(20),
+  AIRLOCK_STICKY_TIMEOUT: durationText.default(5_000),
   OPENAI_BASE_URL: httpUrl.optional(),
   OPENAI_API_KEY: nonEmpty.optional(),
   AIRLOCK_MODEL: nonEmpty.default('gpt-4o-mini'),
@@ -100,6 +103,8 @@ export interface AirlockConfig {
   /** As given; relative paths are resolved against the working directory by the Node side. */
   readonly dataDir: string;
   readonly concurrency: { readonly agent: number; readonly tools: number; readonly judge: number };
+  /** The agent worker's workflow cache: parked jobs beyond it are evicted and replayed when they wake. */
+  readonly workflows: { readonly cacheSize: number; readonly concurrency: number; readonly stickyTimeoutMs: number };
   readonly model: {
     /** Unset means: `airlock dev` starts the replay server; a worker talks to OpenAI's default endpoint. */
     readonly baseUrl: string | undefined;
@@ -172,6 +177,7 @@ export function parseConfig(env: Env): AirlockConfig {
       tools: p.AIRLOCK_TOOLS_CONCURRENCY,
       judge: p.AIRLOCK_JUDGE_CONCURRENCY,
     },
+    workflows: { cacheSize: p.AIRLOCK_WORKFLOW_CACHE, concurrency: p.AIRLOCK_WORKFLOW_CONCURRENCY, stickyTimeoutMs: p.AIRLOCK_STICKY_TIMEOUT },
     model: { baseUrl, apiKey: p.OPENAI_API_KEY, name: p.AIRLOCK_MODEL, timeoutMs: p.AIRLOCK_MODEL_TIMEOUT_MS },
     dev: { uiPort: p.AIRLOCK_UI_PORT, replayScript: p.AIRLOCK_REPLAY_SCRIPT },
     logLevel: p.AIRLOCK_LOG_LEVEL,

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundleOptions } from '../workers/workflow-bundle';
 
 /**
  * Prebuilds the workflow bundle into dist/, so workers start without
@@ -9,8 +10,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 async function main(): Promise<void> {
   const root = resolve(__dirname, '..', '..');
   const { code } = await bundleWorkflowCode({
-    workflowsPath: join(root, 'workflows', 'index.ts'),
-    failureConverterPath: join(root, 'core', 'failure-converter.ts'),
+    ...workflowBundleOptions(join(root, 'workflows', 'index.ts')),
     logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m) => process.stderr.write(`${m}\n`), error: (m) => process.stderr.write(`${m}\n`) },
   });
   const out = join(root, 'dist', 'workflow-bundle.js');

@@ -5,6 +5,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer } from '../client/dev/dev-server';
 import { freePort } from '../client/dev/ports';
 import { resolveTemporalCli } from '../client/dev/temporal-cli';
+import { workflowBundleOptions } from '../workers/workflow-bundle';
 
 /**
  * One real Temporal dev server (in memory, free port) and one workflow
@@ -15,8 +16,7 @@ export default async function globalSetup(): Promise<void> {
   const server = await startDevServer({ cli: cli.path, port: await freePort() });
   const dir = mkdtempSync(join(tmpdir(), 'airlock-test-'));
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('./workflows'),
-    failureConverterPath: require.resolve('../core/failure-converter'),
+    ...workflowBundleOptions(require.resolve('./workflows')),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => process.stderr.write(`${m}\n`) },
   });
   const bundle = join(dir, 'workflow-bundle.js');

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
+import type { AirlockConfig } from '../core/config';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { failureConverterPath } from '../host/data-converter';
+import { workflowBundleOptions } from './workflow-bundle';
 import type { Activities } from '../activities';
 import { TaskQueues, type QueueRole } from '../core/task-queues';
 
@@ -29,6 +31,8 @@ export interface CreateWorkersOptions {
   readonly identity?: string;
   /** Payload codec and failure converter; default: failure messages as payloads, no encryption. */
   readonly dataConverter?: DataConverter;
+  /** The agent worker's workflow cache and task concurrency; default: the SDK's. */
+  readonly workflows?: AirlockConfig['workflows'];
 }
 
 /** One worker per queue role; only the agent worker hosts workflows. */
@@ -48,8 +52,28 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
       ...(options.identity !== undefined ? { identity: `${options.identity}/${role}` } : {}),
     };
     workers.push(
-      await Worker.create(role === 'agent' ? { ...base, ...(options.workflowSource ?? defaultWorkflowSource()) } : base),
+      await Worker.create(role === 'agent' ? { ...base, ...cacheOptions(options.workflows), ...workflowOptions(options.workflowSource ?? defaultWorkflowSource()) } : base),
     );
   }
   return workers;
+}
+
+/** A prebuilt bundle as is; workflow sources bundled on the fly the way the prebuilt one is. */
+function workflowOptions(source: WorkflowSource): Partial<WorkerOptions> {
+  if ('workflowBundle' in source) return source;
+  return { workflowsPath: source.workflowsPath, bundlerOptions: { preloadModules: workflowBundleOptions(source.workflowsPath).preloadModules } };
+}
+
+/**
+ * A parked job holds no worker memory once evicted: it is replayed from
+ * history when a decision or its expiry wakes it. The cache bounds what
+ * thousands of parked jobs cost.
+ */
+function cacheOptions(workflows: AirlockConfig['workflows'] | undefined): Partial<WorkerOptions> {
+  if (workflows === undefined) return {};
+  return {
+    maxCachedWorkflows: workflows.cacheSize,
+    maxConcurrentWorkflowTaskExecutions: workflows.concurrency,
+    stickyQueueScheduleToStartTimeout: workflows.stickyTimeoutMs,
+  };
 }

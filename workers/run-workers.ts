@@ -55,6 +55,7 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
       activities,
       concurrency: config.concurrency,
       dataConverter: dataConverterFor(config),
+      workflows: config.workflows,
       ...(options.workflowSource !== undefined ? { workflowSource: options.workflowSource } : {}),
     });
     log(
