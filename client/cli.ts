@@ -1,40 +1,9 @@
-import { approveCommand } from './commands/approve';
-import { denyCommand } from './commands/deny';
-import { devCommand } from './commands/dev';
-import { pendingCommand } from './commands/pending';
-import { replayCommand } from './commands/replay';
-import { runCommand } from './commands/run';
-import { setupCommand } from './commands/setup';
-import { showCommand } from './commands/show';
-import { workerCommand } from './commands/worker';
-import { auditCommand } from './commands/audit';
-import { codecServerCommand } from './commands/codec-server';
-import { judgeCommands } from './commands/judge';
-import { reviewerCommands } from './commands/reviewer';
-import { rulesCommands } from './commands/rules';
-import { createIo, isGroup, parseCommandArgs, type Command, type CommandGroup, type CommandIo } from './command';
+import { commands } from './command-registry';
+import { createIo, isGroup, parseCommandArgs, type Command, type CommandIo } from './command';
 import { describeOperatorError } from '../host/operator-errors';
-import { describeError } from '../core/describe-error';
 import { display } from '../core/display-text';
 import { UsageError } from './errors';
 import { flushed, guardStream, writeLine } from './process-output';
-
-export const commands: ReadonlyArray<Command | CommandGroup> = [
-  devCommand,
-  runCommand,
-  pendingCommand,
-  showCommand,
-  approveCommand,
-  denyCommand,
-  workerCommand,
-  rulesCommands,
-  reviewerCommands,
-  judgeCommands,
-  auditCommand,
-  replayCommand,
-  codecServerCommand,
-  setupCommand,
-];
 
 function help(io: CommandIo): void {
   io.out('airlock: a durable approval gate between what an AI agent proposes and what happens on your server\n');
@@ -72,7 +41,8 @@ export async function runCli(argv: readonly string[], io: CommandIo = createIo()
       io.out(`${picked.command.summary}\nusage: ${picked.command.usage}`);
       return 0;
     }
-    return (await picked.command.run(args, io)) ?? 0;
+    const run = await picked.command.load();
+    return (await run(args, io, picked.command)) ?? 0;
   } catch (err) {
     io.err(display`airlock ${label}: ${describeOperatorError(err)}`);
     return err instanceof UsageError ? 2 : 1;
@@ -83,6 +53,8 @@ export async function runCli(argv: readonly string[], io: CommandIo = createIo()
 async function exitWhenWritten(code: number): Promise<never> {
   const failure = await flushed();
   if (failure !== undefined) {
+    // Loaded here only: it brings @temporalio/common, which `--help` does without.
+    const { describeError } = await import('../core/describe-error');
     writeLine(process.stderr, display`airlock: cannot write the output: ${describeError(failure)}`);
     await flushed();
   }

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { parseConfig, type AirlockConfig } from '../core/config';
+import type { AirlockConfig, parseConfig } from '../core/config';
 import { UsageError } from './errors';
 import { writeLine } from './process-output';
 
@@ -23,13 +23,20 @@ export interface ParsedArgs {
   readonly positionals: string[];
 }
 
-export interface Command {
+/** What the top level knows of a command without loading it: enough for help, usage errors and parsing. */
+export interface CommandSpec {
   readonly name: string;
   readonly summary: string;
   readonly usage: string;
   readonly options: OptionSpec;
-  /** Returns the exit code (0 when omitted). */
-  run(args: ParsedArgs, io: CommandIo): Promise<number | void>;
+}
+
+/** What a command does once its arguments parse; returns the exit code (0 when omitted). */
+export type CommandRun = (args: ParsedArgs, io: CommandIo, command: CommandSpec) => Promise<number | void>;
+
+export interface Command extends CommandSpec {
+  /** Loads the command's module, and with it only what that command imports. */
+  readonly load: () => Promise<CommandRun>;
 }
 
 /** A command made of subcommands (`airlock rules list`); each subcommand is its own command. */
@@ -39,15 +46,11 @@ export interface CommandGroup {
   readonly subcommands: readonly Command[];
 }
 
-export function defineCommand(command: Command): Command {
-  return command;
-}
-
 export function isGroup(entry: Command | CommandGroup): entry is CommandGroup {
   return 'subcommands' in entry;
 }
 
-export function parseCommandArgs(command: Command, argv: readonly string[]): ParsedArgs {
+export function parseCommandArgs(command: CommandSpec, argv: readonly string[]): ParsedArgs {
   try {
     const { values, positionals } = parseArgs({
       args: [...argv],
@@ -61,18 +64,24 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Par
   }
 }
 
+/** Required on first use: `--help` and usage errors end before anything loads zod. */
+function configModule(): { parseConfig: typeof parseConfig } {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load zod for every command
+  return require('../core/config') as { parseConfig: typeof parseConfig };
+}
+
 export function createIo(env: NodeJS.ProcessEnv = process.env): CommandIo {
   let config: AirlockConfig | undefined;
   return {
     out: (text) => writeLine(process.stdout, text),
     err: (text) => writeLine(process.stderr, text),
     env,
-    config: () => (config ??= parseConfig(env)),
+    config: () => (config ??= configModule().parseConfig(env)),
   };
 }
 
 /** A single positional job id, or a usage error. */
-export function jobIdArg(command: Command, args: ParsedArgs): string {
+export function jobIdArg(command: CommandSpec, args: ParsedArgs): string {
   const [jobId, ...rest] = args.positionals;
   if (jobId === undefined || rest.length > 0) throw new UsageError(`expected one job id; usage: ${command.usage}`);
   return jobId;

@@ -1,9 +1,12 @@
-import { AirlockClient } from './airlock-client';
+import type { AirlockClient } from './airlock-client';
 import type { CommandIo } from './command';
 
 /** Connects with the environment's configuration, runs `fn`, always closes. */
 export async function withClient<T>(io: CommandIo, fn: (client: AirlockClient) => Promise<T>): Promise<T> {
-  const client = await AirlockClient.connect(io.config());
+  const config = io.config();
+  // Loaded when a command first talks to Temporal: checking its arguments needs none of the client.
+  const { AirlockClient } = await import('./airlock-client');
+  const client = await AirlockClient.connect(config);
   try {
     return await fn(client);
   } finally {

@@ -1,11 +1,17 @@
 import { existsSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
 import type { AirlockConfig } from '../core/config';
-import { AesGcmCodec, loadCodecKeys } from './payload-codec';
+import type { AesGcmCodec, loadCodecKeys } from './payload-codec';
 import { statePaths } from './paths';
 
 /** Loaded by workers, clients and the workflow bundle alike: failure messages travel as payloads. */
 export const failureConverterPath = require.resolve('../core/failure-converter');
+
+/** Required only when the codec is on: without keys, a CLI command does without its YAML and zod parsing. */
+function payloadCodec(): { AesGcmCodec: typeof AesGcmCodec; loadCodecKeys: typeof loadCodecKeys } {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it for every client
+  return require('./payload-codec') as { AesGcmCodec: typeof AesGcmCodec; loadCodecKeys: typeof loadCodecKeys };
+}
 
 /**
  * How every worker and client of this installation encodes payloads: with
@@ -15,5 +21,7 @@ export const failureConverterPath = require.resolve('../core/failure-converter')
 export function dataConverterFor(config: AirlockConfig): DataConverter {
   const file = statePaths(config).codecKeys;
   const on = config.codec.keysFile !== undefined || existsSync(file);
-  return { failureConverterPath, ...(on ? { payloadCodecs: [new AesGcmCodec(loadCodecKeys(file))] } : {}) };
+  if (!on) return { failureConverterPath };
+  const codec = payloadCodec();
+  return { failureConverterPath, payloadCodecs: [new codec.AesGcmCodec(codec.loadCodecKeys(file))] };
 }

@@ -1,33 +1,10 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { describeError, firstLine } from '../core/describe-error';
 import { AirlockError } from '../core/errors';
+import type { describeOtherError } from './describe-other-error';
 
-interface MaybeGrpc {
-  name?: unknown;
-  message?: unknown;
-  code?: unknown;
-  cause?: unknown;
-}
-
-const GRPC_UNAVAILABLE = 14;
-
-function grpcCode(err: unknown): number | undefined {
-  let current: unknown = err;
-  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
-    const { code, cause }: MaybeGrpc = current;
-    if (typeof code === 'number') return code;
-    current = cause;
-  }
-  return undefined;
-}
-
-function unreachable(err: unknown): boolean {
-  const { name, message }: MaybeGrpc = err !== null && typeof err === 'object' ? err : {};
-  return (
-    name === 'TransportError' ||
-    grpcCode(err) === GRPC_UNAVAILABLE ||
-    (typeof message === 'string' && /failed to connect|connection refused|ECONNREFUSED|transport error/i.test(message))
-  );
+/** Required on first need: airlock's own errors (a CLI usage error) are described without loading Temporal's packages. */
+function otherErrors(): { describeOtherError: typeof describeOtherError } {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load @temporalio/common for `airlock --help`
+  return require('./describe-other-error') as { describeOtherError: typeof describeOtherError };
 }
 
 /**
@@ -37,14 +14,5 @@ function unreachable(err: unknown): boolean {
  */
 export function describeOperatorError(err: unknown): string {
   if (err instanceof AirlockError) return err.message;
-  if (err instanceof WorkflowNotFoundError) {
-    return `no job ${err.workflowId ?? ''} in this namespace; list jobs with \`airlock pending\``.replace('  ', ' ');
-  }
-  if (err instanceof WorkflowExecutionAlreadyStartedError) {
-    return `a job with id ${err.workflowId} already exists; choose another --id`;
-  }
-  if (unreachable(err)) {
-    return `cannot reach the Temporal server (${firstLine(err instanceof Error ? err.message : String(err))}); is it running? \`airlock dev\` starts one, TEMPORAL_ADDRESS points elsewhere`;
-  }
-  return describeError(err);
+  return otherErrors().describeOtherError(err);
 }

@@ -1,39 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { AirlockError } from '../core/errors';
-
-/** A reviewer name that cannot name a key file. */
-export class ReviewerNameError extends AirlockError {
-  override name = 'ReviewerNameError';
-  constructor(readonly reviewer: string) {
-    super(`reviewer name ${JSON.stringify(reviewer)} cannot have a key here: use letters, digits, ".", "_", "-" (set AIRLOCK_REVIEWER or --reviewer)`);
-  }
-}
-
-const namePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-
-export interface ReviewerKeyPaths {
-  /** The public keys the agent workers read (reviewer name → PEM). */
-  readonly reviewerKeys: string;
-  /** One private key per local reviewer, `<name>.pem`. */
-  readonly reviewerKeyDir: string;
-}
-
-/** Where a local reviewer's private key lives (whether or not it exists yet). */
-export function localReviewerKeyFile(paths: ReviewerKeyPaths, reviewer: string): string {
-  if (!namePattern.test(reviewer)) throw new ReviewerNameError(reviewer);
-  return join(paths.reviewerKeyDir, `${reviewer}.pem`);
-}
-
-/** This machine's key for a reviewer, if there is one (a name that cannot have a key file has none). */
-export function existingLocalReviewerKey(paths: ReviewerKeyPaths, reviewer: string): string | undefined {
-  if (!namePattern.test(reviewer)) return undefined;
-  const file = join(paths.reviewerKeyDir, `${reviewer}.pem`);
-  return existsSync(file) ? file : undefined;
-}
+import { localReviewerKeyFile, type ReviewerKeyPaths } from './reviewer-key-file';
 
 const keysFileSchema = z.object({ version: z.literal(1), reviewers: z.record(z.string(), z.string()) });
 

@@ -1,4 +1,4 @@
-import { defineCommand, jobIdArg, stringOption } from '../command';
+import { jobIdArg, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
 import { reportDecision, reviewerName, signingKey } from './decision-output';
@@ -15,32 +15,19 @@ function parseSets(values: readonly string[]): Record<string, string> {
   return out;
 }
 
-export const approveCommand = defineCommand({
-  name: 'approve',
-  summary: 'Approve a pending request (optionally editing its editable fields)',
-  usage: 'airlock approve JOB_ID [--request ID] [--set field=value]... [--reason TEXT] [--reviewer NAME] [--sign KEYFILE] [--json]',
-  options: {
-    request: { type: 'string' },
-    set: { type: 'string', multiple: true },
-    reason: { type: 'string' },
-    reviewer: { type: 'string' },
-    sign: { type: 'string' },
-    json: { type: 'boolean' },
-  },
-  async run(args, io) {
-    const jobId = jobIdArg(this, args);
-    const set = parseSets((args.values.set as string[] | undefined) ?? []);
-    const key = signingKey(args, io);
-    const outcome = await withClient(io, (client) =>
-      client.decide(jobId, {
-        decision: 'approve',
-        reviewer: reviewerName(args, io),
-        ...(key !== undefined ? { signingKey: key } : {}),
-        set,
-        ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
-        ...(stringOption(args, 'reason') !== undefined ? { reason: stringOption(args, 'reason')! } : {}),
-      }),
-    );
-    return reportDecision(args, io, outcome);
-  },
-});
+export const run: CommandRun = async (args, io, command) => {
+  const jobId = jobIdArg(command, args);
+  const set = parseSets((args.values.set as string[] | undefined) ?? []);
+  const key = signingKey(args, io);
+  const outcome = await withClient(io, (client) =>
+    client.decide(jobId, {
+      decision: 'approve',
+      reviewer: reviewerName(args, io),
+      ...(key !== undefined ? { signingKey: key } : {}),
+      set,
+      ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
+      ...(stringOption(args, 'reason') !== undefined ? { reason: stringOption(args, 'reason')! } : {}),
+    }),
+  );
+  return reportDecision(args, io, outcome);
+};

@@ -1,7 +1,7 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { statePaths } from '../../host/paths';
-import { existingLocalReviewerKey } from '../../host/reviewer-identity';
+import { existingLocalReviewerKey } from '../../host/reviewer-key-file';
 import { userInfo } from 'node:os';
 import { display } from '../../core/display-text';
 import type { DecideOutcome } from '../airlock-client';

@@ -1,27 +1,21 @@
 import { z } from 'zod';
 import { display } from '../../core/display-text';
-import { defineCommand, stringOption } from '../command';
+import { stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 import { loadReplayScript, startReplayServer } from '../dev/replay-server';
 
 const portSchema = z.coerce.number().int().min(0).max(65535);
 
-export const replayCommand = defineCommand({
-  name: 'replay',
-  summary: 'Serve a scripted conversation as a local OpenAI-compatible endpoint',
-  usage: 'airlock replay --script FILE [--port N]',
-  options: { script: { type: 'string' }, port: { type: 'string' } },
-  async run(args, io) {
-    const file = stringOption(args, 'script');
-    if (file === undefined) throw new UsageError(`--script is required; usage: ${this.usage}`);
-    const port = portSchema.safeParse(stringOption(args, 'port') ?? '0');
-    if (!port.success) throw new UsageError('--port takes a number between 0 and 65535');
-    const server = await startReplayServer({ script: await loadReplayScript(file), port: port.data });
-    io.out(display`replay server for ${file} at ${server.baseUrl} (set OPENAI_BASE_URL to it); Ctrl-C stops it`);
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    await server.close();
-  },
-});
+export const run: CommandRun = async (args, io, command) => {
+  const file = stringOption(args, 'script');
+  if (file === undefined) throw new UsageError(`--script is required; usage: ${command.usage}`);
+  const port = portSchema.safeParse(stringOption(args, 'port') ?? '0');
+  if (!port.success) throw new UsageError('--port takes a number between 0 and 65535');
+  const server = await startReplayServer({ script: await loadReplayScript(file), port: port.data });
+  io.out(display`replay server for ${file} at ${server.baseUrl} (set OPENAI_BASE_URL to it); Ctrl-C stops it`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
+};

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { userInfo } from 'node:os';
 import { sideEffectToolNames } from '../../core/tools/definitions';
 import { display } from '../../core/display-text';
-import { defineCommand, printJson, stringOption } from '../command';
+import { printJson, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
 
@@ -19,49 +19,36 @@ const optionsSchema = z.strictObject({
     .optional(),
 });
 
-export const runCommand = defineCommand({
-  name: 'run',
-  summary: 'Start a job toward a goal',
-  usage: 'airlock run --goal TEXT [--id JOB_ID] [--max-turns N] [--tools fs_read,fs_list] [--wait] [--json]',
-  options: {
-    goal: { type: 'string' },
-    id: { type: 'string' },
-    'max-turns': { type: 'string' },
-    tools: { type: 'string' },
-    wait: { type: 'boolean' },
-    json: { type: 'boolean' },
-  },
-  async run(args, io) {
-    if (stringOption(args, 'goal') === undefined) throw new UsageError(`--goal is required; usage: ${this.usage}`);
-    const parsed = optionsSchema.safeParse({
-      goal: stringOption(args, 'goal'),
-      id: stringOption(args, 'id'),
-      maxTurns: stringOption(args, 'max-turns'),
-      tools: stringOption(args, 'tools'),
+export const run: CommandRun = async (args, io, command) => {
+  if (stringOption(args, 'goal') === undefined) throw new UsageError(`--goal is required; usage: ${command.usage}`);
+  const parsed = optionsSchema.safeParse({
+    goal: stringOption(args, 'goal'),
+    id: stringOption(args, 'id'),
+    maxTurns: stringOption(args, 'max-turns'),
+    tools: stringOption(args, 'tools'),
+  });
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
+  const options = parsed.data;
+  return withClient(io, async (client) => {
+    const started = await client.startJob({
+      goal: options.goal,
+      requester: io.config().reviewer ?? userInfo().username,
+      ...(options.id !== undefined ? { jobId: options.id } : {}),
+      ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+      ...(options.tools !== undefined ? { tools: options.tools } : {}),
     });
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
-    const options = parsed.data;
-    return withClient(io, async (client) => {
-      const started = await client.startJob({
-        goal: options.goal,
-        requester: io.config().reviewer ?? userInfo().username,
-        ...(options.id !== undefined ? { jobId: options.id } : {}),
-        ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-        ...(options.tools !== undefined ? { tools: options.tools } : {}),
-      });
-      if (args.values.wait !== true) {
-        if (args.values.json === true) printJson(io, started);
-        else io.out(display`started job ${started.jobId}\n  follow it: airlock show ${started.jobId}`);
-        return 0;
-      }
-      const result = await client.result(started.jobId);
-      if (args.values.json === true) printJson(io, { ...started, result });
-      else {
-        const reason = result.reason !== undefined ? ` (${result.reason})` : '';
-        const summary = result.summary !== undefined ? `: ${result.summary}` : '';
-        io.out(display`job ${started.jobId} ${result.status}${reason}${summary}`);
-      }
-      return result.status === 'completed' ? 0 : 1;
-    });
-  },
-});
+    if (args.values.wait !== true) {
+      if (args.values.json === true) printJson(io, started);
+      else io.out(display`started job ${started.jobId}\n  follow it: airlock show ${started.jobId}`);
+      return 0;
+    }
+    const result = await client.result(started.jobId);
+    if (args.values.json === true) printJson(io, { ...started, result });
+    else {
+      const reason = result.reason !== undefined ? ` (${result.reason})` : '';
+      const summary = result.summary !== undefined ? `: ${result.summary}` : '';
+      io.out(display`job ${started.jobId} ${result.status}${reason}${summary}`);
+    }
+    return result.status === 'completed' ? 0 : 1;
+  });
+};

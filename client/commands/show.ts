@@ -1,6 +1,6 @@
 import type { AgentJobStateView, PendingRequestView } from '../../core/job-view';
 import { display } from '../../core/display-text';
-import { defineCommand, jobIdArg, printJson, type CommandIo } from '../command';
+import { jobIdArg, printJson, type CommandIo, type CommandRun } from '../command';
 import { withClient } from '../with-client';
 
 export function printRequest(io: CommandIo, r: PendingRequestView, indent = '  '): void {
@@ -39,15 +39,9 @@ function printState(io: CommandIo, s: AgentJobStateView): void {
   io.out(display`  executed ${c.toolCallsExecuted} call(s), ${c.approvalRequests} approval request(s), ${c.rejectedDecisions} rejected decision(s)`);
 }
 
-export const showCommand = defineCommand({
-  name: 'show',
-  summary: "Show a job's status, pending requests and counters",
-  usage: 'airlock show JOB_ID [--json]',
-  options: { json: { type: 'boolean' } },
-  async run(args, io) {
-    const jobId = jobIdArg(this, args);
-    const state = await withClient(io, (client) => client.state(jobId));
-    if (args.values.json === true) printJson(io, state);
-    else printState(io, state);
-  },
-});
+export const run: CommandRun = async (args, io, command) => {
+  const jobId = jobIdArg(command, args);
+  const state = await withClient(io, (client) => client.state(jobId));
+  if (args.values.json === true) printJson(io, state);
+  else printState(io, state);
+};

@@ -1,6 +1,5 @@
 import { queueRoles, TaskQueues, type QueueRole } from '../../core/task-queues';
-import { runWorkers } from '../../workers/run-workers';
-import { defineCommand, stringOption } from '../command';
+import { stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 
 function rolesFor(queue: string): readonly QueueRole[] {
@@ -12,13 +11,10 @@ function rolesFor(queue: string): readonly QueueRole[] {
   return [role];
 }
 
-export const workerCommand = defineCommand({
-  name: 'worker',
-  summary: 'Run the workers of one task queue (or all) until stopped',
-  usage: 'airlock worker [--queue all|agent|tools|judge]',
-  options: { queue: { type: 'string' } },
-  async run(args, io) {
-    const roles = rolesFor(stringOption(args, 'queue') ?? 'all');
-    await runWorkers({ config: io.config(), roles, log: io.err });
-  },
-});
+export const run: CommandRun = async (args, io) => {
+  const roles = rolesFor(stringOption(args, 'queue') ?? 'all');
+  const config = io.config();
+  // The worker stack loads only once the queue and the configuration are known to be right.
+  const { runWorkers } = await import('../../workers/run-workers');
+  await runWorkers({ config, roles, log: io.err });
+};

@@ -4,78 +4,65 @@ import { conditionMatches } from '../../../core/policy/conditions';
 import { candidateRules, detectorProbe, evaluateCall, type CallContext } from '../../../core/policy/evaluate';
 import { getTool, sideEffectToolNames } from '../../../core/tools/definitions';
 import { display } from '../../../core/display-text';
-import { defineCommand, printJson, stringOption } from '../../command';
+import { printJson, stringOption, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
 import { describeSource, rulesFileFor, snapshotFor } from '../../rules-source';
 
-export const rulesTestCommand = defineCommand({
-  name: 'test',
-  summary: 'Dry-run one call against the rules: candidates, matches, decision and why (no job, no judge call)',
-  usage: "airlock rules test --tool NAME --args JSON [--piece P] [--movement M] [--file FILE] [--json]",
-  options: {
-    tool: { type: 'string' },
-    args: { type: 'string' },
-    piece: { type: 'string' },
-    movement: { type: 'string' },
-    file: { type: 'string' },
-    json: { type: 'boolean' },
-  },
-  async run(args, io) {
-    const toolName = stringOption(args, 'tool');
-    if (toolName === undefined) throw new UsageError(`--tool is required; usage: ${this.usage}`);
-    if (getTool(toolName) === undefined || toolName === 'complete') {
-      throw new UsageError(`--tool takes a registered tool: ${sideEffectToolNames.join(', ')}`);
-    }
-    const file = rulesFileFor(io.config(), stringOption(args, 'file'));
-    const snapshot = await snapshotFor(io.config(), file);
-    const call = preflight(
-      { id: 'dry-run', name: toolName, arguments: stringOption(args, 'args') ?? '{}' },
-      sideEffectToolNames,
-      snapshot.detectors.roots,
-    );
-    if (call.kind !== 'tool') throw new UsageError(call.kind === 'error' ? call.message : 'not a tool call');
-    const targets = getTool(toolName)?.targets(call.args) ?? [];
-    const ctx: CallContext = {
-      toolName,
-      category: call.category,
-      args: call.args,
-      scope: { piece: stringOption(args, 'piece'), movement: stringOption(args, 'movement') },
-      targets,
-      facts: await callFacts(targets, snapshot.detectors.roots),
-    };
-    const evaluation = evaluateCall(snapshot, 'tool.before', ctx, {}, Date.now());
-    const { probe } = detectorProbe(snapshot, ctx);
-    const candidates = candidateRules(snapshot, 'tool.before', ctx).map((rule) => {
-      const holds = rule.when === undefined || conditionMatches(rule.when, call.args, probe);
-      const verdict = !holds
-        ? 'when does not hold'
-        : rule.condition !== undefined
-          ? `needs the judge (${rule.enforceJudge && !rule.shadow ? 'enforced' : 'shadow'}); not asked in a dry run`
-          : rule.shadow
-            ? `matches (shadow: ${rule.action}, no effect)`
-            : `matches → ${rule.action}`;
-      return { ruleId: rule.id, ruleVersion: rule.version, action: rule.action, holds, verdict };
-    });
-    const result = {
-      source: describeSource(file),
-      policyVersion: snapshot.version,
-      call: { tool: toolName, category: call.category, args: call.args },
-      candidates,
-      detectors: evaluation.detectors,
-      decision: evaluation.decision,
-      decidingRule: evaluation.deciding?.ruleId ?? null,
-      instructions: evaluation.instructions,
-    };
-    if (args.values.json === true) {
-      printJson(io, result);
-      return;
-    }
-    io.out(display`${toolName} ${JSON.stringify(call.args)} (category ${call.category}) against ${result.source}`);
-    io.out(candidates.length === 0 ? '  no rule is in scope for this call' : `  ${candidates.length} rule(s) in scope:`);
-    for (const c of candidates) io.out(display`    ${c.ruleId} v${c.ruleVersion}: ${c.verdict}`);
-    if (evaluation.detectors.length > 0) io.out(display`  detectors fired: ${evaluation.detectors.join(', ')}`);
-    const deciding = evaluation.deciding !== undefined ? ` (rule ${evaluation.deciding.ruleId})` : '';
-    io.out(display`decision: ${evaluation.decision}${deciding}`);
-    for (const text of evaluation.instructions) io.out(display`  instruction: ${text}`);
-  },
-});
+export const run: CommandRun = async (args, io, command) => {
+  const toolName = stringOption(args, 'tool');
+  if (toolName === undefined) throw new UsageError(`--tool is required; usage: ${command.usage}`);
+  if (getTool(toolName) === undefined || toolName === 'complete') {
+    throw new UsageError(`--tool takes a registered tool: ${sideEffectToolNames.join(', ')}`);
+  }
+  const file = rulesFileFor(io.config(), stringOption(args, 'file'));
+  const snapshot = await snapshotFor(io.config(), file);
+  const call = preflight(
+    { id: 'dry-run', name: toolName, arguments: stringOption(args, 'args') ?? '{}' },
+    sideEffectToolNames,
+    snapshot.detectors.roots,
+  );
+  if (call.kind !== 'tool') throw new UsageError(call.kind === 'error' ? call.message : 'not a tool call');
+  const targets = getTool(toolName)?.targets(call.args) ?? [];
+  const ctx: CallContext = {
+    toolName,
+    category: call.category,
+    args: call.args,
+    scope: { piece: stringOption(args, 'piece'), movement: stringOption(args, 'movement') },
+    targets,
+    facts: await callFacts(targets, snapshot.detectors.roots),
+  };
+  const evaluation = evaluateCall(snapshot, 'tool.before', ctx, {}, Date.now());
+  const { probe } = detectorProbe(snapshot, ctx);
+  const candidates = candidateRules(snapshot, 'tool.before', ctx).map((rule) => {
+    const holds = rule.when === undefined || conditionMatches(rule.when, call.args, probe);
+    const verdict = !holds
+      ? 'when does not hold'
+      : rule.condition !== undefined
+        ? `needs the judge (${rule.enforceJudge && !rule.shadow ? 'enforced' : 'shadow'}); not asked in a dry run`
+        : rule.shadow
+          ? `matches (shadow: ${rule.action}, no effect)`
+          : `matches → ${rule.action}`;
+    return { ruleId: rule.id, ruleVersion: rule.version, action: rule.action, holds, verdict };
+  });
+  const result = {
+    source: describeSource(file),
+    policyVersion: snapshot.version,
+    call: { tool: toolName, category: call.category, args: call.args },
+    candidates,
+    detectors: evaluation.detectors,
+    decision: evaluation.decision,
+    decidingRule: evaluation.deciding?.ruleId ?? null,
+    instructions: evaluation.instructions,
+  };
+  if (args.values.json === true) {
+    printJson(io, result);
+    return;
+  }
+  io.out(display`${toolName} ${JSON.stringify(call.args)} (category ${call.category}) against ${result.source}`);
+  io.out(candidates.length === 0 ? '  no rule is in scope for this call' : `  ${candidates.length} rule(s) in scope:`);
+  for (const c of candidates) io.out(display`    ${c.ruleId} v${c.ruleVersion}: ${c.verdict}`);
+  if (evaluation.detectors.length > 0) io.out(display`  detectors fired: ${evaluation.detectors.join(', ')}`);
+  const deciding = evaluation.deciding !== undefined ? ` (rule ${evaluation.deciding.ruleId})` : '';
+  io.out(display`decision: ${evaluation.decision}${deciding}`);
+  for (const text of evaluation.instructions) io.out(display`  instruction: ${text}`);
+};

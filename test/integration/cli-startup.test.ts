@@ -1,0 +1,156 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
+import { promisify } from 'node:util';
+import { commands } from '../../client/command-registry';
+import { isGroup } from '../../client/command';
+import { auditEventTypes } from '../../core/audit';
+import { JobHarness } from '../helpers/job-harness';
+import { repoRoot } from '../helpers/processes';
+
+/**
+ * The CLI starts fast because each command loads only what it uses. These
+ * tests run the built CLI with a reporter preloaded and look at what it
+ * loaded, so a heavy import that creeps back into a light command fails here.
+ */
+
+const run = promisify(execFile);
+const reporter = join(repoRoot, 'dist', 'test', 'helpers', 'report-loaded-modules.js');
+/** Never needed to talk to a job: the worker side, model clients, SQLite, browsers. */
+const HEAVY = ['@temporalio/worker', 'openai', 'better-sqlite3', 'playwright-core'];
+/** Airlock's own worker-side code and the dev stack. */
+const DEV_STACK = [join('dist', 'workers'), join('dist', 'activities'), join('dist', 'client', 'dev')].map((dir) => `${sep}${dir}${sep}`);
+
+let h: JobHarness;
+let dir: string;
+
+beforeAll(async () => {
+  h = await JobHarness.create({
+    rules: {
+      version: 1,
+      rules: [{ id: 'approve-deletes', version: 1, name: 'Deleting needs approval', scope: { categories: ['delete'] }, action: 'request_approval', approval: { editable: ['recursive'] } }],
+    },
+  });
+  dir = mkdtempSync(join(tmpdir(), 'airlock-startup-'));
+});
+afterAll(async () => {
+  await h.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Loaded {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Packages from node_modules, by name (`@scope/name` or `name`). */
+  readonly packages: string[];
+  readonly files: string[];
+}
+
+let runs = 0;
+
+/** Runs the built CLI against the harness's namespace and reports what the process loaded. */
+async function cli(args: string[]): Promise<Loaded> {
+  const report = join(dir, `modules-${runs++}.txt`);
+  let out: { code: number; stdout: string; stderr: string };
+  try {
+    const done = await run(process.execPath, ['--require', reporter, join(repoRoot, 'bin', 'airlock.js'), ...args], {
+      env: h.processEnv({ LOADED_MODULES_REPORT: report }),
+      timeout: 60_000,
+    });
+    out = { code: 0, ...done };
+  } catch (err) {
+    const e = err as { code?: unknown; stdout?: string; stderr?: string };
+    out = { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+  const files = readFileSync(report, 'utf8').split('\n').filter((f) => f !== '');
+  const packages = new Set(files.map(packageOf).filter((p) => p !== undefined));
+  return { ...out, packages: [...packages].sort(), files };
+}
+
+/** The package a loaded file belongs to (the innermost node_modules), if any. */
+function packageOf(file: string): string | undefined {
+  const parts = file.split(`${sep}node_modules${sep}`);
+  if (parts.length < 2) return undefined;
+  const [first = '', second = ''] = (parts[parts.length - 1] ?? '').split(sep);
+  return first.startsWith('@') ? `${first}/${second}` : first;
+}
+
+const temporalPackages = (loaded: Loaded) => loaded.packages.filter((p) => p.startsWith('@temporalio/'));
+const heavyPackages = (loaded: Loaded) => loaded.packages.filter((p) => HEAVY.includes(p));
+const devStackFiles = (loaded: Loaded) => loaded.files.filter((f) => DEV_STACK.some((d) => f.includes(d)));
+
+test('the reporter sees what a command loads', async () => {
+  const out = await cli(['show', 'no-such-job']);
+  expect(out.code).toBe(1);
+  expect(out.packages).toContain('@temporalio/client');
+  expect(out.files.some((f) => f.endsWith(join('dist', 'client', 'cli.js')))).toBe(true);
+});
+
+test('--help loads no package at all, so it starts about as fast as node itself', async () => {
+  const out = await cli(['--help']);
+  expect(out.code).toBe(0);
+  expect(out.stdout).toMatch(/approve .*Approve a pending request/);
+  expect(temporalPackages(out)).toEqual([]);
+  expect(out.packages).toEqual([]);
+  const sub = await cli(['rules', 'test', '--help']);
+  expect(sub.stdout).toMatch(/^Dry-run one call/);
+  expect(sub.packages).toEqual([]);
+});
+
+test.each([
+  [['frobnicate']],
+  [['approve', 'job-x', '--set', 'novalue']],
+  [['show']],
+  [['pending', 'extra']],
+  [['deny', 'job-x', '--bogus']],
+  [['run']],
+  [['worker', '--queue', 'nowhere']],
+  [['dev', 'extra']],
+  [['judge', 'eval']],
+])('the usage error of %j loads no Temporal package', async (args) => {
+  const out = await cli(args);
+  expect(out.code).toBe(2);
+  expect(out.stderr.trim().split('\n')).toHaveLength(1);
+  expect(temporalPackages(out)).toEqual([]);
+  expect(heavyPackages(out)).toEqual([]);
+  expect(devStackFiles(out)).toEqual([]);
+});
+
+test('pending, show and approve load the Temporal client and nothing of the worker or dev stack', async () => {
+  writeFileSync(join(h.root, 'old.tar'), 'old backup');
+  const { jobId } = await h.start({
+    script: {
+      turns: [
+        { tool_calls: [{ name: 'fs_delete', arguments: { path: 'old.tar' } }] },
+        { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] },
+      ],
+    },
+  });
+  await h.waitForPending(jobId);
+
+  // Visibility is eventually consistent: poll until the job is listed.
+  let pending = await cli(['pending']);
+  for (let i = 0; i < 50 && !pending.stdout.includes(jobId); i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    pending = await cli(['pending']);
+  }
+  const show = await cli(['show', jobId]);
+  const approve = await cli(['approve', jobId, '--set', 'recursive=false', '--reviewer', 'alice', '--reason', 'startup test']);
+  expect(pending).toMatchObject({ code: 0, stdout: expect.stringContaining(`job ${jobId}`) });
+  expect(show).toMatchObject({ code: 0, stdout: expect.stringContaining('awaiting_approval') });
+  expect(approve).toMatchObject({ code: 0, stdout: expect.stringMatching(/^accepted: request .* is approved/) });
+
+  for (const out of [pending, show, approve]) {
+    expect(out.packages).toContain('@temporalio/client');
+    expect(heavyPackages(out)).toEqual([]);
+    expect(devStackFiles(out)).toEqual([]);
+  }
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+});
+
+test('the registry spells out the audit event types the audit command takes', () => {
+  const audit = commands.find((c) => c.name === 'audit');
+  expect(audit !== undefined && !isGroup(audit) ? audit.usage : '').toContain(`--type ${auditEventTypes.slice(0, 2).join('|')}|…`);
+});
