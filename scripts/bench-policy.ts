@@ -8,6 +8,7 @@ import { percentile } from '../core/judge-eval';
 /**
  * Deterministic policy decisions per second and latency per decision for
  * 0, 10 and 200 rules: `npm run bench:policy`. Figures, not assertions.
+ * `npm run bench` imports `benchPolicy` for its `policy` part.
  */
 const tools = [
   { toolName: 'fs_read', category: 'read' },
@@ -52,7 +53,15 @@ function calls(n: number): CallContext[] {
   return out;
 }
 
-function bench(ruleCount: number, iterations: number): { perSecond: number; p50us: number; p99us: number; decided: Record<string, number> } {
+export interface PolicyBenchResult {
+  readonly perSecond: number;
+  readonly p50us: number;
+  readonly p95us: number;
+  readonly p99us: number;
+  readonly decided: Record<string, number>;
+}
+
+export function benchPolicy(ruleCount: number, iterations: number): PolicyBenchResult {
   const snapshot = buildSnapshot(parseRulesDocument({ version: 1, rules: rules(ruleCount) }, 'bench'), 'bench', {
     roots: ['/srv/media', '/srv/backup'],
     judgeModel: 'none',
@@ -73,19 +82,24 @@ function bench(ruleCount: number, iterations: number): { perSecond: number; p50u
   return {
     perSecond: Math.round((iterations / elapsed) * 1000),
     p50us: (percentile(samples, 50) ?? 0) * 1000,
+    p95us: (percentile(samples, 95) ?? 0) * 1000,
     p99us: (percentile(samples, 99) ?? 0) * 1000,
     decided,
   };
 }
 
-const iterations = Number(process.env.BENCH_ITERATIONS ?? 50_000);
-process.stdout.write(`deterministic policy evaluation, ${iterations} calls per row (node ${process.version})\n`);
-process.stdout.write('  rules  decisions/s   p50 µs   p99 µs  vs 0 rules  decisions\n');
-let baseline = 0;
-for (const count of [0, 10, 200]) {
-  const r = bench(count, iterations);
-  if (count === 0) baseline = r.perSecond;
-  process.stdout.write(
-    `  ${String(count).padStart(5)}  ${String(r.perSecond).padStart(11)}  ${r.p50us.toFixed(1).padStart(7)}  ${r.p99us.toFixed(1).padStart(7)}  ${(baseline / r.perSecond).toFixed(1).padStart(9)}x  ${JSON.stringify(r.decided)}\n`,
-  );
+function main(): void {
+  const iterations = Number(process.env.BENCH_ITERATIONS ?? 50_000);
+  process.stdout.write(`deterministic policy evaluation, ${iterations} calls per row (node ${process.version})\n`);
+  process.stdout.write('  rules  decisions/s   p50 µs   p99 µs  vs 0 rules  decisions\n');
+  let baseline = 0;
+  for (const count of [0, 10, 200]) {
+    const r = benchPolicy(count, iterations);
+    if (count === 0) baseline = r.perSecond;
+    process.stdout.write(
+      `  ${String(count).padStart(5)}  ${String(r.perSecond).padStart(11)}  ${r.p50us.toFixed(1).padStart(7)}  ${r.p99us.toFixed(1).padStart(7)}  ${(baseline / r.perSecond).toFixed(1).padStart(9)}x  ${JSON.stringify(r.decided)}\n`,
+    );
+  }
 }
+
+if (require.main === module) main();

@@ -1,0 +1,82 @@
+import { existsSync, watch, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { BenchOptions } from './args';
+import type { Figure } from './figures';
+import { approval, call, completeTurn, completed, startJob, waitParked } from './jobs';
+import type { Stack } from './stack';
+import { sleep, summary } from './stats';
+
+/**
+ * Approval latency: from sending the `decide` update to the approved file
+ * being gone (the job revalidates, gets a grant, and the tools worker
+ * deletes it), one parked job at a time.
+ */
+
+/** Resolves with the moment `file` stops existing: inotify, with a short poll in case an event is missed. */
+function whenGone(dir: string, name: string): { gone: Promise<number>; close(): void } {
+  const file = join(dir, name);
+  let resolve: (at: number) => void = () => undefined;
+  const gone = new Promise<number>((r) => {
+    resolve = r;
+  });
+  const check = () => {
+    if (!existsSync(file)) resolve(performance.now());
+  };
+  const watcher = watch(dir, (_event, changed) => {
+    if (changed === name) check();
+  });
+  const poll = setInterval(check, 5);
+  return {
+    gone,
+    close() {
+      watcher.close();
+      clearInterval(poll);
+    },
+  };
+}
+
+export async function approvalPart(stack: Stack, options: BenchOptions): Promise<Figure[]> {
+  stack.useRules('approvals');
+  const toUnlink: number[] = [];
+  const update: number[] = [];
+  const toResult: number[] = [];
+  // The first run warms up and does not count.
+  for (let i = -1; i < options.approvals; i++) {
+    const jobId = `approval-${i < 0 ? 'warm' : i}`;
+    const name = `approve-${i < 0 ? 'warm' : i}.txt`;
+    writeFileSync(join(stack.root, name), 'to be deleted\n');
+    stack.replay.setScript({ turns: [{ tool_calls: [call('fs_delete', { path: name })] }, completeTurn] });
+    await startJob(stack.client, jobId);
+    const request = await waitParked(stack.client, jobId);
+    // A reviewer decides long after the job parked: let its last workflow task finish first.
+    await sleep(300);
+    const watcher = whenGone(stack.root, name);
+    try {
+      const t0 = performance.now();
+      const outcome = await stack.airlock.sendDecision(jobId, approval(request));
+      const t1 = performance.now();
+      if (!outcome.accepted) throw new Error(`${jobId}: decision rejected: ${outcome.code} ${outcome.reason}`);
+      const unlinked = await Promise.race([watcher.gone, sleep(60_000).then(() => Number.NaN)]);
+      if (Number.isNaN(unlinked)) throw new Error(`${jobId}: the approved file was not deleted within 60 s`);
+      await completed(stack.client, jobId);
+      const t2 = performance.now();
+      if (i >= 0) {
+        toUnlink.push(unlinked - t0);
+        update.push(t1 - t0);
+        toResult.push(t2 - t0);
+      }
+    } finally {
+      watcher.close();
+    }
+  }
+  const row = (name: string, values: number[], note: string): Figure => {
+    const s = summary(values);
+    return { part: 'approval', name, unit: 'ms', value: s.median, p95: s.p95, n: s.n, note };
+  };
+  return [
+    row('decide update sent -> approved file unlinked', toUnlink, 'revalidate, grant, execute'),
+    row('decide update round trip', update, 'until the client has the update result'),
+    row('decide update sent -> job result', toResult, 'one more model turn (complete)'),
+  ];
+}

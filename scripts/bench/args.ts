@@ -1,0 +1,62 @@
+import { parseArgs } from 'node:util';
+
+export const partNames = ['policy', 'gate', 'history', 'approval', 'cli', 'parked'] as const;
+export type PartName = (typeof partNames)[number];
+
+export interface BenchOptions {
+  readonly only: readonly PartName[];
+  readonly json: string;
+  /** Parked jobs for `parked`. */
+  readonly parked: number;
+  /** Interleaved rounds for `gate`. */
+  readonly gateRounds: number;
+  /** Approvals timed by `approval`. */
+  readonly approvals: number;
+  /** Interleaved rounds for `cli`. */
+  readonly cliRounds: number;
+  /** Policy evaluations per rule count. */
+  readonly policyIterations: number;
+}
+
+export const usage = `usage: npm run bench -- [--only PART,...] [--json FILE] [--parked N] [--gate-rounds N] [--approvals N] [--cli-rounds N] [--policy-iterations N]
+parts: ${partNames.join(', ')} (default: all, in this order)`;
+
+function isPartName(name: string): name is PartName {
+  return partNames.some((p) => p === name);
+}
+
+function count(raw: string | undefined, flag: string, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1) throw new Error(`${flag} takes a whole number of at least 1, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      only: { type: 'string' },
+      json: { type: 'string' },
+      parked: { type: 'string' },
+      'gate-rounds': { type: 'string' },
+      approvals: { type: 'string' },
+      'cli-rounds': { type: 'string' },
+      'policy-iterations': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) return 'help';
+  const wanted = values.only === undefined ? [...partNames] : values.only.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const unknown = wanted.filter((name) => !isPartName(name));
+  if (unknown.length > 0) throw new Error(`unknown part(s) ${unknown.join(', ')}; known: ${partNames.join(', ')}`);
+  return {
+    // Always in the suite's order: the heavy parked part last, so it cannot slow the others.
+    only: partNames.filter((p) => wanted.includes(p)),
+    json: values.json ?? 'bench-results.json',
+    parked: count(values.parked, '--parked', 1000),
+    gateRounds: count(values['gate-rounds'], '--gate-rounds', 15),
+    approvals: count(values.approvals, '--approvals', 30),
+    cliRounds: count(values['cli-rounds'], '--cli-rounds', 10),
+    policyIterations: count(values['policy-iterations'], '--policy-iterations', 50_000),
+  };
+}

@@ -1,0 +1,143 @@
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Client } from '@temporalio/client';
+import { AirlockClient } from '../../client/airlock-client';
+import { startReplayServer } from '../../client/dev/replay-server';
+import { parseConfig } from '../../core/config';
+import { projectRoot } from '../../client/dev/project-root';
+import type { BenchOptions } from './args';
+import type { Figure } from './figures';
+import { call, completeTurn, completed, parkedQuery, pool, startJob } from './jobs';
+import { rssBytes, timedRun } from './processes';
+import { writeRules } from './rules';
+import { PARKED_NAMESPACE, type Stack } from './stack';
+import { sleep, summary } from './stats';
+import { startWorkerProcesses } from './worker-processes';
+import { countTaskTroubles } from './task-troubles';
+
+/**
+ * Parked-job scale, on its own namespace with the agent worker in its own
+ * process: park N jobs, read the worker's memory, list them with the CLI,
+ * approve them all and wait for every job to complete.
+ *
+ * The replay model gives every job the same call, so each asks to set one
+ * shared file to the mode it already has: every approval then revalidates
+ * against an unchanged target and really runs, as a per-job file would.
+ */
+
+const MiB = 1024 * 1024;
+// The SDK core colours its console lines.
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+async function waitForCount(client: Client, query: string, target: number, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { count } = await client.workflow.count(query);
+    if (count >= target) return count;
+    if (Date.now() > deadline) throw new Error(`only ${count} of ${target} jobs matched ${query} within ${timeoutMs / 1000} s`);
+    await sleep(250);
+  }
+}
+
+export async function parkedPart(stack: Stack, options: BenchOptions): Promise<Figure[]> {
+  const n = options.parked;
+  const base = join(stack.dir, 'parked');
+  const root = join(base, 'root');
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, 'shared.txt'), 'every parked job asks to chmod this file\n');
+  chmodSync(join(root, 'shared.txt'), 0o600);
+  const rulesFile = join(base, 'rules.json');
+  writeRules(rulesFile, 'approvals');
+  const replay = await startReplayServer({ script: { turns: [{ tool_calls: [call('fs_chmod', { path: 'shared.txt', mode: '600' })] }, completeTurn] } });
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TEMPORAL_ADDRESS: stack.server.address,
+    TEMPORAL_NAMESPACE: PARKED_NAMESPACE,
+    AIRLOCK_DATA_DIR: join(base, 'data'),
+    AIRLOCK_ROOTS: root,
+    AIRLOCK_RULES_FILE: rulesFile,
+    OPENAI_BASE_URL: replay.baseUrl,
+    AIRLOCK_LOG_LEVEL: 'warn',
+  };
+  const workers = await startWorkerProcesses(env).catch(async (err: unknown) => {
+    await replay.close();
+    throw err;
+  });
+  const figures: Figure[] = [];
+  const add = (name: string, unit: string, value: number, note?: string, n?: number) =>
+    figures.push({ part: 'parked', name, unit, value, ...(n !== undefined ? { n } : {}), ...(note !== undefined ? { note } : {}) });
+  let airlock: AirlockClient | undefined;
+  try {
+    const reviewer = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: PARKED_NAMESPACE }));
+    airlock = reviewer;
+    const client = reviewer.client;
+    const rssIdle = rssBytes(workers.agent.pid);
+    // One job parked, approved and completed first, so "before" includes a warmed-up workflow runtime.
+    const warm = await startJob(client, 'parked-warm');
+    await waitForCount(client, parkedQuery(' AND WorkflowId = "parked-warm"'), 1, 60_000);
+    const warmDecision = await reviewer.decide(warm.workflowId, { decision: 'approve', reviewer: 'bench' });
+    if (!warmDecision.accepted) throw new Error(`warm-up decision rejected: ${warmDecision.reason}`);
+    await completed(client, warm.workflowId);
+    await sleep(1000);
+    const rssBefore = rssBytes(workers.agent.pid);
+
+    const ids = Array.from({ length: n }, (_, i) => `parked-${i}`);
+    const t0 = performance.now();
+    await pool(ids, 50, async (id) => {
+      await startJob(client, id);
+    });
+    const started = performance.now() - t0;
+    await waitForCount(client, parkedQuery(), n, Math.max(120_000, n * 500));
+    const parkedAll = performance.now() - t0;
+    await sleep(2000);
+    const rssParked = rssBytes(workers.agent.pid);
+    add('start N jobs (client calls returned)', 's', started / 1000, `N = ${n}, 50 starts in flight`);
+    add('start N jobs -> all parked (visibility)', 's', parkedAll / 1000, `${(n / (parkedAll / 1000)).toFixed(0)} jobs/s`);
+    add('agent worker RSS idle', 'MiB', rssIdle / MiB, 'after start, no job yet');
+    add('agent worker RSS before', 'MiB', rssBefore / MiB, 'after one warm-up job');
+    add('agent worker RSS with N parked', 'MiB', rssParked / MiB);
+    add('agent worker RSS per parked job', 'KiB', (rssParked - rssBefore) / n / 1024, '(with N parked - before) / N');
+
+    const pending: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const bin = join(projectRoot(), 'bin', 'airlock.js');
+      const run = await timedRun(process.execPath, [bin, 'pending', '--json'], env);
+      if (run.code !== 0) throw new Error(`airlock pending --json exited ${run.code}: ${run.stderr.trim()}`);
+      const listed: unknown = JSON.parse(run.stdout);
+      if (!Array.isArray(listed) || listed.length !== n) throw new Error(`airlock pending --json listed ${Array.isArray(listed) ? listed.length : '?'} jobs, expected ${n}`);
+      pending.push(run.ms);
+    }
+    const p = summary(pending);
+    figures.push({ part: 'parked', name: 'airlock pending --json (N parked)', unit: 's', value: p.median / 1000, p95: p.p95 / 1000, n: p.n, note: 'spawn to exit' });
+
+    const t1 = performance.now();
+    await pool(ids, 20, async (id) => {
+      const outcome = await reviewer.decide(id, { decision: 'approve', reviewer: 'bench' });
+      if (!outcome.accepted) throw new Error(`${id}: decision rejected: ${outcome.code} ${outcome.reason}`);
+    });
+    const decided = performance.now() - t1;
+    await pool(ids, 50, async (id) => {
+      await completed(client, id);
+    });
+    const done = performance.now() - t1;
+    await sleep(2000);
+    const rssDone = rssBytes(workers.agent.pid);
+    add('approve all (query + decide update each)', 's', decided / 1000, '20 decisions in flight');
+    add('approve all -> all completed', 's', done / 1000, `${(n / (done / 1000)).toFixed(0)} jobs/s`);
+    add('agent worker RSS after all completed', 'MiB', rssDone / MiB);
+
+    const sample = ids.filter((_, i) => i % Math.max(1, Math.floor(n / 200)) === 0);
+    const troubles = await countTaskTroubles(client, sample);
+    add('workflow task timeouts in sampled histories', 'events', troubles.timedOut, `${sample.length} of ${n} histories`, sample.length);
+    add('workflow task failures in sampled histories', 'events', troubles.failed, `${sample.length} of ${n} histories`, sample.length);
+    const log = workers.agent.output().split('\n').filter((l) => /\b(WARN|ERROR)\b|\[(warn|error)\]/i.test(l));
+    add('agent worker warn/error log lines', 'lines', log.length, log[0]?.replace(ANSI, '').slice(0, 80));
+    return figures;
+  } finally {
+    await airlock?.close();
+    await workers.stop();
+    await replay.close();
+  }
+}

@@ -1,0 +1,49 @@
+import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type { ChatMessage } from '../../core/chat';
+import type { PlainActivities } from './plain-worker';
+
+/**
+ * The bench's baseline: the same model turns and the same tool code as an
+ * airlock job, in a plain Temporal workflow with no policy, no approvals,
+ * no grants and no audit. Calls of a batch run one after another, in call
+ * order, as airlock runs them. Bench-only; bundled by `plain-worker.ts`.
+ */
+
+export const PLAIN_WORKFLOW = 'plainAgent';
+
+export interface PlainAgentInput {
+  readonly goal: string;
+  readonly toolNames: readonly string[];
+  readonly maxTurns: number;
+}
+
+// The same timeouts and retries as airlock's model and tool activities.
+const model = proxyActivities<PlainActivities>({ startToCloseTimeout: '3 minutes', retry: { initialInterval: '2 seconds', maximumAttempts: 5 } });
+const tools = proxyActivities<PlainActivities>({ startToCloseTimeout: '10 minutes', retry: { initialInterval: '2 seconds', maximumAttempts: 10 } });
+
+export async function plainAgent(input: PlainAgentInput): Promise<{ turns: number }> {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: 'You are a file assistant. Call complete when done.' },
+    { role: 'user', content: input.goal },
+  ];
+  for (let turn = 1; turn <= input.maxTurns; turn++) {
+    const { message } = await model.modelTurn({ messages, toolNames: input.toolNames });
+    messages.push(message);
+    if (message.toolCalls.length === 0) {
+      messages.push({ role: 'user', content: 'Use a tool, or call complete.' });
+      continue;
+    }
+    let done = false;
+    for (const call of message.toolCalls) {
+      if (call.name === 'complete') {
+        messages.push({ role: 'tool', toolCallId: call.id, content: 'accepted' });
+        done = true;
+        continue;
+      }
+      const { output } = await tools.plainTool({ name: call.name, arguments: call.arguments });
+      messages.push({ role: 'tool', toolCallId: call.id, content: output });
+    }
+    if (done) return { turns: turn };
+  }
+  throw ApplicationFailure.nonRetryable(`no completion within ${input.maxTurns} turns`);
+}

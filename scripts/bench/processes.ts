@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+const children = new Set<ChildProcess>();
+
+// Nothing the bench spawned outlives it, however it ends.
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** A long-running child (a worker) whose output is kept and searchable. */
+export interface Child {
+  readonly pid: number;
+  output(): string;
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function spawnChild(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Child {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let text = '';
+  const append = (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      children.delete(child);
+      resolve();
+    });
+  });
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`could not start ${command}`);
+  return {
+    pid,
+    output: () => text,
+    async waitFor(pattern, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(text)) {
+        if (done) throw new Error(`${command} ${args.join(' ')} exited before ${String(pattern)}:\n${text.slice(-2000)}`);
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(pattern)} from ${command}:\n${text.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async stop() {
+      if (done) return;
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+export interface TimedRun {
+  readonly ms: number;
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Wall time of one short-lived process, from spawn to exit. */
+export function timedRun(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<TimedRun> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout?.on('data', (c: Buffer) => out.push(c));
+    child.stderr?.on('data', (c: Buffer) => err.push(c));
+    child.once('error', (e) => {
+      children.delete(child);
+      reject(e);
+    });
+    child.once('close', (code) => {
+      const ms = performance.now() - t0;
+      children.delete(child);
+      resolve({ ms, code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
+/** Resident set size of a process in bytes, from /proc (Linux, as the tools worker requires anyway). */
+export function rssBytes(pid: number): number {
+  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (match === null) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(match[1]) * 1024;
+}

@@ -1,0 +1,134 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { AirlockClient } from '../../client/airlock-client';
+import { startDevServer, type DevServer } from '../../client/dev/dev-server';
+import { freePort } from '../../client/dev/ports';
+import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
+import { resolveTemporalCli } from '../../client/dev/temporal-cli';
+import { parseConfig, type AirlockConfig } from '../../core/config';
+import { queueRoles } from '../../core/task-queues';
+import { dataConverterFor } from '../../host/data-converter';
+import { createModelClient } from '../../host/model-client';
+import { Roots } from '../../host/roots';
+import { createWorkers } from '../../workers/create-workers';
+import { buildActivities } from '../../workers/deps';
+import { installBenchRuntime } from './bench-log';
+import { createPlainActivities, createPlainWorker } from './plain-worker';
+import { writeRules, type RulePreset } from './rules';
+
+/** The namespace of the `parked` part, whose agent worker runs as its own process. */
+export const PARKED_NAMESPACE = 'airlock-bench-parked';
+
+/**
+ * One bench run's world: an in-memory dev server on a free port, the replay
+ * model, airlock's workers (built the product's way, in this process, on the
+ * default namespace), the baseline's worker, and clients.
+ */
+export interface Stack {
+  readonly dir: string;
+  /** The tools' only root. */
+  readonly root: string;
+  readonly server: DevServer;
+  readonly temporalCli: string;
+  readonly replay: ReplayServer;
+  readonly config: AirlockConfig;
+  readonly client: Client;
+  readonly airlock: AirlockClient;
+  /** Switches the rules of jobs started from now on. */
+  useRules(preset: RulePreset): void;
+  /** Environment for spawned airlock processes (CLI, workers) on this server. */
+  processEnv(extra?: Record<string, string>): NodeJS.ProcessEnv;
+  stop(): Promise<void>;
+}
+
+export async function startStack(): Promise<Stack> {
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-bench-'));
+  const removeDir = () => rmSync(dir, { recursive: true, force: true });
+  // An interrupted run exits without the async cleanup: the folder still goes.
+  process.once('exit', removeDir);
+  const cleanups: Array<() => Promise<void> | void> = [removeDir];
+  const stop = async () => {
+    // Last started, first stopped; every step runs even when one fails.
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch (err) {
+        process.stderr.write(`bench: cleanup: ${err instanceof Error ? err.message : String(err)}\n`);
+      }
+    }
+  };
+  try {
+    const root = join(dir, 'root');
+    mkdirSync(root);
+    for (let i = 0; i < 10; i++) writeFileSync(join(root, `f${i}.txt`), `file ${i}\n`);
+    const rulesFile = join(dir, 'rules.json');
+    writeRules(rulesFile, 'builtIn');
+
+    const temporalCli = (await resolveTemporalCli()).path;
+    const server = await startDevServer({ cli: temporalCli, port: await freePort(), namespaces: [PARKED_NAMESPACE] });
+    cleanups.push(() => server.stop());
+    const replay = await startReplayServer({ script: { turns: [] } });
+    cleanups.push(() => replay.close());
+    const config = parseConfig({
+      TEMPORAL_ADDRESS: server.address,
+      AIRLOCK_DATA_DIR: join(dir, 'data'),
+      AIRLOCK_ROOTS: root,
+      AIRLOCK_RULES_FILE: rulesFile,
+      OPENAI_BASE_URL: replay.baseUrl,
+      AIRLOCK_LOG_LEVEL: 'warn',
+    });
+
+    installBenchRuntime();
+    const native = await NativeConnection.connect({ address: server.address });
+    cleanups.push(() => native.close());
+    const workers: Worker[] = await createWorkers({
+      connection: native,
+      namespace: config.temporal.namespace,
+      roles: queueRoles,
+      activities: await buildActivities(config, queueRoles),
+      concurrency: config.concurrency,
+      dataConverter: dataConverterFor(config),
+    });
+    const plainActivities = createPlainActivities(createModelClient(config.model, config.model.timeoutMs), config.model.name, await Roots.create([root]));
+    workers.push(await createPlainWorker(native, plainActivities));
+    const running = workers.map((w) =>
+      w.run().catch((err: unknown) => process.stderr.write(`bench: a worker stopped: ${err instanceof Error ? err.message : String(err)}\n`)),
+    );
+    cleanups.push(async () => {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.all(running);
+    });
+
+    // Histories of long jobs with large reads exceed gRPC's default 4 MiB per message.
+    const connection = await Connection.connect({ address: server.address, channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 } });
+    cleanups.push(() => connection.close());
+    const airlock = await AirlockClient.connect(config);
+    cleanups.push(() => airlock.close());
+    return {
+      dir,
+      root,
+      server,
+      temporalCli,
+      replay,
+      config,
+      client: new Client({ connection }),
+      airlock,
+      useRules: (preset) => writeRules(rulesFile, preset),
+      processEnv: (extra = {}) => ({
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TEMPORAL_ADDRESS: server.address,
+        TEMPORAL_NAMESPACE: 'default',
+        AIRLOCK_DATA_DIR: join(dir, 'data'),
+        ...extra,
+      }),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

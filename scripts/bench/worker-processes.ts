@@ -1,0 +1,37 @@
+import { join } from 'node:path';
+import { projectRoot } from '../../client/dev/project-root';
+import { spawnChild, type Child } from './processes';
+
+/**
+ * airlock's agent and tools workers as their own processes, started from
+ * `dist/workers/*.js` exactly as an operator starts them, so the agent
+ * worker's memory can be read on its own.
+ */
+export interface WorkerProcesses {
+  readonly agent: Child;
+  readonly tools: Child;
+  stop(): Promise<void>;
+}
+
+const READY = /workers polling/;
+
+export async function startWorkerProcesses(env: NodeJS.ProcessEnv): Promise<WorkerProcesses> {
+  const script = (name: string) => join(projectRoot(), 'dist', 'workers', `${name}.js`);
+  const started: Child[] = [];
+  const stop = async () => {
+    await Promise.all(started.map((c) => c.stop()));
+  };
+  try {
+    // The agent worker creates the grant key pair on first start; the tools worker only reads its public half.
+    const agent = spawnChild(process.execPath, [script('airlock-agent')], env);
+    started.push(agent);
+    await agent.waitFor(READY, 60_000);
+    const tools = spawnChild(process.execPath, [script('airlock-tools')], env);
+    started.push(tools);
+    await tools.waitFor(READY, 60_000);
+    return { agent, tools, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
