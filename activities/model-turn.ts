@@ -2,11 +2,17 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { APIConnectionError, APIError, type OpenAI } from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { z } from 'zod';
-import type { AssistantMessage, ChatMessage } from '../core/chat';
+import { withUniqueCallIds, type AssistantMessage, type ChatMessage } from '../core/chat';
 import { FailureTypes } from '../core/failure-types';
+import { fitToBudget } from '../core/context-budget';
 import { toolSpecs } from '../core/tools/json-schema';
+import type { ContentStore } from '../host/content-store';
+import { ConversationMissingError, ConversationReader } from '../host/conversation-reader';
 
 export interface ModelTurnInput {
+  /** The conversation stored by earlier turns; absent or null before the first. */
+  readonly head?: string | null;
+  /** Messages after the stored part (with no head: the whole conversation). */
   readonly messages: readonly ChatMessage[];
   /** Tools offered to the model this turn. */
   readonly toolNames: readonly string[];
@@ -14,12 +20,21 @@ export interface ModelTurnInput {
 
 export interface ModelTurnResult {
   readonly message: AssistantMessage;
+  /** The conversation stored with this turn's messages and the answer. */
+  readonly head: string;
 }
 
 export interface ModelDeps {
   readonly openai: OpenAI;
   readonly model: string;
+  /** Where conversations live; history carries only their digests. */
+  readonly contents: ContentStore;
+  /** Characters of conversation the model is sent at most; older tool output is left out first. */
+  readonly contextChars: number;
 }
+
+/** An answer this large cannot travel through Temporal (2 MB per payload): the job fails clearly instead. */
+const MAX_ANSWER_CHARS = 1_500_000;
 
 // What airlock needs from a chat completion; anything else the provider adds is ignored.
 const completionSchema = z.object({
@@ -68,15 +83,30 @@ function toProvider(message: ChatMessage): ChatCompletionMessageParam {
 }
 
 export function createModelActivities(deps: ModelDeps) {
+  const conversations = new ConversationReader(deps.contents);
+  // A conversation that is not in the store will not appear by retrying.
+  const read = (head: string | null) => {
+    try {
+      return conversations.read(head);
+    } catch (err) {
+      if (!(err instanceof ConversationMissingError)) throw err;
+      throw ApplicationFailure.create({ message: err.message, type: FailureTypes.ConversationMissing, nonRetryable: true, cause: err });
+    }
+  };
   return {
-    /** One model turn: the conversation so far in, one assistant message out. */
+    /**
+     * One model turn: the stored conversation and what came after it in,
+     * one assistant message out; both are stored, the new head returned.
+     */
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnResult> {
+      const head = input.head ?? null;
+      const conversation = [...read(head), ...input.messages];
       const tools = toolSpecs(input.toolNames).map((spec) => ({ type: 'function' as const, function: spec }));
       let raw: unknown;
       try {
         raw = await deps.openai.chat.completions.create({
           model: deps.model,
-          messages: input.messages.map(toProvider),
+          messages: fitToBudget(conversation, deps.contextChars).map(toProvider),
           ...(tools.length > 0 ? { tools, tool_choice: 'auto' as const } : {}),
         });
       } catch (err) {
@@ -101,18 +131,22 @@ export function createModelActivities(deps: ModelDeps) {
           type: FailureTypes.ModelOutputInvalid,
         });
       }
-      const message = parsed.data.choices[0]!.message;
-      return {
-        message: {
-          role: 'assistant',
-          content: message.content ?? null,
-          toolCalls: (message.tool_calls ?? []).map((c) => ({
-            id: c.id,
-            name: c.function.name,
-            arguments: c.function.arguments,
-          })),
-        },
+      const [choice] = parsed.data.choices;
+      const answer: AssistantMessage = {
+        role: 'assistant',
+        content: choice?.message.content ?? null,
+        // Unique ids before it is stored: the results that follow answer these ids.
+        toolCalls: withUniqueCallIds((choice?.message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }))),
       };
+      const chars = (answer.content?.length ?? 0) + answer.toolCalls.reduce((n, c) => n + c.arguments.length, 0);
+      if (chars > MAX_ANSWER_CHARS) {
+        throw ApplicationFailure.create({
+          message: `the model answered with ${chars} characters in one message, more than a job can carry (${MAX_ANSWER_CHARS}); ask for smaller steps`,
+          type: FailureTypes.ModelOutputInvalid,
+          nonRetryable: true,
+        });
+      }
+      return { message: answer, head: conversations.store({ v: 1, prev: head, messages: [...input.messages, answer] }) };
     },
   };
 }

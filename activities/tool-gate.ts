@@ -42,14 +42,19 @@ export interface RevalidateInput {
   readonly toolName: string;
   /** The arguments that will run (edited ones when the reviewer edited the call). */
   readonly args: Record<string, unknown>;
-  /** The arguments `prepareApproval` observed; targets are compared position by position. */
-  readonly originalArgs: Record<string, unknown>;
+  /**
+   * The targets `prepareApproval` observed, compared position by position
+   * (only the targets: the arguments travel once, a large write stays under
+   * Temporal's payload limit). Builds before sent `originalArgs` instead.
+   */
+  readonly originalTargets?: readonly string[];
+  readonly originalArgs?: Record<string, unknown>;
   readonly allowedTools: readonly string[];
   readonly reviewer: string;
   readonly reviewers: readonly string[] | null;
   readonly separateRequester: boolean;
   readonly requester: string;
-  /** What the reviewer saw, one entry per target of `originalArgs`. */
+  /** What the reviewer saw, one entry per original target. */
   readonly observed: readonly ObservedState[];
 }
 
@@ -151,7 +156,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
         return { ok: false, reason: `the requester ${input.requester} may not approve their own call` };
       }
       const targetsNow = tool.targets(parsed.data);
-      const targetsThen = tool.targets(tool.parameters.parse(input.originalArgs));
+      const targetsThen = input.originalTargets ?? (input.originalArgs === undefined ? targetsNow : tool.targets(tool.parameters.parse(input.originalArgs)));
       const { observed: current, problems } = await observeTargets(tool, parsed.data);
       const changes: string[] = [];
       current.forEach((now, i) => {

@@ -10,6 +10,20 @@ const hex32 = z.string().regex(/^[0-9a-f]{32}$/, 'expected a 32-character hex no
 
 export type ApprovalStatus = ApprovalRequest['status'];
 
+const KEPT_ARG_CHARS = 1_000;
+
+/**
+ * A decided request as the job keeps it for `airlock show`: long argument
+ * texts shortened (a megabyte write must not ride along for weeks), the
+ * rest as decided.
+ */
+export function slimmed(request: ApprovalRequest): ApprovalRequest {
+  const args = Object.fromEntries(
+    Object.entries(request.args).map(([k, v]) => [k, typeof v === 'string' && v.length > KEPT_ARG_CHARS ? `${v.slice(0, KEPT_ARG_CHARS)}… (${v.length - KEPT_ARG_CHARS} more characters)` : v]),
+  );
+  return { ...request, args };
+}
+
 const argsRecord = z.record(z.string(), z.unknown());
 
 const requestFields = {

@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { approvalRequestSchema } from './approvals';
 import { batchPlanSchema } from './batch-plan';
 import { chatMessageSchema } from './chat';
+import { conversationStateSchema } from './conversation';
 import { approvalRequestV1Schema, batchPlanV1Schema, heldPlanFromV1, LegacyShapeError, requestFromV1 } from './legacy-v1';
 import { ruleCountersSchema } from './policy/evaluate';
 import { policySnapshotSchema } from './policy/snapshot';
 
-export const CARRIED_STATE_VERSION = 2;
+export const CARRIED_STATE_VERSION = 3;
 
 /** A parked batch: the plan, its approval requests, and gated calls whose target could not be observed. */
 export const parkedBatchSchema = z.strictObject({
@@ -34,20 +35,33 @@ const memory = {
 };
 
 /** Everything a job carries across continue-as-new. */
-export const carriedStateSchema = z.strictObject({
-  schemaVersion: z.literal(CARRIED_STATE_VERSION),
+const stateFields = {
   snapshot: policySnapshotSchema,
   /** The agent worker's seal binding the snapshot to the job (absent in state from builds before seals). */
   policySeal: z.string().optional(),
-  messages: z.array(chatMessageSchema),
   ruleCounters: ruleCountersSchema,
   ...counters,
   ...memory,
   parked: parkedBatchSchema.nullable(),
   /** The most recent decided requests, for `airlock show`. */
   decided: z.array(approvalRequestSchema),
+};
+
+export const carriedStateSchema = z.strictObject({
+  schemaVersion: z.literal(CARRIED_STATE_VERSION),
+  ...stateFields,
+  /** The conversation: a digest of what is stored, and what came since the last model turn. */
+  conversation: conversationStateSchema,
 });
 export type CarriedState = z.infer<typeof carriedStateSchema>;
+
+/** Version 2 carried the whole conversation inline. */
+const carriedStateV2Schema = z.strictObject({ schemaVersion: z.literal(2), ...stateFields, messages: z.array(chatMessageSchema) });
+
+function fromV2({ messages, ...v2 }: z.infer<typeof carriedStateV2Schema>): CarriedState {
+  // Nothing of it is stored yet: the next model turn stores it all.
+  return { ...v2, schemaVersion: CARRIED_STATE_VERSION, conversation: { head: null, length: messages.length, pending: messages, recent: [] } };
+}
 
 const carriedStateV1Schema = z.strictObject({
   schemaVersion: z.literal(1),
@@ -60,10 +74,10 @@ const carriedStateV1Schema = z.strictObject({
   decided: z.array(approvalRequestV1Schema),
 });
 
-function fromV1(v1: z.infer<typeof carriedStateV1Schema>): CarriedState {
+function fromV1(v1: z.infer<typeof carriedStateV1Schema>): z.infer<typeof carriedStateV2Schema> {
   return {
     ...v1,
-    schemaVersion: CARRIED_STATE_VERSION,
+    schemaVersion: 2,
     // Version 1 answered an unprepared call by turning it into a deny in the plan itself.
     parked:
       v1.parked === null
@@ -93,11 +107,15 @@ export function restoreCarriedState(raw: unknown): RestoreResult {
       const parsed = carriedStateV1Schema.safeParse(raw);
       if (!parsed.success) return { ok: false, message: `version 1 state: ${problem(parsed.error)}` };
       try {
-        return { ok: true, state: fromV1(parsed.data) };
+        return { ok: true, state: fromV2(fromV1(parsed.data)) };
       } catch (err) {
         if (err instanceof LegacyShapeError) return { ok: false, message: `version 1 state: ${err.message}` };
         throw err;
       }
+    }
+    case 2: {
+      const parsed = carriedStateV2Schema.safeParse(raw);
+      return parsed.success ? { ok: true, state: fromV2(parsed.data) } : { ok: false, message: `version 2 state: ${problem(parsed.error)}` };
     }
     case CARRIED_STATE_VERSION: {
       const parsed = carriedStateSchema.safeParse(raw);

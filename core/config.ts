@@ -73,6 +73,7 @@ const variables = {
   OPENAI_API_KEY: nonEmpty.optional(),
   AIRLOCK_MODEL: nonEmpty.default('gpt-4o-mini'),
   AIRLOCK_MODEL_TIMEOUT_MS: positiveInt(600_000).default(60_000),
+  AIRLOCK_MODEL_CONTEXT_CHARS: positiveInt(100_000_000).refine((n) => n >= 10_000, 'at least 10000').default(400_000),
   AIRLOCK_UI_PORT: port.default(8233),
   AIRLOCK_REPLAY_SCRIPT: nonEmpty.optional(),
   AIRLOCK_LOG_LEVEL: logLevel.default('info'),
@@ -111,6 +112,8 @@ export interface AirlockConfig {
     readonly apiKey: string | undefined;
     readonly name: string;
     readonly timeoutMs: number;
+    /** Characters of conversation sent per turn at most; older tool output is left out first. */
+    readonly contextChars: number;
   };
   readonly dev: { readonly uiPort: number; readonly replayScript: string | undefined };
   readonly logLevel: LogLevel;
@@ -178,7 +181,7 @@ export function parseConfig(env: Env): AirlockConfig {
       judge: p.AIRLOCK_JUDGE_CONCURRENCY,
     },
     workflows: { cacheSize: p.AIRLOCK_WORKFLOW_CACHE, concurrency: p.AIRLOCK_WORKFLOW_CONCURRENCY, stickyTimeoutMs: p.AIRLOCK_STICKY_TIMEOUT },
-    model: { baseUrl, apiKey: p.OPENAI_API_KEY, name: p.AIRLOCK_MODEL, timeoutMs: p.AIRLOCK_MODEL_TIMEOUT_MS },
+    model: { baseUrl, apiKey: p.OPENAI_API_KEY, name: p.AIRLOCK_MODEL, timeoutMs: p.AIRLOCK_MODEL_TIMEOUT_MS, contextChars: p.AIRLOCK_MODEL_CONTEXT_CHARS },
     dev: { uiPort: p.AIRLOCK_UI_PORT, replayScript: p.AIRLOCK_REPLAY_SCRIPT },
     logLevel: p.AIRLOCK_LOG_LEVEL,
     rulesFile: p.AIRLOCK_RULES_FILE,

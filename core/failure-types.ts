@@ -19,6 +19,8 @@ export const FailureTypes = {
   NonceConsumed: 'AirlockNonceConsumed',
   /** A policy snapshot or carried state without a valid seal of this agent worker: a client tried to bring its own. */
   StateRejected: 'AirlockStateRejected',
+  /** A job's stored conversation is not in this agent worker's content store. */
+  ConversationMissing: 'AirlockConversationMissing',
   /** The policy snapshot or rules file could not be loaded. */
   PolicyUnavailable: 'AirlockPolicyUnavailable',
 } as const;

@@ -44,7 +44,7 @@ export const jobOutcomes = ['completed', 'aborted', 'failed'] as const;
 export type JobOutcome = (typeof jobOutcomes)[number];
 
 /** Why a job that did not complete ended. */
-export type JobEndReason = 'policy_stopped' | 'max_turns' | 'model_error';
+export type JobEndReason = 'policy_stopped' | 'max_turns' | 'model_error' | 'state_too_large';
 
 export interface AgentJobResult {
   readonly schemaVersion: 1;

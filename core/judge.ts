@@ -118,14 +118,15 @@ export function judgeCallSummary(tool: string, category: string, args: Readonly<
   return { tool, category, arguments: shown };
 }
 
-/** At most four recent turns, masked and shortened; tool output is summarized by its length only. */
+/** One masked, shortened line of context for the judge (none for the system prompt); tool output is summarized by its length only. */
+export function judgeContextLine(m: ChatMessage): string | undefined {
+  if (m.role === 'system') return undefined;
+  if (m.role === 'tool') return `tool result (${m.content.length} characters)`;
+  const text = m.role === 'assistant' ? `${m.content ?? ''} ${m.toolCalls.map((c) => c.name).join(', ')}`.trim() : m.content;
+  return `${m.role}: ${maskPreview(text, 300)}`;
+}
+
+/** At most four recent turns, masked and shortened. */
 export function recentTurnsForJudge(messages: readonly ChatMessage[]): string[] {
-  return messages
-    .filter((m) => m.role !== 'system')
-    .slice(-MAX_JUDGE_CONTEXT_TURNS)
-    .map((m) => {
-      if (m.role === 'tool') return `tool result (${m.content.length} characters)`;
-      const text = m.role === 'assistant' ? `${m.content ?? ''} ${m.toolCalls.map((c) => c.name).join(', ')}`.trim() : m.content;
-      return `${m.role}: ${maskPreview(text, 300)}`;
-    });
+  return messages.flatMap((m) => judgeContextLine(m) ?? []).slice(-MAX_JUDGE_CONTEXT_TURNS);
 }

@@ -10,6 +10,7 @@ import { OpenAI } from 'openai';
 import { createActivities } from '../activities';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../host/grant-keys';
 import { createSealer } from '../host/seal';
+import { SqliteContentStore } from '../host/content-store';
 import { NonceStore } from '../host/nonce-store';
 import { parseRulesDocument } from '../host/rules-file';
 import { Roots } from '../host/roots';
@@ -391,6 +392,8 @@ async function main(): Promise<void> {
     agent: {
       openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'record', maxRetries: 0 }),
       model: 'replay',
+      contents: new SqliteContentStore(join(dir, 'agent', 'contents.sqlite')),
+      contextChars: 400_000,
       loadSnapshot: async () =>
         buildSnapshot(parseRulesDocument(RULES, 'recorded rules'), 'recorded rules', { roots: [root], judgeModel: 'judge', judgeTimeoutMs: 3000 }),
       signer: createGrantSigner(grantKeys.privateKey),

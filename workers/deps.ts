@@ -9,6 +9,7 @@ import { loadPolicySnapshotFrom } from '../host/rules-file';
 import { Roots } from '../host/roots';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config';
 import type { QueueRole } from '../core/task-queues';
+import { SqliteContentStore } from '../host/content-store';
 import { createModelClient } from '../host/model-client';
 import { statePaths } from '../host/paths';
 
@@ -31,6 +32,8 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
     agent = {
       openai: createModelClient(config.model, config.model.timeoutMs),
       model: config.model.name,
+      contents: new SqliteContentStore(paths.contents),
+      contextChars: config.model.contextChars,
       loadSnapshot: () => loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings),
       signer: createGrantSigner(privateKey),
       sealer: createSealer(privateKey),

@@ -58,15 +58,17 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
 async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; calls: PreflightedCall[] } | { kind: 'failed'; detail: string }> {
   state.startTurn();
   job.show();
-  let message;
+  let turn;
   try {
-    message = (await model.modelTurn({ messages: state.messages, toolNames: [...job.allowedTools, COMPLETE_TOOL] })).message;
+    turn = await model.modelTurn({ ...state.modelInput(), toolNames: [...job.allowedTools, COMPLETE_TOOL] });
   } catch (err) {
     job.audit.record({ type: 'runtime_error', data: { code: 'model_error', error: describeError(err), turn: state.turns } });
     return { kind: 'failed', detail: describeError(err) };
   }
-  const assistant = { ...message, toolCalls: withUniqueCallIds(message.toolCalls) };
-  state.addAssistant(assistant);
+  // Answers recorded by builds that stored nothing had their ids made unique here; it changes nothing since.
+  const assistant = { ...turn.message, toolCalls: withUniqueCallIds(turn.message.toolCalls) };
+  // Turns recorded before the content store returned no head.
+  state.addAssistant(assistant, typeof turn.head === 'string' ? turn.head : undefined);
   if (assistant.toolCalls.length === 0) state.nudge();
   return { kind: 'calls', calls: assistant.toolCalls.map((c) => preflight(c, job.allowedTools, state.snapshot.detectors.roots)) };
 }

@@ -3,7 +3,6 @@ import { batchPlanSchema, plan, type BatchPlan, type PlannedCall, type RuleRef }
 import { z } from 'zod';
 import { describeError } from '../core/describe-error';
 import { grantSchema, type Grant } from '../core/grants';
-import { recentTurnsForJudge } from '../core/judge';
 import { recordedEvaluations } from '../core/legacy-v1';
 import { summarizeArgs } from '../core/masking';
 import type { JudgeVerdict, RuleMatch } from '../core/policy/evaluate';
@@ -123,7 +122,7 @@ function recordedPlan(input: EvaluatePolicyInput, recorded: unknown): BatchPlan 
  */
 async function askJudge(job: Job, state: JobState, requests: readonly JudgeRequest[]): Promise<Record<string, Record<string, JudgeVerdict>>> {
   const { model, timeoutMs } = state.snapshot.judge;
-  const recentTurns = recentTurnsForJudge(state.messages);
+  const recentTurns = state.judgeContext();
   const answers = await Promise.all(
     requests.map(async (r) => {
       try {

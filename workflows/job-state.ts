@@ -1,7 +1,8 @@
-import type { ApprovalRequest, PendingRequest } from '../core/approvals';
+import { slimmed, type ApprovalRequest, type PendingRequest } from '../core/approvals';
 import type { BatchPlan, JobPolicyMemory } from '../core/batch-plan';
 import type { CarriedState, ParkedBatch } from '../core/carried-state';
-import type { AssistantMessage } from '../core/chat';
+import type { AssistantMessage, ChatMessage } from '../core/chat';
+import { afterModelTurn, judgeContext } from '../core/conversation';
 import { isPending } from '../core/job-view';
 import { recordFires } from '../core/policy/evaluate';
 import type { PolicySnapshot } from '../core/policy/snapshot';
@@ -41,8 +42,14 @@ export class JobState {
     return this.data.parked;
   }
 
-  get messages(): CarriedState['messages'] {
-    return this.data.messages;
+  /** What the next model turn needs: the stored conversation's head and what came after it. */
+  modelInput(): { readonly head: string | null; readonly messages: readonly ChatMessage[] } {
+    return { head: this.data.conversation.head, messages: this.data.conversation.pending };
+  }
+
+  /** The last few messages, masked, for the judge. */
+  judgeContext(): string[] {
+    return judgeContext(this.data.conversation);
   }
 
   /** A copy for continue-as-new. */
@@ -71,28 +78,35 @@ export class JobState {
     this.data.turns++;
   }
 
-  addAssistant(message: AssistantMessage): void {
-    this.data.messages.push(message);
+  /** The model's answer; `head` is the conversation stored with it (absent in turns recorded before the store). */
+  addAssistant(message: AssistantMessage, head: string | undefined): void {
+    this.data.conversation = afterModelTurn(this.data.conversation, message, head);
   }
 
   nudge(): void {
-    this.data.messages.push({ role: 'user', content: Texts.nudge });
+    this.push({ role: 'user', content: Texts.nudge });
   }
 
   /** Appends a call's result; returns its place so a result decided later keeps the call order. */
   addToolResult(callId: string, content: string): number {
-    return this.data.messages.push({ role: 'tool', toolCallId: callId, content }) - 1;
+    return this.push({ role: 'tool', toolCallId: callId, content });
   }
 
   fillToolResult(slot: number, callId: string, content: string): void {
-    this.data.messages[slot] = { role: 'tool', toolCallId: callId, content };
+    this.data.conversation.pending[slot] = { role: 'tool', toolCallId: callId, content };
   }
 
   /** The one injected user message after a batch's tool results; false when there is nothing to say. */
   addInstructions(instructions: readonly string[]): boolean {
     if (instructions.length === 0) return false;
-    this.data.messages.push({ role: 'user', content: Texts.instructions(instructions) });
+    this.push({ role: 'user', content: Texts.instructions(instructions) });
     return true;
+  }
+
+  /** Messages wait in the conversation's pending part until the next model turn stores them. */
+  private push(message: ChatMessage): number {
+    this.data.conversation.length++;
+    return this.data.conversation.pending.push(message) - 1;
   }
 
   // ---- policy memory ------------------------------------------------------
@@ -152,7 +166,7 @@ export class JobState {
   }
 
   closeParked(): void {
-    this.data.decided = [...this.data.decided, ...this.requests()].slice(-MAX_DECIDED_KEPT);
+    this.data.decided = [...this.data.decided, ...this.requests().map(slimmed)].slice(-MAX_DECIDED_KEPT);
     this.data.parked = null;
   }
 }

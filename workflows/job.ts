@@ -19,6 +19,9 @@ type Ending = { readonly reason?: AgentJobResult['reason']; readonly detail?: st
 
 type AgentJob = (input: AgentJobInput) => Promise<AgentJobResult>;
 
+/** Temporal refuses a payload over 2 MB; the seal and the encoding need a little room. */
+const MAX_CARRIED_CHARS = 1_800_000;
+
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, FailureTypes.InvalidInput);
 }
@@ -93,13 +96,18 @@ export class Job {
     const { snapshot, seal } = loaded;
     const state = new JobState(
       {
-        schemaVersion: 2,
+        schemaVersion: 3,
         snapshot,
         ...(seal !== undefined ? { policySeal: seal } : {}),
-        messages: [
-          { role: 'system', content: systemPrompt(this.jobId, snapshot, this.allowedTools) },
-          { role: 'user', content: this.input.goal },
-        ],
+        conversation: {
+          head: null,
+          length: 2,
+          pending: [
+            { role: 'system', content: systemPrompt(this.jobId, snapshot, this.allowedTools) },
+            { role: 'user', content: this.input.goal },
+          ],
+          recent: [],
+        },
         turns: 0,
         ruleCounters: {},
         deniedFingerprints: [],
@@ -167,11 +175,16 @@ export class Job {
     } while (!allHandlersFinished() || this.audit.size > 0);
   }
 
-  async continueAsNew(state: JobState): Promise<never> {
+  /** Continues as new, or ends clearly when the state would not fit the next run's input (the server would refuse it). */
+  async continueAsNew(state: JobState): Promise<AgentJobResult> {
     const { carried: _previous, carriedSeal: _seal, ...input } = this.input;
     for (;;) {
       await this.drain();
       const next = { ...input, carried: state.carried() };
+      const size = JSON.stringify(next).length;
+      if (size > MAX_CARRIED_CHARS) {
+        return this.finish(state, 'failed', { reason: 'state_too_large', detail: `the job's state (${size} characters) is too large to continue as new` });
+      }
       if (!sealedState()) return continueAsNew<AgentJob>(next);
       const { seal } = await local.sealState({ jobId: this.jobId, next });
       // Every handler audits: a decision that landed while sealing changed the state, so seal again.

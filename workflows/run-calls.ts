@@ -7,6 +7,7 @@ import type { Grant } from '../core/grants';
 import { summarizeArgs } from '../core/masking';
 import type { AgentJobResult } from '../core/job-input';
 import type { ToolCall } from '../core/preflight';
+import { getTool } from '../core/tools/definitions';
 import { Texts } from '../core/texts';
 import { executeOptions, local, observeOptions, tools } from './activities';
 import type { Job } from './job';
@@ -125,7 +126,7 @@ async function revalidate(job: Job, call: ToolCall, approved: ApprovedRun): Prom
       {
         toolName: call.toolName,
         args: call.args,
-        originalArgs: request.args,
+        originalTargets: getTool(call.toolName)?.targets(request.args) ?? [],
         allowedTools: job.allowedTools,
         reviewer: request.decision.reviewer,
         reviewers: request.reviewers,

@@ -1,6 +1,7 @@
 import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
 import type { OpenAI } from 'openai';
 import { createModelActivities } from '../../activities/model-turn';
+import { SqliteContentStore } from '../../host/content-store';
 import { fsChmod, fsDelete, fsList, fsMove, fsRead, fsStat, fsWrite } from '../../core/tools/definitions';
 import { createFsTools, type FsTools, type ToolOutcome } from '../../host/tools/fs-tools';
 import type { Roots } from '../../host/roots';
@@ -34,7 +35,7 @@ export function createPlainActivities(openai: OpenAI, model: string, roots: Root
   const tools = createFsTools(roots);
   return {
     // The product's model-turn activity, unchanged.
-    ...createModelActivities({ openai, model }),
+    ...createModelActivities({ openai, model, contents: new SqliteContentStore(':memory:'), contextChars: 400_000 }),
     async plainTool(input: { name: string; arguments: string }): Promise<ToolOutcome> {
       let args: unknown;
       try {

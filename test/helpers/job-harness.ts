@@ -12,6 +12,7 @@ import { createActivities } from '../../activities';
 import type { AuditSink } from '../../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
 import { createSealer } from '../../host/seal';
+import { SqliteContentStore } from '../../host/content-store';
 import { NonceStore } from '../../host/nonce-store';
 import { parseRulesDocument } from '../../host/rules-file';
 import { Roots } from '../../host/roots';
@@ -53,6 +54,10 @@ export interface HarnessOptions {
   readonly toolsInProcess?: boolean;
   /** Encrypt payloads with airlock's codec (workers and the CLI's client); the raw `env.client` stays without it. */
   readonly codec?: boolean;
+  /** Characters of conversation the model is sent at most (AIRLOCK_MODEL_CONTEXT_CHARS). */
+  readonly contextChars?: number;
+  /** The agent worker's workflow cache (AIRLOCK_WORKFLOW_CACHE); default: the SDK's. */
+  readonly workflowCache?: number;
 }
 
 /**
@@ -113,6 +118,8 @@ export class JobHarness {
       agent: {
         openai,
         model: 'replay',
+        contents: new SqliteContentStore(join(this.dir, 'agent', 'contents.sqlite')),
+        contextChars: this.options.contextChars ?? 400_000,
         loadSnapshot: async () =>
           buildSnapshot(parseRulesDocument(this.rules, 'test rules'), 'test rules', {
             roots: this.options.detectorRoots ?? [this.root],
@@ -137,7 +144,16 @@ export class JobHarness {
               timeoutMs: this.options.judge.timeoutMs,
             },
     });
-    this.workers = await startWorkers(this.env, roles, activities, this.dataConverter);
+    this.workers = await startWorkers(this.env, roles, activities, {
+      dataConverter: this.dataConverter,
+      ...(this.options.workflowCache !== undefined ? { workflowCache: this.options.workflowCache } : {}),
+    });
+  }
+
+  /** Jobs the in-process agent worker holds in its workflow cache now. */
+  cachedWorkflows(): number {
+    const agent = this.workers?.workers.find((w) => w.options.taskQueue === TaskQueues.agent);
+    return agent?.getStatus().numCachedWorkflows ?? 0;
   }
 
   /** Rules for jobs started from now on; running jobs keep their snapshot. */

@@ -86,9 +86,15 @@ export interface RunningWorkers {
 }
 
 /** In-process workers for the given queues, built the product's way from the test's own activities. */
-export async function startWorkers(env: TestEnv, roles: readonly QueueRole[], activities: Activities, dataConverter?: DataConverter): Promise<RunningWorkers> {
+export async function startWorkers(
+  env: TestEnv,
+  roles: readonly QueueRole[],
+  activities: Activities,
+  options: { readonly dataConverter?: DataConverter; readonly workflowCache?: number } = {},
+): Promise<RunningWorkers> {
   const workers = await createWorkers({
-    ...(dataConverter !== undefined ? { dataConverter } : {}),
+    ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
+    ...(options.workflowCache !== undefined ? { workflows: { cacheSize: options.workflowCache, concurrency: 10, stickyTimeoutMs: 5_000 } } : {}),
     connection: env.nativeConnection,
     namespace: env.namespace,
     roles,

@@ -112,9 +112,9 @@ test('an allowed write of a megabyte that once made masking hang completes, audi
   }
 });
 
-test('a parked write of half a megabyte shows to reviewers masked, promptly, and runs once approved', async () => {
-  // Half: the approved call's activity input carries the arguments more than once, and must stay under Temporal's 2 MB.
-  const content = `api_token: s3cr3t-value\nhttps://user:${'ab'.repeat(262_144)}`.slice(0, 524_288);
+test('a parked write of a megabyte (the most a write takes) shows to reviewers masked, promptly, and runs once approved', async () => {
+  // Every activity input carries the arguments once, so the largest write stays under Temporal's 2 MB per payload.
+  const content = `api_token: s3cr3t-value\nhttps://user:${'ab'.repeat(524_288)}`.slice(0, 1_048_576);
   h.setRules({
     version: 1,
     rules: [{ id: 'approve-changes', version: 1, name: 'file changes need approval', scope: { categories: ['file_change'] }, action: 'request_approval' }],

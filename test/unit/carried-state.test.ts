@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { restoreCarriedState } from '../../core/carried-state';
 
-/** The state a version-1 job carried when it continued as new while parked, as recorded in its second run's input. */
-function recordedV1State(): Record<string, unknown> {
-  const file = join(__dirname, '..', 'replay', 'histories', 'continue-as-new-parked.v0.run2.json');
+/** The state a job carried when it continued as new while parked, as recorded in its second run's input (v0: version 1, v1: version 2). */
+function recordedState(tag = 'v0'): Record<string, unknown> {
+  const file = join(__dirname, '..', 'replay', 'histories', `continue-as-new-parked.${tag}.run2.json`);
   const history = JSON.parse(readFileSync(file, 'utf8')) as {
     events: Array<{ workflowExecutionStartedEventAttributes?: { input: { payloads: Array<{ data: string }> } } }>;
   };
@@ -15,14 +15,15 @@ function recordedV1State(): Record<string, unknown> {
 }
 
 test('a version-1 payload (a parked job that continued as new) restores as the current version', () => {
-  const v1 = recordedV1State();
+  const v1 = recordedState();
   expect(v1.schemaVersion).toBe(1);
   const restored = restoreCarriedState(v1);
   if (!restored.ok) throw new Error(restored.message);
   const { state } = restored;
-  expect(state.schemaVersion).toBe(2);
+  expect(state.schemaVersion).toBe(3);
   expect(state.turns).toBe(v1.turns);
-  expect(state.messages).toEqual(v1.messages);
+  // Nothing of the conversation is stored yet: it all waits for the next model turn.
+  expect(state.conversation).toEqual({ head: null, length: (v1.messages as unknown[]).length, pending: v1.messages, recent: [] });
   expect(state.snapshot).toEqual(v1.snapshot);
   const parked = state.parked;
   expect(parked).not.toBeNull();
@@ -37,7 +38,7 @@ test('a version-1 payload (a parked job that continued as new) restores as the c
 });
 
 test('decided version-1 requests keep their decision; a decision that contradicts the status is refused', () => {
-  const v1 = recordedV1State();
+  const v1 = recordedState();
   const parked = v1.parked as { requests: Array<Record<string, unknown>> };
   const [pending] = parked.requests;
   const approved = { ...pending, status: 'approved', decision: { decision: 'approve', reviewer: 'alice', reason: null, decidedAt: 1, editedArgs: null, editedFingerprint: null } };
@@ -53,12 +54,23 @@ test('decided version-1 requests keep their decision; a decision that contradict
 });
 
 test('unknown, newer or malformed state is refused with a reason, never guessed at', () => {
-  const v1 = recordedV1State();
-  expect(restoreCarriedState({ ...v1, schemaVersion: 3 })).toEqual({ ok: false, message: expect.stringContaining('newer build') });
+  const v1 = recordedState();
+  expect(restoreCarriedState({ ...v1, schemaVersion: 4 })).toEqual({ ok: false, message: expect.stringContaining('newer build') });
   expect(restoreCarriedState({ turns: 1 })).toEqual({ ok: false, message: 'carried state without a schemaVersion' });
   expect(restoreCarriedState({ ...v1, turns: 'many' })).toEqual({ ok: false, message: expect.stringMatching(/^version 1 state: turns: /) });
   const restored = restoreCarriedState(v1);
   if (!restored.ok) throw new Error(restored.message);
   // The current version reads itself back.
   expect(restoreCarriedState(JSON.parse(JSON.stringify(restored.state)))).toEqual(restored);
+});
+
+test('a version-2 payload (the whole conversation inline) restores with its conversation pending', () => {
+  const v2 = recordedState('v1');
+  expect(v2.schemaVersion).toBe(2);
+  const restored = restoreCarriedState(v2);
+  if (!restored.ok) throw new Error(restored.message);
+  expect(restored.state.schemaVersion).toBe(3);
+  expect(restored.state.conversation.pending).toEqual(v2.messages);
+  expect(restored.state.conversation.head).toBeNull();
+  expect(restored.state.parked?.requests[0]?.status).toBe('pending');
 });
