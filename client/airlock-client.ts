@@ -3,6 +3,7 @@ import {
   Client,
   Connection,
   WorkflowUpdateFailedError,
+  type ConnectionOptions,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -12,7 +13,7 @@ import { FailureTypes } from '../core/failure-types';
 import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../core/job-input';
 import type { AgentJobStateView, PendingRequestView } from '../core/job-view';
 import type { agentJob } from '../workflows/agent-job';
-import { AirlockSearchAttributes, type JobStatus } from '../core/search-attributes';
+import { AirlockSearchAttributes, statusKey, type JobStatus } from '../core/search-attributes';
 import { TaskQueues } from '../core/task-queues';
 import { maskString, truncate } from '../core/masking';
 import { getTool } from '../core/tools/definitions';
@@ -20,6 +21,7 @@ import type { ZodType } from 'zod';
 import { decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
 import { dataConverterFor } from '../host/data-converter';
 import { JobError } from './errors';
+import { PENDING_MEMO_KEY, pendingMemo, pendingMemoSchema, type PendingMemo } from '../core/pending-memo';
 
 export interface StartJobOptions {
   readonly goal: string;
@@ -72,8 +74,13 @@ export class AirlockClient {
     private readonly connection: Connection,
   ) {}
 
-  static async connect(config: AirlockConfig): Promise<AirlockClient> {
-    const connection = await Connection.connect({ address: config.temporal.address, connectTimeout: 5000 });
+  /** `connection` adds options to the gRPC connection (tests count calls with interceptors). */
+  static async connect(config: AirlockConfig, connection?: Pick<ConnectionOptions, 'interceptors'>): Promise<AirlockClient> {
+    const conn = await Connection.connect({ ...connection, address: config.temporal.address, connectTimeout: 5000 });
+    return AirlockClient.over(conn, config);
+  }
+
+  private static over(connection: Connection, config: AirlockConfig): AirlockClient {
     return new AirlockClient(new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }), connection);
   }
 
@@ -95,6 +102,8 @@ export class AirlockClient {
       taskQueue: TaskQueues.agent,
       workflowId: jobId,
       args: [input],
+      // An empty memo from the start: `pendingOf` can then tell "nothing pending" without asking the job.
+      memo: { [PENDING_MEMO_KEY]: pendingMemo(options.goal, []) },
       staticSummary: `airlock job: ${maskString(truncate(options.goal.replace(/\s+/g, ' '), 120))}`,
     });
     return { jobId, runId: handle.firstExecutionRunId };
@@ -108,14 +117,39 @@ export class AirlockClient {
     return this.client.workflow.getHandle<typeof agentJob>(jobId).result();
   }
 
-  /** Jobs parked on approvals (from visibility), each with its pending requests (from its state). */
+  /**
+   * Jobs parked on approvals with their pending requests, from one
+   * visibility listing: each parked job publishes its requests in its memo,
+   * so no worker is asked and no job is loaded into a cache. Visibility is
+   * eventually consistent: a request decided a moment ago may still be
+   * listed, and deciding it again is rejected by the job. A job parked by
+   * an older build, without the memo, is asked by query.
+   */
   async listPending(): Promise<PendingJob[]> {
     const out: PendingJob[] = [];
     for await (const info of this.listByStatus('awaiting_approval')) {
+      const memo = pendingFromMemo(info.memo);
+      if (memo !== undefined) {
+        if (memo.requests.length > 0) out.push({ jobId: info.workflowId, goal: memo.goal, pending: memo.requests });
+        continue;
+      }
       const state = await this.state(info.workflowId);
       if (state.pending.length > 0) out.push({ jobId: info.workflowId, goal: state.goal, pending: state.pending });
     }
     return out;
+  }
+
+  /**
+   * The job's pending requests as a reviewer decides on them: from the
+   * memo by `describe` (read from the job's current record, not from
+   * visibility, so it is up to date), or by query for an older job.
+   */
+  async pendingOf(jobId: string): Promise<{ readonly status: string; readonly pending: readonly PendingRequestView[] }> {
+    const description = await this.client.workflow.getHandle(jobId).describe();
+    const memo = pendingFromMemo(description.memo);
+    if (memo !== undefined) return { status: description.typedSearchAttributes.get(statusKey) ?? 'running', pending: memo.requests };
+    if (description.status.name !== 'RUNNING') return { status: description.status.name.toLowerCase(), pending: [] };
+    return this.state(jobId);
   }
 
   listByStatus(status: JobStatus): AsyncIterable<WorkflowExecutionInfo> {
@@ -130,8 +164,7 @@ export class AirlockClient {
    * them. A rejection is also sent as a signal, so the job audits it.
    */
   async decide(jobId: string, options: DecideOptions): Promise<DecideOutcome> {
-    const state = await this.state(jobId);
-    const request = pickRequest(jobId, state, options.requestId);
+    const request = pickRequest(jobId, await this.pendingOf(jobId), options.requestId);
     const unsigned: DecisionPayload = {
       requestId: request.requestId,
       fingerprint: request.fingerprint,
@@ -195,7 +228,10 @@ export function coerceEdits(toolName: string, set: Readonly<Record<string, strin
   return out;
 }
 
-function pickRequest(jobId: string, state: AgentJobStateView, requestId: string | undefined): PendingRequestView {
+function pickRequest(
+  jobId: string,
+  state: { readonly status: string; readonly pending: readonly PendingRequestView[] },
+  requestId: string | undefined): PendingRequestView {
   if (requestId !== undefined) {
     const found = state.pending.find((r) => r.requestId === requestId);
     if (found === undefined) {
@@ -210,4 +246,12 @@ function pickRequest(jobId: string, state: AgentJobStateView, requestId: string 
     );
   }
   return state.pending[0]!;
+}
+
+/** The memo a parked job publishes; undefined when there is none (an older job) or it does not parse. */
+function pendingFromMemo(memo: Record<string, unknown> | undefined): PendingMemo | undefined {
+  const raw = memo?.[PENDING_MEMO_KEY];
+  if (raw === undefined || raw === null) return undefined;
+  const parsed = pendingMemoSchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
 }

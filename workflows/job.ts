@@ -45,7 +45,7 @@ export class Job {
   private result: AgentJobResult | null = null;
   /** Carried input whose seal `start` checks before anything runs. */
   private unverified: { readonly next: unknown; readonly seal: string | undefined } | undefined;
-  private readonly visibility = new Visibility();
+  private readonly visibility: Visibility;
 
   constructor(raw: AgentJobInput) {
     const parsed = agentJobInputSchema.safeParse(raw);
@@ -54,6 +54,7 @@ export class Job {
     }
     this.input = parsed.data;
     this.allowedTools = allowedToolsFor(parsed.data);
+    this.visibility = new Visibility(parsed.data.goal);
     this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined));
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
     if (parsed.data.carried !== undefined) {

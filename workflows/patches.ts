@@ -20,6 +20,13 @@ export function oneEvaluationPath(): boolean {
   return patched(ONE_EVALUATION_PATH);
 }
 
+const PENDING_MEMO = 'airlock-pending-memo';
+
+/** A parked job publishes its pending requests in its memo, for list views without queries. */
+export function pendingInMemo(): boolean {
+  return patched(PENDING_MEMO);
+}
+
 const SEALED_STATE = 'airlock-sealed-state';
 
 /**

@@ -1,16 +1,24 @@
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import { approvalCard } from '../core/approval-card';
 import type { PendingRequest } from '../core/approvals';
+import { PENDING_MEMO_KEY, pendingMemo } from '../core/pending-memo';
 import { pendingToolsKey, statusKey, type JobStatus } from '../core/search-attributes';
+import { pendingInMemo } from './patches';
 
 /**
- * What the Web UI shows of a job: `AirlockStatus` and `AirlockPendingTools`
- * (upserted only when they change, each upsert is a history event) and the
- * approval card as current details.
+ * What the Web UI and list views show of a job: `AirlockStatus` and
+ * `AirlockPendingTools` (upserted only when they change, each upsert is a
+ * history event), the pending requests in the memo (masked, for
+ * `airlock pending` in one visibility query), and the approval card as
+ * current details.
  */
 export class Visibility {
   private shownStatus: JobStatus | undefined;
   private shownTools = '';
+  /** A job starts with an empty memo (set by the client that starts it). */
+  private shownRequests = '';
+
+  constructor(private readonly goal: string) {}
 
   show(status: JobStatus, pending: readonly PendingRequest[]): void {
     const tools = [...new Set(pending.map((r) => r.toolName))].sort();
@@ -22,6 +30,11 @@ export class Visibility {
       ]);
       this.shownStatus = status;
       this.shownTools = key;
+    }
+    const requests = pending.map((r) => r.requestId).join(',');
+    if (requests !== this.shownRequests && pendingInMemo()) {
+      upsertMemo({ [PENDING_MEMO_KEY]: pendingMemo(this.goal, pending) });
+      this.shownRequests = requests;
     }
     setCurrentDetails(approvalCard(pending));
   }

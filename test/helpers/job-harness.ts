@@ -150,6 +150,20 @@ export class JobHarness {
     });
   }
 
+  /** Stops every worker: jobs stay parked on the server with nothing polling their queues. */
+  async stopWorkers(): Promise<void> {
+    await this.workers?.stop();
+    this.workers = undefined;
+  }
+
+  /** Starts the workers again after `stopWorkers`. */
+  async resumeWorkers(): Promise<void> {
+    const roles: QueueRole[] = ['agent'];
+    if (this.options.toolsInProcess !== false) roles.push('tools');
+    if (this.options.judge !== undefined) roles.push('judge');
+    await this.startWorkers(roles);
+  }
+
   /** Jobs the in-process agent worker holds in its workflow cache now. */
   cachedWorkflows(): number {
     const agent = this.workers?.workers.find((w) => w.options.taskQueue === TaskQueues.agent);

@@ -81,6 +81,8 @@ describe.each([
     }
     const described = await handle.describe();
     found.push(...leaked('Web UI summary', (await described.staticSummary()) ?? ''));
+    expect(JSON.stringify(described.memo)).toContain('fs_delete');
+    found.push(...leaked('Web UI memo', JSON.stringify(described.memo)));
     const metadata = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
     expect(metadata.currentDetails).toContain('Waiting for approval');
     found.push(...leaked('Web UI current details', metadata.currentDetails));

@@ -1,0 +1,115 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { AirlockClient } from '../../client/airlock-client';
+import { parseConfig } from '../../core/config';
+import { JobHarness } from '../helpers/job-harness';
+
+let h: JobHarness;
+beforeAll(async () => {
+  h = await JobHarness.create({
+    rules: { version: 1, rules: [{ id: 'approve-deletes', version: 1, name: 'deletes', scope: { categories: ['delete'] }, action: 'request_approval' }] },
+  });
+});
+afterAll(async () => h.close());
+
+/** A client on the harness's namespace whose gRPC calls are counted by method. */
+async function countingClient(): Promise<{ client: AirlockClient; calls: string[] }> {
+  const calls: string[] = [];
+  const count: Interceptor = (options, next) => {
+    calls.push(options.method_definition.path.split('/').pop() ?? '');
+    return new InterceptingCall(next(options));
+  };
+  const config = parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace, AIRLOCK_DATA_DIR: join(h.dir, 'data') });
+  const client = await AirlockClient.connect(config, { interceptors: [count] });
+  calls.length = 0; // Connecting asks for the server's capabilities; only what follows counts.
+  return { client, calls };
+}
+
+async function parkDelete(name: string, viaClient: boolean): Promise<string> {
+  writeFileSync(join(h.root, name), name);
+  const script = {
+    turns: [
+      { tool_calls: [{ name: 'fs_delete', arguments: { path: name } }] },
+      { tool_calls: [{ name: 'complete', arguments: { summary: `deleted ${name}` } }] },
+    ],
+  };
+  const jobId = `pending-${name}-${Date.now()}`;
+  if (viaClient) {
+    // The product's own start: the job begins with an empty memo.
+    h.replay.setScript(script);
+    await h.airlock.startJob({ goal: `delete ${name}`, jobId, requester: 'tester' });
+  } else {
+    await h.start({ script, jobId, goal: `delete ${name}` });
+  }
+  await h.waitForPending(jobId);
+  return jobId;
+}
+
+test('`pending` is one visibility listing whatever the number of parked jobs, and needs no worker', async () => {
+  const jobIds = [];
+  for (let i = 0; i < 5; i++) jobIds.push(await parkDelete(`p${i}.txt`, i % 2 === 0));
+  // Nothing polls the queues now: a query would hang, the memo does not need one.
+  await h.stopWorkers();
+  const { client, calls } = await countingClient();
+  try {
+    let listed = await client.listPending();
+    // Visibility is eventually consistent: wait until it shows all five.
+    for (let i = 0; i < 50 && listed.length < jobIds.length; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      calls.length = 0;
+      listed = await client.listPending();
+    }
+    expect(listed.map((j) => j.jobId).sort()).toEqual([...jobIds].sort());
+    for (const job of listed) {
+      expect(job.goal).toBe(`delete ${job.jobId.split('-')[1]}`);
+      expect(job.pending).toHaveLength(1);
+      expect(job.pending[0]).toMatchObject({ toolName: 'fs_delete', ruleId: 'approve-deletes' });
+      expect(job.pending[0]?.nonce).toMatch(/\S/);
+    }
+    expect(calls).toEqual(['ListWorkflowExecutions']);
+
+    // The request a reviewer decides on is read from the job's record, also without a worker.
+    const first = jobIds[0] ?? '';
+    calls.length = 0;
+    const lookedUp = await client.pendingOf(first);
+    expect(calls).toEqual(['DescribeWorkflowExecution']);
+    expect(lookedUp.pending.map((r) => r.requestId)).toEqual(listed.find((j) => j.jobId === first)?.pending.map((r) => r.requestId));
+  } finally {
+    await client.close();
+    await h.resumeWorkers();
+  }
+
+  // What the listing gave is enough to decide: every job completes its approved delete.
+  for (const jobId of jobIds) expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+  for (const [i, jobId] of jobIds.entries()) {
+    expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+    expect(existsSync(join(h.root, `p${i}.txt`))).toBe(false);
+  }
+  // Decided requests leave the memo: a job no longer waiting lists nothing.
+  const after = await h.airlock.pendingOf(jobIds[0] ?? '');
+  expect(after.pending).toEqual([]);
+});
+
+test('a long write is listed as a preview, and the decision still binds the whole content', async () => {
+  const content = 'x'.repeat(200_000);
+  const rulesJob = `pending-write-${Date.now()}`;
+  h.setRules({ version: 1, rules: [{ id: 'approve-writes', version: 1, name: 'writes', scope: { tools: ['fs_write'] }, action: 'request_approval' }] });
+  await h.start({
+    jobId: rulesJob,
+    script: {
+      turns: [
+        { tool_calls: [{ name: 'fs_write', arguments: { path: 'long.txt', content } }] },
+        { tool_calls: [{ name: 'complete', arguments: { summary: 'written' } }] },
+      ],
+    },
+  });
+  await h.waitForPending(rulesJob);
+  const { pending } = await h.airlock.pendingOf(rulesJob);
+  const args = pending[0]?.args as { content?: unknown } | undefined;
+  expect(typeof args?.content).toBe('string');
+  expect(String(args?.content).length).toBeLessThan(1_000);
+  expect(await h.airlock.decide(rulesJob, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+  expect(await h.result(rulesJob)).toMatchObject({ status: 'completed' });
+  expect(readFileSync(join(h.root, 'long.txt'), 'utf8')).toBe(content);
+});
