@@ -59,7 +59,7 @@ test('a job reading ten 16,000-character files per batch for 30 turns completes 
   expect(tool).toHaveLength(300);
   expect(tool.slice(-10).every((t) => t.length >= 16_000)).toBe(true);
   expect(tool.some((t) => t.includes('left out to fit the model'))).toBe(true);
-  const sent = last.reduce((n, m) => n + String(m.content ?? '').length, 0);
+  const sent = last.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : 0), 0);
   expect(sent).toBeLessThan(400_000 + 50_000);
   // Every run's history stays far from Temporal's limits.
   const events = (await handle.fetchHistory()).events ?? [];
