@@ -1,4 +1,4 @@
-import { basenamePosix, isInside, resolvePosix } from '../posix-path';
+import { basenamePosix, normalizePosix, resolvePosix } from '../posix-path';
 import type { ToolCategory } from '../tools/definitions';
 import { factOf, type CallFacts } from './facts';
 
@@ -181,6 +181,35 @@ function hostAllowed(host: string, allowed: readonly string[]): boolean {
   });
 }
 
+/**
+ * Whether `normalizePosix` would return this absolute path as it is (no
+ * empty, `.` or `..` segment, no trailing slash), as paths the gate has
+ * canonicalized are: then there is nothing to resolve.
+ */
+export function isNormalAbsolute(path: string): boolean {
+  if (path === '/') return true;
+  return path.startsWith('/') && !path.endsWith('/') && !/\/\.{0,2}(?=\/|$)/.test(path);
+}
+
+const rootsSeen = new WeakMap<readonly string[], ReadonlyArray<{ path: string; prefix: string }>>();
+
+/**
+ * The roots normalized, each with the prefix a place inside it starts with:
+ * `isInside` for a normalized place, without normalizing every root for
+ * every target of every call.
+ */
+function rootPrefixes(roots: readonly string[]): ReadonlyArray<{ path: string; prefix: string }> {
+  let known = rootsSeen.get(roots);
+  if (known === undefined) {
+    known = roots.map((root) => {
+      const path = normalizePosix(root);
+      return { path, prefix: path === '/' ? '/' : `${path}/` };
+    });
+    rootsSeen.set(roots, known);
+  }
+  return known;
+}
+
 const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
   recursive_delete: ({ category, args }) => {
     if (category === 'delete' && (args as { recursive?: unknown })?.recursive === true) return true;
@@ -219,7 +248,11 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
     if (settings.roots.length === 0) return false;
     const first = settings.roots[0]!;
     // The raw text: a look-alike slash is not a separator to the file system, so it must not be one here.
-    return targets.some((t) => !settings.roots.some((root) => isInside(root, resolvePosix(first, t))));
+    const roots = rootPrefixes(settings.roots);
+    return targets.some((t) => {
+      const place = isNormalAbsolute(t) ? t : resolvePosix(first, t);
+      return !roots.some((root) => place === root.path || place.startsWith(root.prefix));
+    });
   },
   symlink_path: ({ facts }) => facts?.targets.some((t) => t.symlink) ?? false,
   external_send: ({ category, args, settings }) => {

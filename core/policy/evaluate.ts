@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { parseDuration } from '../duration';
 import type { ToolCategory } from '../tools/definitions';
-import { conditionMatches, type DetectorProbe } from './conditions';
+import type { CompiledCondition, DetectorProbe } from './conditions';
 import { getTool } from '../tools/definitions';
-import { detect, detectorNames, replacedTarget, type DetectorName } from './detectors';
+import { detect, detectorNames, replacedTarget, type DetectorInput, type DetectorName } from './detectors';
 import { factOf, type CallFacts } from './facts';
 import { ruleActions, type Condition, type HookPoint, type Rule, type RuleAction } from './rules';
+import { compiledWhen, indexedCandidates, inJobScope } from './rule-index';
 import type { PolicySnapshot } from './snapshot';
 
 /** What the gate decides for one call. */
@@ -109,18 +110,6 @@ export const callEvaluationSchema = z.strictObject({
 });
 export type CallEvaluation = z.output<typeof callEvaluationSchema>;
 
-function inScope(rule: Rule, point: HookPoint, ctx: CallContext): boolean {
-  if (rule.point !== point) return false;
-  const s = rule.scope;
-  if (s.tools !== undefined && !s.tools.includes(ctx.toolName)) return false;
-  if (s.categories !== undefined && !s.categories.includes(ctx.category)) return false;
-  if (s.piece !== undefined && (ctx.scope.piece === undefined || !s.piece.includes(ctx.scope.piece))) return false;
-  if (s.movement !== undefined && (ctx.scope.movement === undefined || !s.movement.includes(ctx.scope.movement))) {
-    return false;
-  }
-  return true;
-}
-
 /** Whether a rule has a deterministic part (scope or `when`) that singles out some calls. */
 function narrowsCalls(rule: Rule): boolean {
   const s = rule.scope;
@@ -128,8 +117,10 @@ function narrowsCalls(rule: Rule): boolean {
 }
 
 function limitedNow(rule: Rule, counters: RuleCounters, now: number): boolean {
+  // Most rules have no limits: then the counters need not be looked up at all.
+  if (rule.limits === undefined) return false;
   const seen = counters[rule.id];
-  if (seen === undefined || rule.limits === undefined) return false;
+  if (seen === undefined) return false;
   if (rule.limits.maxFires !== undefined && seen.fires >= rule.limits.maxFires) return true;
   if (rule.limits.cooldown !== undefined) {
     const cooldown = parseDuration(rule.limits.cooldown) ?? 0;
@@ -140,23 +131,32 @@ function limitedNow(rule: Rule, counters: RuleCounters, now: number): boolean {
 
 /** Runs each detector at most once per call, on demand, and remembers which fired. */
 export function detectorProbe(snapshot: PolicySnapshot, ctx: CallContext): { probe: DetectorProbe; fired: () => DetectorName[] } {
-  const probed = new Map<DetectorName, boolean>();
+  let probed: Map<DetectorName, boolean> | undefined;
+  let input: DetectorInput | undefined;
   const probe: DetectorProbe = (name) => {
+    probed ??= new Map();
     let result = probed.get(name);
     if (result === undefined) {
-      result = detect(name, {
+      input ??= {
         toolName: ctx.toolName,
         category: ctx.category,
         args: ctx.args,
         targets: ctx.targets ?? [],
         settings: snapshot.detectors,
         facts: ctx.facts,
-      });
+      };
+      result = detect(name, input);
       probed.set(name, result);
     }
     return result;
   };
-  return { probe, fired: () => detectorNames.filter((name) => probed.get(name) === true) };
+  return { probe, fired: () => (probed === undefined ? [] : detectorNames.filter((name) => probed?.get(name) === true)) };
+}
+
+function ownString(args: object, field: string): string | undefined {
+  if (!Object.prototype.hasOwnProperty.call(args, field)) return undefined;
+  const value: unknown = Reflect.get(args, field);
+  return typeof value === 'string' ? value : undefined;
 }
 
 /**
@@ -170,13 +170,25 @@ export function argViews(ctx: CallContext): unknown[] {
   const fields = getTool(ctx.toolName)?.pathFields ?? [];
   const args = ctx.args;
   if (fields.length === 0 || args === null || typeof args !== 'object' || Array.isArray(args)) return [args];
+  const only = fields.length === 1 ? fields[0] : undefined;
+  if (only === 'path') {
+    // The common case: a view of the one path as written is the arguments themselves.
+    const written = ownString(args, only);
+    if (written === undefined) return [args];
+    const real = factOf(ctx.facts, written)?.real;
+    if (real === undefined || real === null || real === written) return [args];
+  }
   const views: unknown[] = [];
   for (const field of fields) {
-    const written: unknown = Object.getOwnPropertyDescriptor(args, field)?.value;
-    if (typeof written !== 'string') continue;
+    const written = ownString(args, field);
+    if (written === undefined) continue;
     const real = factOf(ctx.facts, written)?.real;
     for (const spelling of real === undefined || real === null || real === written ? [written] : [written, real]) {
-      views.push({ ...args, [field]: spelling, path: spelling });
+      // `path` first: adding a key to a spread copy is a slow path in V8. Conditions read keys by name, so order is moot.
+      const view: Record<string, unknown> = { path: spelling, ...args };
+      view.path = spelling;
+      view[field] = spelling;
+      views.push(view);
     }
   }
   return views.length > 0 ? views : [args];
@@ -200,13 +212,33 @@ function conditionNeedsFacts(condition: Condition, pathArgs: ReadonlySet<string>
 export function needsFacts(snapshot: PolicySnapshot, point: HookPoint, ctx: CallContext): boolean {
   const pathArgs = new Set(['path', ...(getTool(ctx.toolName)?.pathFields ?? [])]);
   const ambiguous = replacedTarget(ctx.toolName, ctx.args) !== undefined;
-  return candidateRules(snapshot, point, ctx).some((rule) => rule.when !== undefined && conditionNeedsFacts(rule.when, pathArgs, ambiguous));
+  return indexedCandidates(snapshot, point, ctx.toolName, ctx.category).some(
+    (entry) => entry.rule.when !== undefined && (!entry.jobScoped || inJobScope(entry.rule, ctx.scope)) && conditionNeedsFacts(entry.rule.when, pathArgs, ambiguous),
+  );
 }
 
-/** Rules that could apply at this point to this call; no rules means no work at all. */
+/** Rules that could apply at this point to this call, in file order; no rules means no work at all. */
 export function candidateRules(snapshot: PolicySnapshot, point: HookPoint, ctx: CallContext): Rule[] {
-  if (snapshot.rules.length === 0) return [];
-  return snapshot.rules.filter((rule) => rule.enabled && inScope(rule, point, ctx));
+  return indexedCandidates(snapshot, point, ctx.toolName, ctx.category).flatMap((entry) =>
+    entry.jobScoped && !inJobScope(entry.rule, ctx.scope) ? [] : [entry.rule],
+  );
+}
+
+/**
+ * A rule's match, its keys in the order they have always had. Built key by
+ * key: a spread copy that gains a key is a slow path in V8.
+ */
+function matchOf(rule: Rule, shadow: boolean, judged: boolean, fallback: boolean): RuleMatch {
+  const match: RuleMatch = { ruleId: rule.id, ruleVersion: rule.version, action: rule.action, decision: decisionForAction[rule.action], shadow };
+  if (judged) match.judged = true;
+  if (fallback) match.fallback = true;
+  return match;
+}
+
+/** Whether a condition holds for any view of the arguments. */
+function holdsForAny(when: CompiledCondition, views: readonly unknown[], probe: DetectorProbe): boolean {
+  for (const view of views) if (when(view, probe)) return true;
+  return false;
 }
 
 export interface EvaluateOptions {
@@ -237,23 +269,24 @@ export function evaluateCall(
   now: number,
   options: EvaluateOptions = {},
 ): CallEvaluation {
+  const entries = indexedCandidates(snapshot, point, ctx.toolName, ctx.category);
   const matches: RuleMatch[] = [];
   const limited: string[] = [];
   const candidates: JudgeCandidate[] = [];
-  const acting: Array<{ match: RuleMatch; rule: Rule }> = [];
-  const { probe, fired } = detectorProbe(snapshot, ctx);
-  const views = argViews(ctx);
-  for (const rule of candidateRules(snapshot, point, ctx)) {
-    const when = rule.when;
-    if (when !== undefined && !views.some((view) => conditionMatches(when, view, probe))) continue;
-    const base: RuleMatch = {
-      ruleId: rule.id,
-      ruleVersion: rule.version,
-      action: rule.action,
-      decision: decisionForAction[rule.action],
-      shadow: rule.shadow,
-    };
-    let match = base;
+  const acting: Array<{ match: RuleMatch; rank: number; instruction: string | undefined }> = [];
+  // Made on the first `when`: a call no condition looks at costs no views and no detectors.
+  let views: unknown[] | undefined;
+  let detectors: ReturnType<typeof detectorProbe> | undefined;
+  for (const entry of entries) {
+    if (entry.jobScoped && !inJobScope(entry.rule, ctx.scope)) continue;
+    const when = compiledWhen(entry);
+    if (when !== undefined) {
+      views ??= argViews(ctx);
+      detectors ??= detectorProbe(snapshot, ctx);
+      if (!holdsForAny(when, views, detectors.probe)) continue;
+    }
+    const rule = entry.rule;
+    let match: RuleMatch;
     if (rule.condition !== undefined) {
       const verdict = options.verdicts === undefined ? undefined : (options.verdicts[rule.id] ?? 'failed');
       const enforced = rule.enforceJudge && !rule.shadow;
@@ -261,14 +294,14 @@ export function evaluateCall(
         candidates.push({ ruleId: rule.id, condition: rule.condition, enforced });
         continue;
       }
-      if (verdict === 'match') match = { ...base, judged: true, shadow: !enforced };
+      if (verdict === 'match') match = matchOf(rule, !enforced, true, false);
       else if (enforced && rule.action === 'request_approval' && narrowsCalls(rule) && verdict !== 'no_match') {
-        match = { ...base, judged: true, fallback: true };
+        match = matchOf(rule, rule.shadow, true, true);
       } else continue;
-    }
-    const seen = counters[rule.id];
-    if (observational.has(rule.action) && ctx.fingerprint !== undefined && seen?.lastFingerprint === ctx.fingerprint) {
-      matches.push({ ...match, duplicate: true });
+    } else match = matchOf(rule, rule.shadow, false, false);
+    if (observational.has(rule.action) && ctx.fingerprint !== undefined && counters[rule.id]?.lastFingerprint === ctx.fingerprint) {
+      match.duplicate = true;
+      matches.push(match);
       continue;
     }
     if (!match.shadow && limitedNow(rule, counters, now)) {
@@ -276,25 +309,36 @@ export function evaluateCall(
       continue;
     }
     matches.push(match);
-    if (!match.shadow) acting.push({ match, rule });
+    if (!match.shadow) acting.push({ match, rank: priority[match.decision], instruction: rule.instruction });
   }
-  let decision: GateDecision = 'allow';
-  for (const { match } of acting) decision = strongerDecision(decision, match.decision);
-  const deciding = acting.find((a) => a.match.decision === decision)?.match;
+  // The highest priority wins, and the first acting rule (file order) with it decides.
+  let best = -1;
+  let deciding: RuleMatch | undefined;
+  for (const a of acting) {
+    if (a.rank <= best) continue;
+    best = a.rank;
+    deciding = a.match;
+  }
+  const decision: GateDecision = deciding?.decision ?? 'allow';
+  // Highest priority first, file order within one: a stable sort by priority, without sorting.
   const instructions: string[] = [];
-  const ordered = [...acting].sort((a, b) => priority[b.match.decision] - priority[a.match.decision]);
-  for (const { rule } of ordered) {
-    if (rule.instruction !== undefined && !instructions.includes(rule.instruction)) instructions.push(rule.instruction);
+  // Texts taken so far, found by hash rather than compared character by character with each one.
+  let seen: Set<string> | undefined;
+  for (let rank = best; rank >= 0; rank--) {
+    for (const a of acting) {
+      const text = a.instruction;
+      if (a.rank !== rank || text === undefined) continue;
+      seen ??= new Set();
+      if (seen.has(text)) continue;
+      seen.add(text);
+      instructions.push(text);
+    }
   }
-  return {
-    decision,
-    matches,
-    ...(deciding !== undefined ? { deciding } : {}),
-    instructions,
-    limited,
-    detectors: fired(),
-    judgeCandidates: candidates,
-  };
+  const fired = detectors === undefined ? [] : detectors.fired();
+  // Two literals rather than a spread: the same keys in the same order, without a copy.
+  return deciding === undefined
+    ? { decision, matches, instructions, limited, detectors: fired, judgeCandidates: candidates }
+    : { decision, matches, deciding, instructions, limited, detectors: fired, judgeCandidates: candidates };
 }
 
 export function ruleById(snapshot: PolicySnapshot, id: string): Rule | undefined {
