@@ -7,6 +7,7 @@ import { renderTable, writeReport, type Figure } from './figures';
 import { gatePart } from './gate';
 import { historyPart } from './history';
 import { parkedPart } from './parked';
+import { maskingPart } from './masking';
 import { policyPart } from './policy';
 import { startStack, type Stack } from './stack';
 
@@ -20,6 +21,7 @@ type Part = { readonly server: false; run(o: BenchOptions): Promise<Figure[]> | 
 
 const parts: Record<PartName, Part> = {
   policy: { server: false, run: policyPart },
+  masking: { server: false, run: maskingPart },
   gate: { server: true, run: gatePart },
   history: { server: true, run: (s) => historyPart(s) },
   approval: { server: true, run: approvalPart },

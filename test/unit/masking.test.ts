@@ -55,9 +55,14 @@ beforeAll(() => {
 });
 
 describe('masking takes linear time', () => {
-  test.each(adversarial)('%s: a megabyte masks in well under 100 ms', (_name, text) => {
+  // Timings on a shared machine are noisy: the bound is far above the ~10–60 ms a megabyte takes and
+  // far below the seconds a backtracking pattern takes; the ratio catches growth faster than linear.
+  test.each(adversarial)('%s: a megabyte masks in linear time, far from a backtracking pattern', (_name, text) => {
     expect(text.length).toBeGreaterThanOrEqual(MB);
-    expect(fastestMs(() => maskString(text))).toBeLessThan(100);
+    const eighth = fastestMs(() => maskString(text.slice(0, MB / 8)));
+    const whole = fastestMs(() => maskString(text));
+    expect(whole).toBeLessThan(500);
+    expect(whole).toBeLessThan(Math.max(eighth, 2) * 8 * 4);
   });
 
   test.each(adversarial)('%s: a secret inside it is still masked', (_name, text) => {
