@@ -60,6 +60,9 @@ export interface RevalidateInput {
 
 export type RevalidateResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
+/** What an approved call is checked against right before it runs: `RevalidateInput` without what `execute` carries anyway. */
+export type ApprovedCheck = Omit<RevalidateInput, 'toolName' | 'args'>;
+
 export interface ExecuteInput {
   readonly jobId: string;
   readonly callId: string;
@@ -70,12 +73,23 @@ export interface ExecuteInput {
   readonly ruleId: string | null;
   readonly ruleVersion: number | null;
   readonly grant: Grant;
+  /**
+   * For an approved call: schema, permission and the targets as the
+   * reviewer saw them, checked in the same attempt, right before the side
+   * effect (one round trip fewer than a separate `revalidate`, and a
+   * shorter window between the check and the use).
+   */
+  readonly approved?: ApprovedCheck;
 }
 
-export interface ExecuteResult extends ToolOutcome {
-  /** True when this reports an earlier attempt's stored outcome instead of running again. */
-  readonly replayed: boolean;
-}
+export type ExecuteResult =
+  | (ToolOutcome & {
+      /** True when this reports an earlier attempt's stored outcome instead of running again. */
+      readonly replayed: boolean;
+      readonly refused?: undefined;
+    })
+  /** The approved call no longer holds: nothing ran and the nonce is unspent. */
+  | { readonly refused: string; readonly ok: false; readonly output: string; readonly replayed: false };
 
 function toolOrFail(name: string): ToolDefinition {
   const tool = getTool(name);
@@ -129,6 +143,41 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     return { observed, problems, warnings };
   }
 
+  /** Schema, permission and preconditions, checked again against the world as it is now. */
+  async function recheck(input: RevalidateInput): Promise<RevalidateResult> {
+    const tool = getTool(input.toolName);
+    if (tool === undefined) return { ok: false, reason: `tool ${input.toolName} is no longer registered` };
+    const parsed = tool.parameters.safeParse(input.args);
+    if (!parsed.success) {
+      return { ok: false, reason: `the arguments no longer pass the tool's schema: ${parsed.error.issues[0]?.message ?? ''}` };
+    }
+    if (!input.allowedTools.includes(input.toolName)) {
+      return { ok: false, reason: `tool ${input.toolName} is not allowed for this job` };
+    }
+    if (input.reviewers !== null && !input.reviewers.includes(input.reviewer)) {
+      return { ok: false, reason: `reviewer ${input.reviewer} is not allowed to approve this call` };
+    }
+    if (input.separateRequester && input.reviewer === input.requester) {
+      return { ok: false, reason: `the requester ${input.requester} may not approve their own call` };
+    }
+    const targetsNow = tool.targets(parsed.data);
+    const targetsThen = input.originalTargets ?? (input.originalArgs === undefined ? targetsNow : tool.targets(tool.parameters.parse(input.originalArgs)));
+    const { observed: current, problems } = await observeTargets(tool, parsed.data);
+    const changes: string[] = [];
+    current.forEach((now, i) => {
+      const before = input.observed[i];
+      const problem = problems[i];
+      // A target the reviewer replaced by an edit was chosen by them, not observed: nothing to compare.
+      if (before === undefined || targetsThen[i] !== targetsNow[i]) return;
+      // It cannot be seen now (e.g. a folder on the way became a link out), unlike then: say why, not "no longer exists".
+      if (problem !== undefined && !now.exists && (before.exists || before.path !== now.path)) changes.push(problem);
+      else if (before.path !== now.path) changes.push(`${targetsNow[i]} now leads to ${now.path} (it led to ${before.path})`);
+      else changes.push(...describeChanges(before, now));
+    });
+    if (changes.length > 0) return { ok: false, reason: `the target changed since it was approved: ${changes.join('; ')}` };
+    return { ok: true };
+  }
+
   return {
     /** Captures what the reviewer will approve: the target's state now, plus the request's nonce. */
     async prepareApproval(input: PrepareApprovalInput): Promise<PrepareApprovalResult> {
@@ -138,40 +187,8 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings };
     },
 
-    /** Schema, permission and preconditions, checked again against the world as it is now. */
-    async revalidate(input: RevalidateInput): Promise<RevalidateResult> {
-      const tool = getTool(input.toolName);
-      if (tool === undefined) return { ok: false, reason: `tool ${input.toolName} is no longer registered` };
-      const parsed = tool.parameters.safeParse(input.args);
-      if (!parsed.success) {
-        return { ok: false, reason: `the arguments no longer pass the tool's schema: ${parsed.error.issues[0]?.message ?? ''}` };
-      }
-      if (!input.allowedTools.includes(input.toolName)) {
-        return { ok: false, reason: `tool ${input.toolName} is not allowed for this job` };
-      }
-      if (input.reviewers !== null && !input.reviewers.includes(input.reviewer)) {
-        return { ok: false, reason: `reviewer ${input.reviewer} is not allowed to approve this call` };
-      }
-      if (input.separateRequester && input.reviewer === input.requester) {
-        return { ok: false, reason: `the requester ${input.requester} may not approve their own call` };
-      }
-      const targetsNow = tool.targets(parsed.data);
-      const targetsThen = input.originalTargets ?? (input.originalArgs === undefined ? targetsNow : tool.targets(tool.parameters.parse(input.originalArgs)));
-      const { observed: current, problems } = await observeTargets(tool, parsed.data);
-      const changes: string[] = [];
-      current.forEach((now, i) => {
-        const before = input.observed[i];
-        const problem = problems[i];
-        // A target the reviewer replaced by an edit was chosen by them, not observed: nothing to compare.
-        if (before === undefined || targetsThen[i] !== targetsNow[i]) return;
-        // It cannot be seen now (e.g. a folder on the way became a link out), unlike then: say why, not "no longer exists".
-        if (problem !== undefined && !now.exists && (before.exists || before.path !== now.path)) changes.push(problem);
-        else if (before.path !== now.path) changes.push(`${targetsNow[i]} now leads to ${now.path} (it led to ${before.path})`);
-        else changes.push(...describeChanges(before, now));
-      });
-      if (changes.length > 0) return { ok: false, reason: `the target changed since it was approved: ${changes.join('; ')}` };
-      return { ok: true };
-    },
+    /** Schema, permission and preconditions, checked again against the world as it is now (builds before checked inside `execute`). */
+    revalidate: recheck,
 
     /**
      * Runs one granted call, once. The nonce is consumed (compare-and-set)
@@ -202,10 +219,15 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       if (fingerprint !== claims.fingerprint) {
         throw ApplicationFailure.nonRetryable('execute refused: the grant does not cover these arguments', FailureTypes.GrantInvalid);
       }
+      // A retry of an attempt that ran reports it: the target changed because the call ran.
       const earlier = deps.nonces.lookup(claims.nonce);
       if (earlier !== undefined) return reportEarlier(earlier);
       if (now() > claims.expiresAt) {
         throw ApplicationFailure.nonRetryable('execute refused: the grant has expired', FailureTypes.GrantExpired);
+      }
+      if (input.approved !== undefined) {
+        const check = await recheck({ ...input.approved, toolName: input.toolName, args: input.args });
+        if (!check.ok) return { refused: check.reason, ok: false, output: '', replayed: false };
       }
       const consumed = deps.nonces.consume({ nonce: claims.nonce, jobId: input.jobId, callId: input.callId, fingerprint });
       if (!consumed.consumed) return reportEarlier(consumed);

@@ -2,6 +2,7 @@ import type { ApprovalRequest } from './approvals';
 import type { Planned, PlannedCall } from './batch-plan';
 import type { ParkedBatch } from './carried-state';
 import type { ToolCall } from './preflight';
+import { getTool } from './tools/definitions';
 import { Texts } from './texts';
 
 /**
@@ -99,4 +100,21 @@ export function resumedSteps(parked: ParkedBatch, editDenied: ReadonlyMap<string
     if (p.kind !== 'approval') return answer(p, heldAnswer(p));
     return decidedStep(p, requests.get(p.call.callId), failures.get(p.call.callId), editDenied.get(p.call.callId));
   });
+}
+
+export type RunStep = Extract<CallStep, { kind: 'run' }>;
+
+/**
+ * The read-only calls that start at `index` and follow one another: they
+ * change nothing, so they may run together; a call that changes something,
+ * an approved call (checked again first) or an answer ends the run, which
+ * keeps every side effect in the order the model asked for.
+ */
+export function readOnlyRun(steps: readonly CallStep[], index: number): RunStep[] {
+  const out: RunStep[] = [];
+  for (const step of steps.slice(index)) {
+    if (step.kind !== 'run' || step.approved !== undefined || getTool(step.call.toolName)?.category !== 'read') break;
+    out.push(step);
+  }
+  return out;
 }

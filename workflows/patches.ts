@@ -27,6 +27,20 @@ export function pendingInMemo(): boolean {
   return patched(PENDING_MEMO);
 }
 
+const PARALLEL_READS = 'airlock-parallel-reads';
+
+/** Read-only calls that follow one another in a batch run together. */
+export function parallelReads(): boolean {
+  return patched(PARALLEL_READS);
+}
+
+const REVALIDATE_IN_EXECUTE = 'airlock-revalidate-in-execute';
+
+/** An approved call is checked again inside its `execute` attempt instead of by a separate activity first. */
+export function revalidateInExecute(): boolean {
+  return patched(REVALIDATE_IN_EXECUTE);
+}
+
 const SEALED_STATE = 'airlock-sealed-state';
 
 /**

@@ -1,18 +1,19 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { BatchPlan, Planned } from '../core/batch-plan';
-import { freshStep, heldAnswer, type ApprovedRun, type CallStep } from '../core/call-steps';
+import { freshStep, heldAnswer, readOnlyRun, type ApprovedRun, type CallStep, type RunStep } from '../core/call-steps';
 import { describeError } from '../core/describe-error';
 import { FailureTypes } from '../core/failure-types';
 import type { Grant } from '../core/grants';
 import { summarizeArgs } from '../core/masking';
 import type { AgentJobResult } from '../core/job-input';
 import type { ToolCall } from '../core/preflight';
+import type { ApprovedCheck } from '../activities/tool-gate';
 import { getTool } from '../core/tools/definitions';
 import { Texts } from '../core/texts';
 import { executeOptions, local, observeOptions, tools } from './activities';
 import type { Job } from './job';
 import type { JobState } from './job-state';
-import { oneEvaluationPath } from './patches';
+import { oneEvaluationPath, parallelReads, revalidateInExecute } from './patches';
 
 /**
  * Running a batch: calls are answered in call order, allowed and approved
@@ -51,7 +52,8 @@ export async function runBatch(job: Job, state: JobState, plan: BatchPlan, recor
 /**
  * Answers a batch's calls in call order, running those that may run: an
  * approved call is revalidated first; a grant is issued right before it is
- * needed, for this call and the following ones that need no further check.
+ * needed, for this call and the following ones that need no further check;
+ * read-only calls that follow one another run together.
  * Returns the batch's `complete`, whose result slot waits for the caller.
  */
 export async function runSteps(
@@ -62,8 +64,17 @@ export async function runSteps(
 ): Promise<{ readonly planned: Planned<'complete' | 'complete_rejected'>; readonly slot: number } | undefined> {
   const grants = new Map(Object.entries(held));
   let complete: { planned: Planned<'complete' | 'complete_rejected'>; slot: number } | undefined;
-  for (const [index, step] of steps.entries()) {
-    switch (step.kind) {
+  for (let index = 0; index < steps.length; index++) {
+    const reads = readOnlyRun(steps, index);
+    if (reads.length > 1 && parallelReads()) {
+      await runTogether(job, state, steps, index, reads, grants);
+      index += reads.length - 1;
+      continue;
+    }
+    const step = steps[index];
+    switch (step?.kind) {
+      case undefined:
+        break;
       case 'answer':
         state.addToolResult(step.callId, step.text);
         break;
@@ -72,7 +83,9 @@ export async function runSteps(
         complete = { planned: step.planned, slot: state.addToolResult(step.planned.call.callId, '') };
         break;
       case 'run': {
-        const refused = step.approved === undefined ? undefined : await revalidate(job, step.call, step.approved);
+        // Since the patch, an approved call is checked inside its `execute` attempt.
+        const inline = step.approved !== undefined && revalidateInExecute();
+        const refused = step.approved === undefined || inline ? undefined : await revalidate(job, step.call, step.approved);
         if (refused !== undefined) {
           state.addToolResult(step.call.callId, refused);
           break;
@@ -80,7 +93,7 @@ export async function runSteps(
         if (!grants.has(step.call.callId)) {
           for (const [callId, grant] of Object.entries(await issueGrants(job, grantWindow(steps, index, grants)))) grants.set(callId, grant);
         }
-        const output = await execute(job, state, step, grants.get(step.call.callId));
+        const output = await execute(job, state, step, grants.get(step.call.callId), inline);
         const edited = step.approved?.editedFields ?? [];
         state.addToolResult(step.call.callId, edited.length > 0 ? `${output}\n${Texts.edited(edited)}` : output);
         break;
@@ -90,9 +103,21 @@ export async function runSteps(
   return complete;
 }
 
+/** Read-only calls run at once; each result takes its place in call order whenever it arrives. */
+async function runTogether(job: Job, state: JobState, steps: readonly CallStep[], index: number, reads: readonly RunStep[], grants: Map<string, Grant>): Promise<void> {
+  if (reads.some((s) => !grants.has(s.call.callId))) {
+    const window = grantWindow(steps, index, grants).filter((s) => !grants.has(s.call.callId));
+    for (const [callId, grant] of Object.entries(await issueGrants(job, window))) grants.set(callId, grant);
+  }
+  const slotted = reads.map((step) => ({ step, slot: state.addToolResult(step.call.callId, '') }));
+  await Promise.all(
+    slotted.map(async ({ step, slot }) => state.fillToolResult(slot, step.call.callId, await execute(job, state, step, grants.get(step.call.callId)))),
+  );
+}
+
 /** This call, and (since plan version 2) the following ones of the batch that will run without another check. */
-function grantWindow(steps: readonly CallStep[], index: number, granted: ReadonlyMap<string, Grant>): Array<Extract<CallStep, { kind: 'run' }>> {
-  const [first, ...rest] = steps.slice(index).filter((s): s is Extract<CallStep, { kind: 'run' }> => s.kind === 'run');
+function grantWindow(steps: readonly CallStep[], index: number, granted: ReadonlyMap<string, Grant>): RunStep[] {
+  const [first, ...rest] = steps.slice(index).filter((s): s is RunStep => s.kind === 'run');
   if (first === undefined) return [];
   if (!oneEvaluationPath()) return [first];
   const window = [first];
@@ -103,7 +128,7 @@ function grantWindow(steps: readonly CallStep[], index: number, granted: Readonl
   return window;
 }
 
-async function issueGrants(job: Job, steps: ReadonlyArray<Extract<CallStep, { kind: 'run' }>>): Promise<Readonly<Record<string, Grant>>> {
+async function issueGrants(job: Job, steps: readonly RunStep[]): Promise<Readonly<Record<string, Grant>>> {
   if (steps.length === 0) return {};
   const calls = steps.map(({ call, binding }) => ({
     callId: call.callId,
@@ -114,30 +139,34 @@ async function issueGrants(job: Job, steps: ReadonlyArray<Extract<CallStep, { ki
   return (await local.issueGrants({ jobId: job.jobId, calls, ...(audit !== undefined ? { audit } : {}) })).grants;
 }
 
-/** Schema, permission and the target as the reviewer saw it, checked again now; a refusal is the model's answer. */
-async function revalidate(job: Job, call: ToolCall, approved: ApprovedRun): Promise<string | undefined> {
-  const { request } = approved;
-  const refuse = (error: string, text: string) => {
-    job.audit.record({ type: 'runtime_error', data: { code: 'revalidation_failed', error, callId: call.callId, toolName: call.toolName, requestId: request.requestId } });
-    return text;
+/** What an approved call is checked against before it runs: the reviewer's permission and the targets as they saw them. */
+function approvedCheck(job: Job, { request }: ApprovedRun): ApprovedCheck {
+  return {
+    originalTargets: getTool(request.toolName)?.targets(request.args) ?? [],
+    allowedTools: job.allowedTools,
+    reviewer: request.decision.reviewer,
+    reviewers: request.reviewers,
+    separateRequester: request.separateRequester,
+    requester: request.requester,
+    observed: request.observed,
   };
+}
+
+/** An approved call that no longer holds is answered, and audited, instead of run. */
+function refuseApproved(job: Job, call: ToolCall, approved: ApprovedRun, error: string, text: string): string {
+  job.audit.record({ type: 'runtime_error', data: { code: 'revalidation_failed', error, callId: call.callId, toolName: call.toolName, requestId: approved.request.requestId } });
+  return text;
+}
+
+/** Histories recorded before the check moved into `execute`: a separate activity first; a refusal is the model's answer. */
+async function revalidate(job: Job, call: ToolCall, approved: ApprovedRun): Promise<string | undefined> {
   try {
     const check = await tools.revalidate.executeWithOptions({ ...observeOptions, summary: `revalidate ${call.toolName}` }, [
-      {
-        toolName: call.toolName,
-        args: call.args,
-        originalTargets: getTool(call.toolName)?.targets(request.args) ?? [],
-        allowedTools: job.allowedTools,
-        reviewer: request.decision.reviewer,
-        reviewers: request.reviewers,
-        separateRequester: request.separateRequester,
-        requester: request.requester,
-        observed: request.observed,
-      },
+      { toolName: call.toolName, args: call.args, ...approvedCheck(job, approved) },
     ]);
-    return check.ok ? undefined : refuse(check.reason, Texts.revalidationFailed(check.reason));
+    return check.ok ? undefined : refuseApproved(job, call, approved, check.reason, Texts.revalidationFailed(check.reason));
   } catch (err) {
-    return refuse(describeError(err), Texts.revalidateFailed(describeError(err)));
+    return refuseApproved(job, call, approved, describeError(err), Texts.revalidateFailed(describeError(err)));
   }
 }
 
@@ -151,8 +180,9 @@ function failureType(err: unknown): string | undefined {
  * while the tools worker was away is replaced; anything else is reported
  * to the model, never retried as a new side effect.
  */
-async function execute(job: Job, state: JobState, step: Extract<CallStep, { kind: 'run' }>, granted: Grant | undefined): Promise<string> {
-  const { call, binding } = step;
+async function execute(job: Job, state: JobState, step: RunStep, granted: Grant | undefined, checkApproval = false): Promise<string> {
+  const { call, binding, approved } = step;
+  const check = checkApproval && approved !== undefined ? approvedCheck(job, approved) : undefined;
   let grant = granted;
   for (let attempt = 1; ; attempt++) {
     grant ??= (await issueGrants(job, [step]))[call.callId];
@@ -168,8 +198,10 @@ async function execute(job: Job, state: JobState, step: Extract<CallStep, { kind
           ruleId: binding.ruleId,
           ruleVersion: binding.ruleVersion,
           grant,
+          ...(check !== undefined ? { approved: check } : {}),
         },
       ]);
+      if (result.refused !== undefined && approved !== undefined) return refuseApproved(job, call, approved, result.refused, Texts.revalidationFailed(result.refused));
       state.countExecuted();
       job.audit.record({
         type: 'tool_executed',

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { JobHarness, type RulesInput } from '../helpers/job-harness';
 
 let h: JobHarness;
@@ -142,4 +143,57 @@ test('a parked write of a megabyte (the most a write takes) shows to reviewers m
   } finally {
     h.setRules(rules);
   }
+});
+
+test('read-only calls that follow one another run together; a write keeps its place between reads', async () => {
+  writeFileSync(join(h.root, 'a.txt'), 'A');
+  writeFileSync(join(h.root, 'b.txt'), 'B');
+  const { jobId, handle } = await h.start({
+    script: {
+      turns: [
+        {
+          tool_calls: [
+            { name: 'fs_read', arguments: { path: 'a.txt' } },
+            { name: 'fs_read', arguments: { path: 'b.txt' } },
+            { name: 'fs_stat', arguments: { path: 'a.txt' } },
+            { name: 'fs_write', arguments: { path: 'c.txt', content: 'written in the batch' } },
+            { name: 'fs_read', arguments: { path: 'c.txt' } },
+            { name: 'fs_read', arguments: { path: 'b.txt' } },
+          ],
+        },
+        { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] },
+      ],
+    },
+  });
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  // Results in call order, and the read after the write sees it.
+  const results = h.toolResults(jobId);
+  expect([...results.keys()]).toEqual(['call_0_0', 'call_0_1', 'call_0_2', 'call_0_3', 'call_0_4', 'call_0_5']);
+  expect(results.get('call_0_0')).toBe('A');
+  expect(results.get('call_0_1')).toBe('B');
+  expect(results.get('call_0_4')).toBe('written in the batch');
+  expect(results.get('call_0_5')).toBe('B');
+
+  // From history: which executions were scheduled while another was still running.
+  const events = (await handle.fetchHistory()).events ?? [];
+  const running = new Set<string>();
+  const startedTogether: string[][] = [];
+  let current: string[] = [];
+  for (const e of events) {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'execute') {
+      const id = String(e.eventId);
+      const payload = scheduled.input?.payloads?.[0];
+      const input: unknown = payload === undefined ? undefined : defaultPayloadConverter.fromPayload(payload);
+      if (running.size === 0) {
+        current = [];
+        startedTogether.push(current);
+      }
+      running.add(id);
+      current.push(basename(String((input as { args?: { path?: string } } | undefined)?.args?.path)));
+    }
+    const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
+    if (done !== undefined && done !== null) running.delete(String(done.scheduledEventId));
+  }
+  expect(startedTogether).toEqual([['a.txt', 'b.txt', 'a.txt'], ['c.txt'], ['c.txt', 'b.txt']]);
 });

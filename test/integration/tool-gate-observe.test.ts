@@ -1,10 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolGateActivities, type RevalidateInput } from '../../activities/tool-gate';
+import { createToolGateActivities, type ApprovedCheck, type RevalidateInput } from '../../activities/tool-gate';
+import { callFingerprint } from '../../core/fingerprint';
 import type { ObservedState } from '../../core/observed-state';
-import { createGrantVerifier } from '../../host/grant-keys';
+import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
 import { NonceStore } from '../../host/nonce-store';
 import { Roots } from '../../host/roots';
 import { MAX_TREE_DEPTH } from '../../host/tools/tree';
@@ -119,4 +120,64 @@ test('a folder on the way that becomes a link out of the roots is named as the r
     ok: false,
     reason: 'the target changed since it was approved: media/sub/film.mkv leads outside the allowed roots through a symbolic link',
   });
+});
+
+test('an approved call is checked again inside its execute attempt: a changed target is refused with nothing spent, a retry after it ran reports it', async () => {
+  const keys = generateKeyPairSync('ed25519');
+  const signer = createGrantSigner(keys.privateKey);
+  gate = createToolGateActivities({ roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(keys.publicKey) });
+  const target = join(root, 'old.log');
+  writeFileSync(target, 'seen by the reviewer');
+  const args = { path: target, recursive: false };
+  const prepared = await gate.prepareApproval({ toolName: 'fs_delete', args });
+  const fingerprint = callFingerprint({ jobId: 'job-1', scope: {}, toolName: 'fs_delete', normalizedArgs: args, ruleId: 'r', ruleVersion: 1 });
+  const grant = signer.sign({ v: 1, jobId: 'job-1', callId: 'c1', fingerprint, nonce: prepared.nonce, expiresAt: Date.now() + 60_000 });
+  const approved: ApprovedCheck = {
+    originalTargets: [target],
+    allowedTools: ['fs_delete'],
+    reviewer: 'alice',
+    reviewers: null,
+    separateRequester: false,
+    requester: 'tester',
+    observed: prepared.observed,
+  };
+  const input = { jobId: 'job-1', callId: 'c1', scope: {}, toolName: 'fs_delete', args, ruleId: 'r', ruleVersion: 1, grant, approved };
+
+  // As the reviewer saw it: it runs, once; a retry finds the nonce spent and reports, though the target is gone now.
+  expect(await gate.execute(input)).toMatchObject({ ok: true, replayed: false });
+  expect(existsSync(target)).toBe(false);
+  expect(await gate.execute(input)).toMatchObject({ ok: true, replayed: true });
+
+  // Changed after the approval: refused, nothing deleted, the nonce unspent.
+  const later = join(root, 'later.log');
+  writeFileSync(later, 'seen by the reviewer');
+  const laterArgs = { path: later, recursive: false };
+  const seen = await gate.prepareApproval({ toolName: 'fs_delete', args: laterArgs });
+  writeFileSync(later, 'changed after the approval');
+  const laterFingerprint = callFingerprint({ jobId: 'job-1', scope: {}, toolName: 'fs_delete', normalizedArgs: laterArgs, ruleId: 'r', ruleVersion: 1 });
+  const changed = await gate.execute({
+    ...input,
+    callId: 'c3',
+    args: laterArgs,
+    grant: signer.sign({ v: 1, jobId: 'job-1', callId: 'c3', fingerprint: laterFingerprint, nonce: seen.nonce, expiresAt: Date.now() + 60_000 }),
+    approved: { ...approved, originalTargets: [later], observed: seen.observed },
+  });
+  expect(changed).toEqual({ refused: expect.stringMatching(/^the target changed since it was approved: .*later\.log/), ok: false, output: '', replayed: false });
+  expect(existsSync(later)).toBe(true);
+  expect(nonces.lookup(seen.nonce)).toBeUndefined();
+
+  // The reviewer's permission is part of the check.
+  writeFileSync(join(root, 'other.log'), 'x');
+  const otherArgs = { path: join(root, 'other.log'), recursive: false };
+  const other = await gate.prepareApproval({ toolName: 'fs_delete', args: otherArgs });
+  const otherFingerprint = callFingerprint({ jobId: 'job-1', scope: {}, toolName: 'fs_delete', normalizedArgs: otherArgs, ruleId: 'r', ruleVersion: 1 });
+  const refused = await gate.execute({
+    ...input,
+    callId: 'c2',
+    args: otherArgs,
+    grant: signer.sign({ v: 1, jobId: 'job-1', callId: 'c2', fingerprint: otherFingerprint, nonce: other.nonce, expiresAt: Date.now() + 60_000 }),
+    approved: { ...approved, originalTargets: [otherArgs.path], observed: other.observed, reviewers: ['bob'] },
+  });
+  expect(refused).toMatchObject({ refused: 'reviewer alice is not allowed to approve this call' });
+  expect(existsSync(otherArgs.path)).toBe(true);
 });
