@@ -45,7 +45,8 @@ export function registerHandlers(job: Job): void {
 
 function checkAgainst(job: Job, payload: unknown): DecisionCheck {
   const state = job.state;
-  return checkDecision(state?.requests() ?? [], payload, {
+  // Earlier batches' requests too: deciding one again is `already_decided`, not a mismatch.
+  return checkDecision(state?.knownRequests() ?? [], payload, {
     jobId: job.jobId,
     scope: job.input.scope,
     now: Date.now(),

@@ -154,6 +154,11 @@ export class JobState {
     return this.data.parked?.requests ?? [];
   }
 
+  /** The parked batch's requests, then those of earlier batches (the last kept): what a decision can name. */
+  knownRequests(): readonly ApprovalRequest[] {
+    return [...this.requests(), ...this.data.decided];
+  }
+
   pendingRequests(): PendingRequest[] {
     return this.requests().filter(isPending);
   }

@@ -1,4 +1,4 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import { restoreCarriedState } from '../core/carried-state';
 import { describeError } from '../core/describe-error';
 import { FailureTypes } from '../core/failure-types';
@@ -8,7 +8,7 @@ import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
 import { local } from './activities';
 import { AuditBuffer } from './audit-buffer';
-import { sealedState } from './patches';
+import { scalePath, sealedState } from './patches';
 import { JobState } from './job-state';
 import { Visibility } from './visibility';
 
@@ -46,6 +46,8 @@ export class Job {
   /** Carried input whose seal `start` checks before anything runs. */
   private unverified: { readonly next: unknown; readonly seal: string | undefined } | undefined;
   private readonly visibility: Visibility;
+  /** Whether this run started on a build with the `scalePath` changes. */
+  readonly scalePath: boolean;
 
   constructor(raw: AgentJobInput) {
     const parsed = agentJobInputSchema.safeParse(raw);
@@ -54,7 +56,8 @@ export class Job {
     }
     this.input = parsed.data;
     this.allowedTools = allowedToolsFor(parsed.data);
-    this.visibility = new Visibility(parsed.data.goal);
+    this.scalePath = scalePath();
+    this.visibility = new Visibility(parsed.data.goal, this.scalePath);
     this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined));
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
     if (parsed.data.carried !== undefined) {
@@ -189,7 +192,11 @@ export class Job {
       if (!sealedState()) return continueAsNew<AgentJob>(next);
       const { seal } = await local.sealState({ jobId: this.jobId, next });
       // Every handler audits: a decision that landed while sealing changed the state, so seal again.
-      if (allHandlersFinished() && this.audit.size === 0) return continueAsNew<AgentJob>({ ...next, carriedSeal: seal });
+      if (allHandlersFinished() && this.audit.size === 0) {
+        // The memo is not carried by the server: the next run starts with the pending requests it publishes.
+        if (this.scalePath) return makeContinueAsNewFunc<AgentJob>({ memo: workflowInfo().memo ?? {} })({ ...next, carriedSeal: seal });
+        return continueAsNew<AgentJob>({ ...next, carriedSeal: seal });
+      }
     }
   }
 

@@ -20,25 +20,19 @@ export function oneEvaluationPath(): boolean {
   return patched(ONE_EVALUATION_PATH);
 }
 
-const PENDING_MEMO = 'airlock-pending-memo';
+const SCALE_PATH = 'airlock-scale-path';
 
-/** A parked job publishes its pending requests in its memo, for list views without queries. */
-export function pendingInMemo(): boolean {
-  return patched(PENDING_MEMO);
-}
-
-const PARALLEL_READS = 'airlock-parallel-reads';
-
-/** Read-only calls that follow one another in a batch run together. */
-export function parallelReads(): boolean {
-  return patched(PARALLEL_READS);
-}
-
-const REVALIDATE_IN_EXECUTE = 'airlock-revalidate-in-execute';
-
-/** An approved call is checked again inside its `execute` attempt instead of by a separate activity first. */
-export function revalidateInExecute(): boolean {
-  return patched(REVALIDATE_IN_EXECUTE);
+/**
+ * A run that starts on this build: a parked job publishes its pending
+ * requests in its memo (list views need no query), read-only calls that
+ * follow one another in a batch run together, and an approved call is
+ * checked again inside its `execute` attempt instead of by a separate
+ * activity first. Asked once, when the run starts: a patch first asked
+ * right after a local activity can fall in another workflow task on replay
+ * than it did live.
+ */
+export function scalePath(): boolean {
+  return patched(SCALE_PATH);
 }
 
 const SEALED_STATE = 'airlock-sealed-state';

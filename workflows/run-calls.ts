@@ -13,7 +13,7 @@ import { Texts } from '../core/texts';
 import { executeOptions, local, observeOptions, tools } from './activities';
 import type { Job } from './job';
 import type { JobState } from './job-state';
-import { oneEvaluationPath, parallelReads, revalidateInExecute } from './patches';
+import { oneEvaluationPath } from './patches';
 
 /**
  * Running a batch: calls are answered in call order, allowed and approved
@@ -66,7 +66,7 @@ export async function runSteps(
   let complete: { planned: Planned<'complete' | 'complete_rejected'>; slot: number } | undefined;
   for (let index = 0; index < steps.length; index++) {
     const reads = readOnlyRun(steps, index);
-    if (reads.length > 1 && parallelReads()) {
+    if (reads.length > 1 && job.scalePath) {
       await runTogether(job, state, steps, index, reads, grants);
       index += reads.length - 1;
       continue;
@@ -84,7 +84,7 @@ export async function runSteps(
         break;
       case 'run': {
         // Since the patch, an approved call is checked inside its `execute` attempt.
-        const inline = step.approved !== undefined && revalidateInExecute();
+        const inline = step.approved !== undefined && job.scalePath;
         const refused = step.approved === undefined || inline ? undefined : await revalidate(job, step.call, step.approved);
         if (refused !== undefined) {
           state.addToolResult(step.call.callId, refused);

@@ -3,7 +3,6 @@ import { approvalCard } from '../core/approval-card';
 import type { PendingRequest } from '../core/approvals';
 import { PENDING_MEMO_KEY, pendingMemo } from '../core/pending-memo';
 import { pendingToolsKey, statusKey, type JobStatus } from '../core/search-attributes';
-import { pendingInMemo } from './patches';
 
 /**
  * What the Web UI and list views show of a job: `AirlockStatus` and
@@ -18,7 +17,11 @@ export class Visibility {
   /** A job starts with an empty memo (set by the client that starts it). */
   private shownRequests = '';
 
-  constructor(private readonly goal: string) {}
+  constructor(
+    private readonly goal: string,
+    /** Runs started before the memo existed do not publish it (see `scalePath`). */
+    private readonly publishMemo: boolean,
+  ) {}
 
   show(status: JobStatus, pending: readonly PendingRequest[]): void {
     const tools = [...new Set(pending.map((r) => r.toolName))].sort();
@@ -32,7 +35,7 @@ export class Visibility {
       this.shownTools = key;
     }
     const requests = pending.map((r) => r.requestId).join(',');
-    if (requests !== this.shownRequests && pendingInMemo()) {
+    if (this.publishMemo && requests !== this.shownRequests) {
       upsertMemo({ [PENDING_MEMO_KEY]: pendingMemo(this.goal, pending) });
       this.shownRequests = requests;
     }

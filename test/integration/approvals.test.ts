@@ -121,6 +121,31 @@ test('the same approval sent twice (signal, then update) executes once', async (
   expect(h.audit(jobId, 'approval_rejected').map((e) => e.data.code)).toEqual(['already_decided']);
 });
 
+test('an approval of an earlier batch sent again is already decided, not a mismatch', async () => {
+  writeFileSync(join(h.root, 'first.txt'), '1');
+  writeFileSync(join(h.root, 'second.txt'), '2');
+  const { jobId } = await h.start({
+    script: {
+      turns: [
+        { tool_calls: [{ name: 'fs_delete', arguments: { path: 'first.txt' } }] },
+        { tool_calls: [{ name: 'fs_delete', arguments: { path: 'second.txt' } }] },
+        { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] },
+      ],
+    },
+  });
+  const first = (await h.waitForPending(jobId)).pending[0]!;
+  const payload = { requestId: first.requestId, fingerprint: first.fingerprint, nonce: first.nonce, decision: 'approve' as const, reviewer: 'alice' };
+  expect(await h.airlock.sendDecision(jobId, payload)).toMatchObject({ accepted: true });
+  await h.waitFor(jobId, (s) => s.pending.length === 1 && s.pending[0]?.requestId !== first.requestId, 'the second batch parked');
+  // The first request's batch is closed: the job still knows it, and says so.
+  expect(await h.airlock.sendDecision(jobId, payload)).toMatchObject({ accepted: false, code: 'already_decided' });
+  await h.waitFor(jobId, () => h.audit(jobId, 'approval_rejected').length === 1, 'the reported rejection audited');
+  expect(h.audit(jobId, 'approval_rejected').map((e) => e.data.code)).toEqual(['already_decided']);
+  expect(h.audit(jobId, 'approval_fingerprint_mismatch')).toHaveLength(0);
+  expect(h.audit(jobId, 'tool_executed')).toHaveLength(1);
+  expect(existsSync(join(h.root, 'second.txt'))).toBe(true);
+});
+
 test('a denial keeps the file, tells the model why, and the identical call is then auto-denied without a new request', async () => {
   const file = join(h.root, 'precious.txt');
   writeFileSync(file, 'precious');
