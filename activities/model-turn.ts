@@ -85,9 +85,9 @@ function toProvider(message: ChatMessage): ChatCompletionMessageParam {
 export function createModelActivities(deps: ModelDeps) {
   const conversations = new ConversationReader(deps.contents);
   // A conversation that is not in the store will not appear by retrying.
-  const read = (head: string | null) => {
+  const read = async (head: string | null) => {
     try {
-      return conversations.read(head);
+      return await conversations.read(head);
     } catch (err) {
       if (!(err instanceof ConversationMissingError)) throw err;
       throw ApplicationFailure.create({ message: err.message, type: FailureTypes.ConversationMissing, nonRetryable: true, cause: err });
@@ -100,7 +100,7 @@ export function createModelActivities(deps: ModelDeps) {
      */
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnResult> {
       const head = input.head ?? null;
-      const conversation = [...read(head), ...input.messages];
+      const conversation = [...(await read(head)), ...input.messages];
       const tools = toolSpecs(input.toolNames).map((spec) => ({ type: 'function' as const, function: spec }));
       let raw: unknown;
       try {
@@ -146,7 +146,7 @@ export function createModelActivities(deps: ModelDeps) {
           nonRetryable: true,
         });
       }
-      return { message: answer, head: conversations.store({ v: 1, prev: head, messages: [...input.messages, answer] }) };
+      return { message: answer, head: await conversations.store({ v: 1, prev: head, messages: [...input.messages, answer] }) };
     },
   };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { ConfigError } from './errors';
+import { redactUrl } from './redact-url';
 
 /**
  * Environment configuration, parsed once at start-up. Each variable has its
@@ -41,6 +42,10 @@ const httpUrl = z
 
 const nonEmpty = z.string().trim().min(1, 'must not be empty');
 
+const postgresUrl = z
+  .string()
+  .refine((v) => /^postgres(ql)?:\/\//i.test(v) && URL.canParse(v), 'expected a PostgreSQL URL (postgres:// or postgresql://), for example postgres://airlock:PASSWORD@db.lan:5432/airlock');
+
 const durationText = z
   .string()
   .refine((v) => parseDuration(v) !== undefined, 'expected a duration such as "90s", "15m" or "2h"')
@@ -63,6 +68,7 @@ const variables = {
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a namespace name such as "default"')
     .default('default'),
   AIRLOCK_DATA_DIR: nonEmpty.default('.airlock'),
+  AIRLOCK_CONTENT_DB: postgresUrl.optional(),
   AIRLOCK_AGENT_CONCURRENCY: positiveInt(1000).default(10),
   AIRLOCK_TOOLS_CONCURRENCY: positiveInt(1000).default(4),
   AIRLOCK_JUDGE_CONCURRENCY: positiveInt(100).default(2),
@@ -95,6 +101,9 @@ const variables = {
 } as const;
 
 type Variables = typeof variables;
+
+/** Variables whose value may hold a secret: an error shows them through these. */
+const shownAs: Partial<Record<keyof Variables, (raw: string) => string>> = { AIRLOCK_CONTENT_DB: redactUrl };
 type Parsed = { [K in keyof Variables]: z.output<Variables[K]> };
 
 export type LogLevel = z.output<typeof logLevel>;
@@ -103,6 +112,8 @@ export interface AirlockConfig {
   readonly temporal: { readonly address: string; readonly namespace: string };
   /** As given; relative paths are resolved against the working directory by the Node side. */
   readonly dataDir: string;
+  /** Agent side: the PostgreSQL server of the conversation store; unset: `<dataDir>/agent/contents.sqlite`. */
+  readonly contentDb: string | undefined;
   readonly concurrency: { readonly agent: number; readonly tools: number; readonly judge: number };
   /** The agent worker's workflow cache: parked jobs beyond it are evicted and replayed when they wake. */
   readonly workflows: { readonly cacheSize: number; readonly concurrency: number; readonly stickyTimeoutMs: number };
@@ -166,7 +177,8 @@ export function parseConfig(env: Env): AirlockConfig {
       parsed[name] = result.data;
     } else {
       const message = result.error.issues[0]?.message ?? 'invalid value';
-      problems.push({ variable: name, message: `${message} (got ${JSON.stringify(raw)})` });
+      const shown = raw === undefined ? raw : (shownAs[name]?.(raw) ?? raw);
+      problems.push({ variable: name, message: `${message} (got ${JSON.stringify(shown)})` });
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);
@@ -175,6 +187,7 @@ export function parseConfig(env: Env): AirlockConfig {
   return {
     temporal: { address: p.TEMPORAL_ADDRESS, namespace: p.TEMPORAL_NAMESPACE },
     dataDir: p.AIRLOCK_DATA_DIR,
+    contentDb: p.AIRLOCK_CONTENT_DB,
     concurrency: {
       agent: p.AIRLOCK_AGENT_CONCURRENCY,
       tools: p.AIRLOCK_TOOLS_CONCURRENCY,

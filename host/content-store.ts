@@ -6,21 +6,25 @@ import Database from 'better-sqlite3';
 /**
  * The agent side's content-addressed store for conversations: what a job
  * says and reads stays here, and workflow history carries only digests.
- * Every agent worker of a job must reach the same store (one host: this
- * SQLite file).
+ * Every agent worker of a job must reach the same store: this SQLite file
+ * on one host, PostgreSQL (`AIRLOCK_CONTENT_DB`) across hosts.
  */
 export interface ContentStore {
-  /** Stores a text and returns its sha256 (hex); storing it again is a no-op. */
-  put(text: string): string;
+  /**
+   * Stores a text and returns its sha256 (hex); storing it again is a no-op.
+   * Texts are JSON, so they hold no NUL character (PostgreSQL's text cannot).
+   */
+  put(text: string): Promise<string>;
   /** The text under a digest, or undefined when the store never held it. */
-  get(digest: string): string | undefined;
-  close(): void;
+  get(digest: string): Promise<string | undefined>;
+  close(): Promise<void>;
 }
 
 export function digestOf(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+/** The embedded store: one SQLite file per host (better-sqlite3, synchronous underneath). */
 export class SqliteContentStore implements ContentStore {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
@@ -40,18 +44,18 @@ export class SqliteContentStore implements ContentStore {
     this.select = this.db.prepare('SELECT text FROM contents WHERE digest = ?');
   }
 
-  put(text: string): string {
+  async put(text: string): Promise<string> {
     const digest = digestOf(text);
     this.insert.run(digest, text, new Date().toISOString());
     return digest;
   }
 
-  get(digest: string): string | undefined {
+  async get(digest: string): Promise<string | undefined> {
     const row: unknown = this.select.get(digest);
     return row !== null && typeof row === 'object' && 'text' in row && typeof row.text === 'string' ? row.text : undefined;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.db.close();
   }
 }

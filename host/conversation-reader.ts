@@ -20,7 +20,7 @@ export class ConversationReader {
 
   constructor(private readonly contents: ContentStore) {}
 
-  read(head: string | null): readonly ChatMessage[] {
+  async read(head: string | null): Promise<readonly ChatMessage[]> {
     if (head === null) return [];
     const cached = this.cache.get(head);
     if (cached !== undefined) return cached;
@@ -30,9 +30,9 @@ export class ConversationReader {
     while (at !== null && !this.cache.has(at)) {
       if (seen.has(at)) throw new ConversationMissingError(`conversation segment ${at} refers back to itself`);
       seen.add(at);
-      const text = this.contents.get(at);
+      const text = await this.contents.get(at);
       if (text === undefined) {
-        throw new ConversationMissingError(`conversation segment ${at} is not in the content store; it was written by an agent worker with another data folder (AIRLOCK_DATA_DIR)`);
+        throw new ConversationMissingError(`conversation segment ${at} is not in the content store; it was written by an agent worker with another content store (AIRLOCK_CONTENT_DB, or AIRLOCK_DATA_DIR when that is unset)`);
       }
       const segment = segmentSchema.parse(JSON.parse(text));
       segments.unshift(segment);
@@ -45,9 +45,9 @@ export class ConversationReader {
   }
 
   /** Stores a segment and returns its digest, the conversation's new head. */
-  store(segment: Segment): string {
-    const head = this.contents.put(JSON.stringify(segment));
-    this.remember(head, [...this.read(segment.prev), ...segment.messages]);
+  async store(segment: Segment): Promise<string> {
+    const head = await this.contents.put(JSON.stringify(segment));
+    this.remember(head, [...(await this.read(segment.prev)), ...segment.messages]);
     return head;
   }
 

@@ -388,11 +388,12 @@ async function main(): Promise<void> {
   const grantKeys = loadOrCreateGrantKeyPair(join(dir, 'keys', 'grant.pem'), join(dir, 'keys', 'grant.pub.pem'));
   const reviewer = generateKeyPairSync('ed25519');
   const nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
+  const contents = new SqliteContentStore(join(dir, 'agent', 'contents.sqlite'));
   const activities = createActivities({
     agent: {
       openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'record', maxRetries: 0 }),
       model: 'replay',
-      contents: new SqliteContentStore(join(dir, 'agent', 'contents.sqlite')),
+      contents,
       contextChars: 400_000,
       loadSnapshot: async () =>
         buildSnapshot(parseRulesDocument(RULES, 'recorded rules'), 'recorded rules', { roots: [root], judgeModel: 'judge', judgeTimeoutMs: 3000 }),
@@ -458,6 +459,7 @@ async function main(): Promise<void> {
   await connection.close();
   await native.close();
   nonces.close();
+  await contents.close();
   await model.close();
   await judge.close();
   await server.stop();

@@ -9,9 +9,15 @@ import { loadPolicySnapshotFrom } from '../host/rules-file';
 import { Roots } from '../host/roots';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config';
 import type { QueueRole } from '../core/task-queues';
-import { SqliteContentStore } from '../host/content-store';
+import { SqliteContentStore, type ContentStore } from '../host/content-store';
+import { PostgresContentStore } from '../host/postgres-content-store';
 import { createModelClient } from '../host/model-client';
 import { statePaths } from '../host/paths';
+
+/** The conversation store: PostgreSQL when configured (shared by every agent worker), else the data folder's SQLite file. */
+async function openContentStore(config: AirlockConfig, sqliteFile: string): Promise<ContentStore> {
+  return config.contentDb === undefined ? new SqliteContentStore(sqliteFile) : PostgresContentStore.open(config.contentDb);
+}
 
 /**
  * Real dependencies for the activities of the given queues, built from
@@ -32,7 +38,7 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
     agent = {
       openai: createModelClient(config.model, config.model.timeoutMs),
       model: config.model.name,
-      contents: new SqliteContentStore(paths.contents),
+      contents: await openContentStore(config, paths.contents),
       contextChars: config.model.contextChars,
       loadSnapshot: () => loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings),
       signer: createGrantSigner(privateKey),

@@ -12,7 +12,7 @@ import { createActivities } from '../../activities';
 import type { AuditSink } from '../../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
 import { createSealer } from '../../host/seal';
-import { SqliteContentStore } from '../../host/content-store';
+import { SqliteContentStore, type ContentStore } from '../../host/content-store';
 import { NonceStore } from '../../host/nonce-store';
 import { parseRulesDocument } from '../../host/rules-file';
 import { Roots } from '../../host/roots';
@@ -58,6 +58,8 @@ export interface HarnessOptions {
   readonly contextChars?: number;
   /** The agent worker's workflow cache (AIRLOCK_WORKFLOW_CACHE); default: the SDK's. */
   readonly workflowCache?: number;
+  /** The agent workers' conversation store, which the test closes; default: a SQLite file in the harness folder. */
+  readonly contents?: ContentStore;
 }
 
 /**
@@ -82,6 +84,8 @@ export class JobHarness {
     private readonly options: HarnessOptions,
     /** What the workers and the CLI's client encode payloads with. */
     readonly dataConverter: DataConverter,
+    /** Where the agent workers keep conversations. */
+    readonly contents: ContentStore,
   ) {
     this.rules = options.rules ?? { version: 1, rules: [] };
   }
@@ -103,7 +107,8 @@ export class JobHarness {
       ...(options.codec === true ? { AIRLOCK_CODEC_KEYS: codecKeys } : {}),
     });
     const airlock = await AirlockClient.connect(config);
-    const harness = new JobHarness(env, airlock, replay, dir, root, nonces, keys, options, dataConverterFor(config));
+    const contents = options.contents ?? new SqliteContentStore(join(dir, 'agent', 'contents.sqlite'));
+    const harness = new JobHarness(env, airlock, replay, dir, root, nonces, keys, options, dataConverterFor(config), contents);
     const roles: QueueRole[] = ['agent'];
     if (options.toolsInProcess !== false) roles.push('tools');
     if (options.judge !== undefined) roles.push('judge');
@@ -118,7 +123,7 @@ export class JobHarness {
       agent: {
         openai,
         model: 'replay',
-        contents: new SqliteContentStore(join(this.dir, 'agent', 'contents.sqlite')),
+        contents: this.contents,
         contextChars: this.options.contextChars ?? 400_000,
         loadSnapshot: async () =>
           buildSnapshot(parseRulesDocument(this.rules, 'test rules'), 'test rules', {
@@ -127,7 +132,7 @@ export class JobHarness {
             judgeTimeoutMs: this.options.judge?.timeoutMs ?? 3000,
           }),
         signer: createGrantSigner(privateKey),
-      sealer: createSealer(privateKey),
+        sealer: createSealer(privateKey),
         grantTtlMs: 10 * 60_000,
         audit: this.auditSink,
         reviewerKeys: this.options.reviewerKeys ?? new Map(),
@@ -290,6 +295,7 @@ export class JobHarness {
     await this.replay.close();
     await this.airlock.close();
     this.nonces.close();
+    if (this.options.contents === undefined) await this.contents.close();
     await this.env.close();
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -17,8 +17,8 @@ import { repoRoot } from '../helpers/processes';
 
 const run = promisify(execFile);
 const reporter = join(repoRoot, 'dist', 'test', 'helpers', 'report-loaded-modules.js');
-/** Never needed to talk to a job: the worker side, model clients, SQLite, browsers. */
-const HEAVY = ['@temporalio/worker', 'openai', 'better-sqlite3', 'playwright-core'];
+/** Never needed to talk to a job: the worker side, model clients, SQLite and PostgreSQL, browsers. */
+const HEAVY = ['@temporalio/worker', 'openai', 'better-sqlite3', 'pg', 'playwright-core'];
 /** Airlock's own worker-side code and the dev stack. */
 const DEV_STACK = [join('dist', 'workers'), join('dist', 'activities'), join('dist', 'client', 'dev')].map((dir) => `${sep}${dir}${sep}`);
 

@@ -34,6 +34,9 @@ test.each([
   ['AIRLOCK_GRANT_TTL', 'soon', /AIRLOCK_GRANT_TTL: expected a duration/],
   ['AIRLOCK_ROOTS', 'relative/path', /AIRLOCK_ROOTS: every root must be an absolute path/],
   ['AIRLOCK_UI_PORT', '70000', /AIRLOCK_UI_PORT: expected a whole number between 1 and 65535/],
+  ['AIRLOCK_CONTENT_DB', 'mysql://db.lan/airlock', /AIRLOCK_CONTENT_DB: expected a PostgreSQL URL \(postgres:\/\/ or postgresql:\/\/\)/],
+  ['AIRLOCK_CONTENT_DB', 'db.lan:5432', /AIRLOCK_CONTENT_DB: expected a PostgreSQL URL/],
+  ['AIRLOCK_CONTENT_DB', 'postgres://db.lan:port/airlock', /AIRLOCK_CONTENT_DB: expected a PostgreSQL URL/],
 ])('%s=%s is refused with a message naming the variable', (variable, value, message) => {
   expect(problem({ [variable]: value })).toMatch(message);
 });
@@ -57,6 +60,20 @@ test('values are parsed to their types; empty means unset', () => {
   expect(config.grants.ttlMs).toBe(90 * 60_000);
   expect(config.roots).toEqual(['/srv/media', '/srv/backups']);
   expect(config.model.baseUrl).toBeUndefined();
+});
+
+test('the conversation store is the SQLite file unless AIRLOCK_CONTENT_DB names a PostgreSQL server', () => {
+  expect(parseConfig({}).contentDb).toBeUndefined();
+  expect(parseConfig({ AIRLOCK_CONTENT_DB: '' }).contentDb).toBeUndefined();
+  for (const url of ['postgres://airlock:pw@db.lan:5432/airlock', 'postgresql://airlock@db.lan/airlock?sslmode=require']) {
+    expect(parseConfig({ AIRLOCK_CONTENT_DB: url }).contentDb).toBe(url);
+  }
+});
+
+test('a bad AIRLOCK_CONTENT_DB is reported without its password', () => {
+  const message = problem({ AIRLOCK_CONTENT_DB: 'postgres://airlock:hunter2-pw@db.lan:port/airlock?password=hunter2-pw' });
+  expect(message).toContain('(got "postgres://airlock:***@db.lan:port/airlock?password=***")');
+  expect(message).not.toContain('hunter2');
 });
 
 test('a model caller needs an endpoint or a key', () => {
