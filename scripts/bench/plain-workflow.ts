@@ -5,8 +5,9 @@ import type { PlainActivities } from './plain-worker';
 /**
  * The bench's baseline: the same model turns and the same tool code as an
  * airlock job, in a plain Temporal workflow with no policy, no approvals,
- * no grants and no audit. Calls of a batch run one after another, in call
- * order, as airlock runs them. Bench-only; bundled by `plain-worker.ts`.
+ * no grants and no audit. The calls of a batch run together and their
+ * results are added in call order, as airlock runs a batch of reads (the
+ * bench's batches hold only reads). Bench-only; bundled by `plain-worker.ts`.
  */
 
 export const PLAIN_WORKFLOW = 'plainAgent';
@@ -33,16 +34,11 @@ export async function plainAgent(input: PlainAgentInput): Promise<{ turns: numbe
       messages.push({ role: 'user', content: 'Use a tool, or call complete.' });
       continue;
     }
-    let done = false;
-    for (const call of message.toolCalls) {
-      if (call.name === 'complete') {
-        messages.push({ role: 'tool', toolCallId: call.id, content: 'accepted' });
-        done = true;
-        continue;
-      }
-      const { output } = await tools.plainTool({ name: call.name, arguments: call.arguments });
-      messages.push({ role: 'tool', toolCallId: call.id, content: output });
-    }
+    const done = message.toolCalls.some((call) => call.name === 'complete');
+    const outputs = await Promise.all(
+      message.toolCalls.map(async (call) => (call.name === 'complete' ? 'accepted' : (await tools.plainTool({ name: call.name, arguments: call.arguments })).output)),
+    );
+    message.toolCalls.forEach((call, i) => messages.push({ role: 'tool', toolCallId: call.id, content: outputs[i] ?? '' }));
     if (done) return { turns: turn };
   }
   throw ApplicationFailure.nonRetryable(`no completion within ${input.maxTurns} turns`);
