@@ -3,6 +3,8 @@ import {
   Client,
   Connection,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  WorkflowUpdateStage,
   type ConnectionOptions,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
@@ -18,7 +20,8 @@ import { TaskQueues } from '../core/task-queues';
 import { maskString, truncate } from '../core/masking';
 import { getTool } from '../core/tools/definitions';
 import type { ZodType } from 'zod';
-import { decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
+import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
+import { temporal } from '@temporalio/proto';
 import { dataConverterFor } from '../host/data-converter';
 import { JobError } from './errors';
 import { PENDING_MEMO_KEY, pendingMemo, pendingMemoSchema, type PendingMemo } from '../core/pending-memo';
@@ -53,6 +56,8 @@ export interface DecideOptions {
   readonly reviewer: string;
   /** The reviewer's Ed25519 private key: the decision is signed (required by some rules). */
   readonly signingKey?: KeyObject;
+  /** How long to wait for an agent worker to take the decision (default `WORKER_WAIT_MS`). */
+  readonly workerWaitMs?: number;
 }
 
 export type DecideOutcome =
@@ -65,7 +70,23 @@ export type DecideOutcome =
       /** What was decided, as the reviewer saw it (absent when the payload was sent as is). */
       readonly call?: { readonly toolName: string; readonly args: unknown };
     }
-  | { readonly accepted: false; readonly jobId: string; readonly requestId: string; readonly code: string; readonly reason: string };
+  | { readonly accepted: false; readonly jobId: string; readonly requestId: string; readonly code: string; readonly reason: string }
+  /**
+   * No agent worker took the decision in time: it was sent as a signal,
+   * which the server keeps, and the job applies (or rejects and audits) it
+   * when an agent worker runs again.
+   */
+  | {
+      readonly accepted: 'queued';
+      readonly jobId: string;
+      readonly requestId: string;
+      readonly reason: string;
+      /** When a worker last polled the agent queue, as the server remembers it (it forgets after a few minutes). */
+      readonly lastAgentPoll: string | null;
+    };
+
+/** How long `decide` waits for an agent worker to take a decision before sending it to wait for one. */
+export const WORKER_WAIT_MS = 10_000;
 
 /** The typed client the CLI uses: one method per thing a reviewer or operator does. */
 export class AirlockClient {
@@ -181,17 +202,49 @@ export class AirlockClient {
       options.signingKey === undefined
         ? unsigned
         : { ...unsigned, signature: sign(null, Buffer.from(decisionSigningText(jobId, unsigned)), options.signingKey).toString('base64') };
-    const outcome = await this.sendDecision(jobId, payload);
-    return outcome.accepted ? { ...outcome, call: { toolName: request.toolName, args: request.args } } : outcome;
+    const outcome = await this.sendDecision(jobId, payload, options.workerWaitMs);
+    return outcome.accepted === true ? { ...outcome, call: { toolName: request.toolName, args: request.args } } : outcome;
+  }
+
+  /** The latest poll of the agent task queue the server remembers, ISO time, or null. */
+  async lastAgentPoll(): Promise<string | null> {
+    const response = await this.client.workflowService.describeTaskQueue({
+      namespace: this.client.options.namespace,
+      taskQueue: { name: TaskQueues.agent, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    const times = (response.pollers ?? []).flatMap((p) => {
+      const at = p.lastAccessTime;
+      return at?.seconds == null ? [] : [Number(at.seconds) * 1000 + Math.floor((at.nanos ?? 0) / 1e6)];
+    });
+    return times.length === 0 ? null : new Date(Math.max(...times)).toISOString();
   }
 
   /** Sends a complete payload; used by `decide` and by tests that craft payloads. */
-  async sendDecision(jobId: string, payload: DecisionPayload): Promise<DecideOutcome> {
+  async sendDecision(jobId: string, payload: DecisionPayload, workerWaitMs = WORKER_WAIT_MS): Promise<DecideOutcome> {
     const handle = this.client.workflow.getHandle(jobId);
     try {
-      const result = await handle.executeUpdate(decideUpdate, { args: [payload] });
+      // An update needs a worker to accept it, and one only admitted is not durable: wait a bounded time.
+      const update = await this.client.withDeadline(Date.now() + workerWaitMs, () =>
+        handle.startUpdate(decideUpdate, { args: [payload], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+      );
+      const result = await update.result();
       return { accepted: true, jobId, ...result };
     } catch (err) {
+      if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+        // A signal is kept by the server until a worker runs the job. Should the admitted update be delivered
+        // too, the second of the two is rejected by the job as already decided (and audited).
+        await handle.signal(approvalDecisionSignal, payload);
+        const lastAgentPoll = await this.lastAgentPoll();
+        const since = lastAgentPoll === null ? 'no agent worker has polled recently' : `an agent worker last polled at ${lastAgentPoll}`;
+        return {
+          accepted: 'queued',
+          jobId,
+          requestId: payload.requestId,
+          lastAgentPoll,
+          reason: `no agent worker took the decision within ${workerWaitMs / 1000} s (${since}); it was sent and will be applied, or rejected and audited, when an agent worker runs the job`,
+        };
+      }
       const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && cause.type === FailureTypes.DecisionRejected) {
         const [code, stage] = Array.isArray(cause.details) ? cause.details : [];

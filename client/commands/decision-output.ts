@@ -16,12 +16,15 @@ export function reviewerName(args: ParsedArgs, io: CommandIo): string {
 /** Prints accepted/rejected; a rejection exits non-zero. */
 export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideOutcome): number {
   if (args.values.json === true) printJson(io, outcome);
-  else if (outcome.accepted) {
+  else if (outcome.accepted === 'queued') {
+    io.out(display`sent, not yet applied: ${outcome.reason}; \`airlock show ${outcome.jobId}\` tells when it is`);
+  } else if (outcome.accepted) {
     const call = outcome.call !== undefined ? `: ${outcome.call.toolName} ${JSON.stringify(outcome.call.args)}` : '';
     const edited = outcome.editedFingerprint !== null ? ` (edited; new fingerprint ${outcome.editedFingerprint})` : '';
     io.out(display`accepted: request ${outcome.requestId} of job ${outcome.jobId} is ${outcome.status}${call}${edited}`);
   } else io.out(display`rejected (${outcome.code}): ${outcome.reason}`);
-  return outcome.accepted ? 0 : 1;
+  // A queued decision is delivered: it is not an error.
+  return outcome.accepted === false ? 1 : 0;
 }
 
 /**

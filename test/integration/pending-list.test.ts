@@ -6,10 +6,9 @@ import { parseConfig } from '../../core/config';
 import { JobHarness } from '../helpers/job-harness';
 
 let h: JobHarness;
+const deleteRules = { version: 1 as const, rules: [{ id: 'approve-deletes', version: 1, name: 'deletes', scope: { categories: ['delete' as const] }, action: 'request_approval' as const }] };
 beforeAll(async () => {
-  h = await JobHarness.create({
-    rules: { version: 1, rules: [{ id: 'approve-deletes', version: 1, name: 'deletes', scope: { categories: ['delete'] }, action: 'request_approval' }] },
-  });
+  h = await JobHarness.create({ rules: deleteRules });
 });
 afterAll(async () => h.close());
 
@@ -112,4 +111,27 @@ test('a long write is listed as a preview, and the decision still binds the whol
   expect(await h.airlock.decide(rulesJob, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
   expect(await h.result(rulesJob)).toMatchObject({ status: 'completed' });
   expect(readFileSync(join(h.root, 'long.txt'), 'utf8')).toBe(content);
+});
+
+test('approving while no agent worker runs says so, and the decision applies once a worker starts', async () => {
+  h.setRules(deleteRules);
+  const jobId = await parkDelete('later.txt', true);
+  await h.stopWorkers();
+  const { client } = await countingClient();
+  try {
+    const outcome = await client.decide(jobId, { decision: 'approve', reviewer: 'alice', workerWaitMs: 2000 });
+    expect(outcome).toMatchObject({ accepted: 'queued', jobId });
+    if (outcome.accepted !== 'queued') throw new Error('expected a queued decision');
+    expect(outcome.reason).toMatch(/no agent worker took the decision within 2 s .*it was sent and will be applied, or rejected and audited, when an agent worker runs the job/);
+    expect(existsSync(join(h.root, 'later.txt'))).toBe(true);
+  } finally {
+    await client.close();
+    await h.resumeWorkers();
+  }
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  expect(existsSync(join(h.root, 'later.txt'))).toBe(false);
+  expect(h.audit(jobId, 'tool_executed')).toHaveLength(1);
+  expect(h.audit(jobId, 'approval_decided')).toHaveLength(1);
+  // The update admitted while no worker ran may arrive too: the job rejects it as already decided.
+  expect(h.audit(jobId, 'approval_rejected').map((e) => e.data.code).filter((c) => c !== 'already_decided')).toEqual([]);
 });
