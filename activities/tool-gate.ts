@@ -30,6 +30,8 @@ export interface ToolGateDeps {
    * says so on stderr, and waits there for the test to kill the process.
    */
   readonly testCrashAt?: CrashPoint;
+  /** How long a consumed nonce's holder must have been silent before a retry settles it; default 20 s. */
+  readonly claimStaleMs?: number;
 }
 
 /** Where a test may stop `execute`: after consuming the nonce, or after the effect and before its outcome is recorded. */
@@ -233,7 +235,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
    * been silent this long: a live attempt renews it every heartbeat (2 s),
    * and Temporal retries only after the 15 s heartbeat timeout.
    */
-  const CLAIM_STALE_MS = 20_000;
+  const claimStaleMs = deps.claimStaleMs ?? 20_000;
 
   interface Settling {
     readonly input: ExecuteInput;
@@ -266,7 +268,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
   async function settle(s: Settling): Promise<ExecuteResult> {
     const nonce = s.input.grant.claims.nonce;
     s.phase.value = 'reconciling';
-    if (s.consumedHere && !deps.nonces.claim(nonce, CLAIM_STALE_MS)) {
+    if (s.consumedHere && !deps.nonces.claim(nonce, claimStaleMs)) {
       // Another attempt holds it and is alive (a duplicate, or the one before is not dead yet): look again later.
       throw ApplicationFailure.retryable('another attempt of this call is still working on it; this one will look again', FailureTypes.NonceConsumed);
     }

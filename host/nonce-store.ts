@@ -160,7 +160,7 @@ export class NonceStore {
       `INSERT INTO consumed_nonces (nonce, job_id, call_id, fingerprint, consumed_at, store_id, before_state, alive_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT(nonce) DO NOTHING`,
     );
-    this.claimRow = this.db.prepare('UPDATE consumed_nonces SET alive_at = ? WHERE nonce = ? AND outcome IS NULL AND (alive_at IS NULL OR alive_at < ?)');
+    this.claimRow = this.db.prepare('UPDATE consumed_nonces SET alive_at = ? WHERE nonce = ? AND outcome IS NULL AND (alive_at IS NULL OR alive_at <= ?)');
     this.renewRow = this.db.prepare('UPDATE consumed_nonces SET alive_at = ? WHERE nonce = ? AND outcome IS NULL');
     this.select = this.db.prepare('SELECT consumed_at, outcome, before_state FROM consumed_nonces WHERE nonce = ?');
     this.finish = this.db.prepare('UPDATE consumed_nonces SET outcome = ? WHERE nonce = ?');

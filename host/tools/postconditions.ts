@@ -98,7 +98,14 @@ export async function checkPostcondition(
       if (source === undefined || !source.exists) return { present: false, detail: `${from}: cannot tell a move without the source's earlier state` };
       if (fromNow.exists) return { present: false, detail: `${fromNow.path} is still there` };
       // rename keeps the inode: the destination is the very entry that was the source.
-      const same = toNow.exists && toNow.dev === source.dev && toNow.ino === source.ino && toNow.type === source.type && (source.sha256 === null || toNow.sha256 === source.sha256);
+      // A file keeps its mtime too (a new file with a reused inode number would not); a moved folder's changes with its parent link.
+      const same =
+        toNow.exists &&
+        toNow.dev === source.dev &&
+        toNow.ino === source.ino &&
+        toNow.type === source.type &&
+        (source.sha256 === null || toNow.sha256 === source.sha256) &&
+        (source.type === 'directory' || toNow.mtimeMs === source.mtimeMs);
       return same
         ? { present: true, detail: `${fromNow.path} is gone and ${toNow.path} is the moved entry (same inode${source.sha256 !== null ? ' and sha256' : ''})` }
         : { present: false, detail: `${fromNow.path} is gone but ${toNow.path} is not the moved entry` };
