@@ -70,6 +70,8 @@ test('the tools worker process is killed while a job is parked; a new one execut
     consumed: false,
     consumedAt: expect.any(String),
     outcome: { ok: true, outputBytes: Buffer.byteLength(output), outputSha256: createHash('sha256').update(output).digest('hex') },
+    // The target as it was right before the effect: what a retry would reconcile against.
+    before: [expect.objectContaining({ path: file, exists: true, size: 6 })],
   });
 
   second.child.kill('SIGTERM');
