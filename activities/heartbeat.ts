@@ -26,8 +26,15 @@ export function currentAttempt(): number {
 export async function withHeartbeat<T>(details: () => unknown, work: () => Promise<T>): Promise<T> {
   const context = activityContext();
   if (context === undefined) return work();
-  context.heartbeat(details());
-  const timer = setInterval(() => context.heartbeat(details()), HEARTBEAT_EVERY_MS);
+  const beat = () => {
+    try {
+      context.heartbeat(details());
+    } catch {
+      // A beat that cannot be sent (a store closing at shutdown) is a missed beat, never a crashed worker.
+    }
+  };
+  beat();
+  const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
   try {
     return await work();
   } finally {

@@ -215,7 +215,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
   /** Runs the tool itself; a failure inside it is an outcome (the nonce is spent), never a retry. */
   async function runTool(toolName: string, args: unknown): Promise<ToolOutcome> {
     // Temporal already gave up on this attempt (another may be running): start no effect; the next attempt reconciles.
-    if (attemptAbandoned()) throw ApplicationFailure.retryable('this attempt was abandoned before its effect; the next attempt reconciles', 'AirlockAttemptAbandoned');
+    if (attemptAbandoned()) throw ApplicationFailure.retryable('this attempt was abandoned before its effect; the next attempt reconciles', FailureTypes.AttemptAbandoned);
     try {
       const run = fsTools[toolName as keyof typeof fsTools] as ((a: unknown) => Promise<ToolOutcome>) | undefined;
       return run === undefined ? { ok: false, output: `Error: tool ${toolName} has no implementation here` } : await run(args);
