@@ -8,7 +8,7 @@ import type { JobScope } from '../core/policy/evaluate';
 import { getTool, type ToolDefinition } from '../core/tools/definitions';
 import type { GrantVerifier } from '../host/grant-keys';
 import { Texts } from '../core/texts';
-import { NonceStoreUnusable, storedOutcome, type NonceStore, type Reconciled, type StoredOutcome } from '../host/nonce-store';
+import { NonceStoreUnusable, revealPaths, storedOutcome, type NonceStore, type Reconciled, type StoredOutcome } from '../host/nonce-store';
 import { checkPostcondition } from '../host/tools/postconditions';
 import { attemptAbandoned, currentAttempt, withHeartbeat } from './heartbeat';
 import { errnoCode, messageOf } from '../host/tools/descriptors';
@@ -273,7 +273,10 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       throw ApplicationFailure.retryable('another attempt of this call is still working on it; this one will look again', FailureTypes.NonceConsumed);
     }
     s.held.nonce = nonce;
-    const post = await checkPostcondition(deps.roots, s.tool.name, s.args, s.before);
+    // The targets now: the precondition compares them, and they give the store's path digests their paths back.
+    const { observed: current, problems } = await observeTargets(s.tool, s.args);
+    const before = s.before === undefined ? undefined : revealPaths(s.before, current);
+    const post = await checkPostcondition(deps.roots, s.tool.name, s.args, before);
     const record = (outcome: ToolOutcome, reconciled: Reconciled) => {
       if (!s.consumedHere) {
         const consumed = deps.nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
@@ -288,13 +291,12 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       return { ...outcome, replayed: true, reconciled: 'ran_before' };
     }
     let unchanged: string | undefined;
-    if (s.before === undefined) unchanged = 'nothing records the target as it was before the call';
+    if (before === undefined) unchanged = 'nothing records the target as it was before the call';
     else {
-      const { observed: current, problems } = await observeTargets(s.tool, s.args);
       const targets = s.tool.targets(s.args);
-      const changes = changesSince(s.before, current, problems, targets, targets);
-      if (changes.length > 0) unchanged = changes.join('; ');
       // A target past the limits compares as "cannot be compared": not unchanged.
+      const changes = changesSince(before, current, problems, targets, targets);
+      if (changes.length > 0) unchanged = changes.join('; ');
     }
     if (unchanged === undefined) {
       checkExpiry(s.input.grant);

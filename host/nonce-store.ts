@@ -46,7 +46,7 @@ export type ConsumeResult =
       readonly consumed: false;
       readonly outcome: StoredOutcome | null;
       readonly consumedAt: string;
-      /** The targets as the consuming attempt saw them right before its effect (absent in rows from before). */
+      /** The targets as the consuming attempt saw them right before its effect, paths as digests (absent in rows from before). */
       readonly before?: readonly ObservedState[];
     };
 
@@ -55,8 +55,25 @@ export interface NonceRecord {
   readonly jobId: string;
   readonly callId: string;
   readonly fingerprint: string;
-  /** The targets right before the effect: what a retry compares against to tell "not run" from "ran". */
+  /** The targets right before the effect: what a retry compares against to tell "not run" from "ran" (stored with paths as digests). */
   readonly before?: readonly ObservedState[];
+}
+
+/**
+ * Paths are kept as digests: a file's name can be a secret (`token=…`), and
+ * the store keeps nothing people could read one from. A retry matches them
+ * against the paths it observes (`revealPaths`).
+ */
+export function pathDigest(path: string): string {
+  return `sha256:${createHash('sha256').update(path, 'utf8').digest('hex')}`;
+}
+
+/** The recorded states with their paths back, where they match the targets' paths now (by position); others keep the digest and so compare as moved. */
+export function revealPaths(before: readonly ObservedState[], current: readonly ObservedState[]): ObservedState[] {
+  return before.map((state, i) => {
+    const now = current[i];
+    return now !== undefined && state.path === pathDigest(now.path) ? { ...state, path: now.path } : state;
+  });
 }
 
 /** The store's file cannot be used; the worker stops at start with this one line. */
@@ -188,7 +205,7 @@ export class NonceStore {
 
   consume(record: NonceRecord): ConsumeResult {
     this.checkFile();
-    const before = record.before === undefined ? null : JSON.stringify(record.before);
+    const before = record.before === undefined ? null : JSON.stringify(record.before.map((state) => ({ ...state, path: pathDigest(state.path) })));
     const info = this.insert.run(record.nonce, record.jobId, record.callId, record.fingerprint, new Date().toISOString(), this.id, before, Date.now());
     if (info.changes === 1) return { consumed: true };
     const earlier = this.lookup(record.nonce);
