@@ -62,6 +62,9 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
           'Retried calls will be reconciled against the file system; restore the old file from a backup (with the worker stopped) if you have one\n',
       );
     }
+    if (config.testCrashAt !== undefined) {
+      process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
+    }
     tools = {
       roots: await Roots.create(paths.roots),
       nonces,

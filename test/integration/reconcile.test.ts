@@ -197,3 +197,25 @@ test('a consumed nonce whose holder is still alive is not settled by another att
   await expect(retry(input, live)).rejects.toMatchObject({ type: FailureTypes.NonceConsumed, nonRetryable: false });
   expect(readFileSync(join(root, 'log.txt'), 'utf8')).toBe('line 1\n');
 });
+
+test('an ungated call reconciles against the targets its own attempt recorded when it consumed the nonce', async () => {
+  writeFileSync(join(root, 'log.txt'), 'line 1\n');
+  const append = await approvedCall('fs_write', { path: 'log.txt', content: 'line 2\n', mode: 'append' }, { approved: false });
+  await crashedAttempt(append);
+  expect(await retry(append)).toMatchObject({ ok: true, reconciled: 'ran_now' });
+  expect(readFileSync(join(root, 'log.txt'), 'utf8')).toBe('line 1\nline 2\n');
+});
+
+test('a recursive delete that died halfway is neither done nor undone: outcome unknown, and what is left stays', async () => {
+  mkdirSync(join(root, 'cache'));
+  writeFileSync(join(root, 'cache', 'a'), 'a');
+  writeFileSync(join(root, 'cache', 'b'), 'b');
+  const input = await approvedCall('fs_delete', { path: 'cache', recursive: true });
+  await crashedAttempt(input);
+  unlinkSync(join(root, 'cache', 'a')); // the attempt got this far
+
+  const result = await retry(input);
+  expect(result).toMatchObject({ ok: false, reconciled: 'unknown' });
+  expect(result.output).toMatch(/^Outcome unknown: .*cache still exists.*1 entry removed below/);
+  expect(existsSync(join(root, 'cache', 'b'))).toBe(true);
+});
