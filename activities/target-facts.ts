@@ -1,3 +1,4 @@
+import { withHeartbeat } from './heartbeat';
 import type { CallFacts } from '../core/policy/facts';
 import { getTool } from '../core/tools/definitions';
 import { callFacts } from '../host/target-facts';
@@ -19,14 +20,20 @@ export interface ResolveTargetsResult {
 export function createTargetFactActivities(deps: { readonly roots: { readonly configured: readonly string[] } }) {
   return {
     async resolveTargets(input: ResolveTargetsInput): Promise<ResolveTargetsResult> {
-      const facts: Record<string, CallFacts> = {};
-      for (const call of input.calls) {
-        const tool = getTool(call.toolName);
-        const parsed = tool?.parameters.safeParse(call.args);
-        if (tool === undefined || parsed === undefined || !parsed.success) continue;
-        facts[call.callId] = await callFacts(tool.targets(parsed.data), deps.roots.configured);
-      }
-      return { facts };
+      // Its activity has a heartbeat timeout like every tools activity.
+      return withHeartbeat(
+        () => ({ phase: 'resolving' }),
+        async () => {
+          const facts: Record<string, CallFacts> = {};
+          for (const call of input.calls) {
+            const tool = getTool(call.toolName);
+            const parsed = tool?.parameters.safeParse(call.args);
+            if (tool === undefined || parsed === undefined || !parsed.success) continue;
+            facts[call.callId] = await callFacts(tool.targets(parsed.data), deps.roots.configured);
+          }
+          return { facts };
+        },
+      );
     },
   };
 }

@@ -7,7 +7,10 @@ import { describeChanges, type ObservedState } from '../core/observed-state';
 import type { JobScope } from '../core/policy/evaluate';
 import { getTool, type ToolDefinition } from '../core/tools/definitions';
 import type { GrantVerifier } from '../host/grant-keys';
-import { storedOutcome, type NonceStore, type StoredOutcome } from '../host/nonce-store';
+import { Texts } from '../core/texts';
+import { NonceStoreUnusable, revealPaths, storedOutcome, type NonceStore, type Reconciled, type StoredOutcome } from '../host/nonce-store';
+import { checkPostcondition } from '../host/tools/postconditions';
+import { attemptAbandoned, currentAttempt, withHeartbeat } from './heartbeat';
 import { errnoCode, messageOf } from '../host/tools/descriptors';
 import { createFsTools, type ToolOutcome } from '../host/tools/fs-tools';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from '../host/tools/observe';
@@ -22,7 +25,17 @@ export interface ToolGateDeps {
   /** Folders past these cannot be observed exactly, so calls on them are never approvable to run. */
   readonly treeLimits?: TreeLimits;
   readonly now?: () => number;
+  /**
+   * TEST ONLY (`AIRLOCK_TEST_CRASH_AT`): `execute` stops at this point,
+   * says so on stderr, and waits there for the test to kill the process.
+   */
+  readonly testCrashAt?: CrashPoint;
+  /** How long a consumed nonce's holder must have been silent before a retry settles it; default 20 s. */
+  readonly claimStaleMs?: number;
 }
+
+/** Where a test may stop `execute`: after consuming the nonce, or after the effect and before its outcome is recorded. */
+export type CrashPoint = 'after-consume' | 'after-effect';
 
 export interface PrepareApprovalInput {
   readonly toolName: string;
@@ -87,9 +100,17 @@ export type ExecuteResult =
       /** True when this reports an earlier attempt's stored outcome instead of running again. */
       readonly replayed: boolean;
       readonly refused?: undefined;
+      /**
+       * Set when an earlier attempt ended without recording an outcome and
+       * this one settled the call from its target: the effect was in place
+       * (`ran_before`), or it was not and the target was as before the call,
+       * so it ran now (`ran_now`), or neither could be told (`unknown`, `ok`
+       * false). Absent in results from builds before reconciliation.
+       */
+      readonly reconciled?: Reconciled;
     })
   /** The approved call no longer holds: nothing ran and the nonce is unspent. */
-  | { readonly refused: string; readonly ok: false; readonly output: string; readonly replayed: false };
+  | { readonly refused: string; readonly ok: false; readonly output: string; readonly replayed: false; readonly reconciled?: undefined };
 
 function toolOrFail(name: string): ToolDefinition {
   const tool = getTool(name);
@@ -143,118 +164,303 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     return { observed, problems, warnings };
   }
 
-  /** Schema, permission and preconditions, checked again against the world as it is now. */
-  async function recheck(input: RevalidateInput): Promise<RevalidateResult> {
+  /** Differences between the targets as they were (by position) and as they are now; empty when unchanged. */
+  function changesSince(before: readonly ObservedState[], current: readonly ObservedState[], problems: ReadonlyArray<string | undefined>, targetsThen: readonly string[], targetsNow: readonly string[]): string[] {
+    const changes: string[] = [];
+    current.forEach((seen, i) => {
+      const earlier = before[i];
+      const problem = problems[i];
+      // A target the reviewer replaced by an edit was chosen by them, not observed: nothing to compare.
+      if (earlier === undefined || targetsThen[i] !== targetsNow[i]) return;
+      // It cannot be seen now (e.g. a folder on the way became a link out), unlike then: say why, not "no longer exists".
+      if (problem !== undefined && !seen.exists && (earlier.exists || earlier.path !== seen.path)) changes.push(problem);
+      else if (earlier.path !== seen.path) changes.push(`${targetsNow[i]} now leads to ${seen.path} (it led to ${earlier.path})`);
+      else changes.push(...describeChanges(earlier, seen));
+    });
+    return changes;
+  }
+
+  /** Schema, permission and preconditions, checked again against the world as it is now; on success, the targets as seen. */
+  async function recheck(input: RevalidateInput): Promise<{ readonly result: RevalidateResult; readonly seen?: ObservedState[] }> {
     const tool = getTool(input.toolName);
-    if (tool === undefined) return { ok: false, reason: `tool ${input.toolName} is no longer registered` };
+    if (tool === undefined) return { result: { ok: false, reason: `tool ${input.toolName} is no longer registered` } };
     const parsed = tool.parameters.safeParse(input.args);
     if (!parsed.success) {
-      return { ok: false, reason: `the arguments no longer pass the tool's schema: ${parsed.error.issues[0]?.message ?? ''}` };
+      return { result: { ok: false, reason: `the arguments no longer pass the tool's schema: ${parsed.error.issues[0]?.message ?? ''}` } };
     }
     if (!input.allowedTools.includes(input.toolName)) {
-      return { ok: false, reason: `tool ${input.toolName} is not allowed for this job` };
+      return { result: { ok: false, reason: `tool ${input.toolName} is not allowed for this job` } };
     }
     if (input.reviewers !== null && !input.reviewers.includes(input.reviewer)) {
-      return { ok: false, reason: `reviewer ${input.reviewer} is not allowed to approve this call` };
+      return { result: { ok: false, reason: `reviewer ${input.reviewer} is not allowed to approve this call` } };
     }
     if (input.separateRequester && input.reviewer === input.requester) {
-      return { ok: false, reason: `the requester ${input.requester} may not approve their own call` };
+      return { result: { ok: false, reason: `the requester ${input.requester} may not approve their own call` } };
     }
     const targetsNow = tool.targets(parsed.data);
     const targetsThen = input.originalTargets ?? (input.originalArgs === undefined ? targetsNow : tool.targets(tool.parameters.parse(input.originalArgs)));
     const { observed: current, problems } = await observeTargets(tool, parsed.data);
-    const changes: string[] = [];
-    current.forEach((now, i) => {
-      const before = input.observed[i];
-      const problem = problems[i];
-      // A target the reviewer replaced by an edit was chosen by them, not observed: nothing to compare.
-      if (before === undefined || targetsThen[i] !== targetsNow[i]) return;
-      // It cannot be seen now (e.g. a folder on the way became a link out), unlike then: say why, not "no longer exists".
-      if (problem !== undefined && !now.exists && (before.exists || before.path !== now.path)) changes.push(problem);
-      else if (before.path !== now.path) changes.push(`${targetsNow[i]} now leads to ${now.path} (it led to ${before.path})`);
-      else changes.push(...describeChanges(before, now));
-    });
-    if (changes.length > 0) return { ok: false, reason: `the target changed since it was approved: ${changes.join('; ')}` };
-    return { ok: true };
+    const changes = changesSince(input.observed, current, problems, targetsThen, targetsNow);
+    if (changes.length > 0) return { result: { ok: false, reason: `the target changed since it was approved: ${changes.join('; ')}` } };
+    return { result: { ok: true }, seen: current };
+  }
+
+  /** TEST ONLY: stops here for good when the test asked for it, so it can kill the process at exactly this point. */
+  async function crashPoint(point: CrashPoint): Promise<void> {
+    if (deps.testCrashAt !== point) return;
+    process.stderr.write(`airlock test: execute paused ${point} (AIRLOCK_TEST_CRASH_AT)\n`);
+    await new Promise<never>(() => undefined);
+  }
+
+  /** Runs the tool itself; a failure inside it is an outcome (the nonce is spent), never a retry. */
+  async function runTool(toolName: string, args: unknown): Promise<ToolOutcome> {
+    // Temporal already gave up on this attempt (another may be running): start no effect; the next attempt reconciles.
+    if (attemptAbandoned()) throw ApplicationFailure.retryable('this attempt was abandoned before its effect; the next attempt reconciles', FailureTypes.AttemptAbandoned);
+    try {
+      const run = fsTools[toolName as keyof typeof fsTools] as ((a: unknown) => Promise<ToolOutcome>) | undefined;
+      return run === undefined ? { ok: false, output: `Error: tool ${toolName} has no implementation here` } : await run(args);
+    } catch (err) {
+      return { ok: false, output: `Error: ${messageOf(err)}` };
+    }
+  }
+
+  function checkExpiry(grant: Grant): void {
+    if (now() > grant.claims.expiresAt) {
+      throw ApplicationFailure.nonRetryable('execute refused: the grant has expired', FailureTypes.GrantExpired);
+    }
+  }
+
+  /**
+   * A consumed nonce without an outcome is settled only once its holder has
+   * been silent this long: a live attempt renews it every heartbeat (2 s),
+   * and Temporal retries only after the 15 s heartbeat timeout.
+   */
+  const claimStaleMs = deps.claimStaleMs ?? 20_000;
+
+  interface Settling {
+    readonly input: ExecuteInput;
+    readonly tool: ToolDefinition;
+    readonly args: Record<string, unknown>;
+    readonly fingerprint: string;
+    /** The targets right before the call, when known: recorded at consume, else what the reviewer approved. */
+    readonly before: readonly ObservedState[] | undefined;
+    /** The nonce is consumed in this store (an attempt died after consuming); false: this store does not know it. */
+    readonly consumedHere: boolean;
+    readonly phase: { value: string };
+    readonly held: { nonce?: string };
+  }
+
+  /**
+   * An earlier attempt ended without an outcome in this store: it consumed
+   * the nonce and died, or this store does not know what it did (a lost or
+   * restored store). The target says what happened:
+   * - the tool's postcondition holds: its effect is in place, record and report that;
+   * - it does not, and the target is exactly as it was right before the call
+   *   (the approved state): the effect never happened, so run it now. That
+   *   attempt is over: Temporal starts a new attempt only after the previous
+   *   one failed or its heartbeat or start-to-close timeout passed, and an
+   *   attempt Temporal gave up on starts no effect once it learns so (its
+   *   next heartbeat). The remaining window: a worker process frozen or cut
+   *   off from Temporal for longer than the heartbeat timeout, between its
+   *   own check and its effect, which it then still runs;
+   * - neither: the outcome is unknown, and is reported as such.
+   */
+  async function settle(s: Settling): Promise<ExecuteResult> {
+    const nonce = s.input.grant.claims.nonce;
+    s.phase.value = 'reconciling';
+    if (s.consumedHere && !deps.nonces.claim(nonce, claimStaleMs)) {
+      // Another attempt holds it and is alive (a duplicate, or the one before is not dead yet): look again later.
+      throw ApplicationFailure.retryable('another attempt of this call is still working on it; this one will look again', FailureTypes.NonceConsumed);
+    }
+    s.held.nonce = nonce;
+    // The targets now: the precondition compares them, and they give the store's path digests their paths back.
+    const { observed: current, problems } = await observeTargets(s.tool, s.args);
+    const before = s.before === undefined ? undefined : revealPaths(s.before, current);
+    const post = await checkPostcondition(deps.roots, s.tool.name, s.args, before);
+    const record = (outcome: ToolOutcome, reconciled: Reconciled) => {
+      if (!s.consumedHere) {
+        const consumed = deps.nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
+        if (!consumed.consumed) return false;
+      }
+      deps.nonces.recordOutcome(nonce, storedOutcome(outcome, reconciled));
+      return true;
+    };
+    if (post.present) {
+      const outcome = { ok: true, output: Texts.reconciledRanBefore(post.detail) };
+      if (!record(outcome, 'ran_before')) return reportEarlierOrFail(deps.nonces, nonce);
+      return { ...outcome, replayed: true, reconciled: 'ran_before' };
+    }
+    let unchanged: string | undefined;
+    if (before === undefined) unchanged = 'nothing records the target as it was before the call';
+    else {
+      const targets = s.tool.targets(s.args);
+      // A target past the limits compares as "cannot be compared": not unchanged.
+      const changes = changesSince(before, current, problems, targets, targets);
+      if (changes.length > 0) unchanged = changes.join('; ');
+    }
+    if (unchanged === undefined) {
+      checkExpiry(s.input.grant);
+      if (!s.consumedHere) {
+        const consumed = deps.nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
+        if (!consumed.consumed) return reportEarlier(consumed);
+        s.held.nonce = nonce;
+      }
+      s.phase.value = 'effect';
+      const outcome = await runTool(s.tool.name, s.args);
+      await crashPoint('after-effect');
+      deps.nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
+      return { ok: outcome.ok, output: `${outcome.output}\n${Texts.reconciledRanNow}`, replayed: false, reconciled: 'ran_now' };
+    }
+    const outcome = { ok: false, output: Texts.outcomeUnknown(`${post.detail}; ${unchanged}`) };
+    // Spent from now on: a duplicate of this grant reports the same instead of guessing again.
+    if (!record(outcome, 'unknown')) return reportEarlierOrFail(deps.nonces, nonce);
+    return { ...outcome, replayed: true, reconciled: 'unknown' };
   }
 
   return {
     /** Captures what the reviewer will approve: the target's state now, plus the request's nonce. */
     async prepareApproval(input: PrepareApprovalInput): Promise<PrepareApprovalResult> {
-      const tool = toolOrFail(input.toolName);
-      const args = tool.parameters.parse(input.args);
-      const { observed, warnings } = await observeTargets(tool, args);
-      return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings };
+      return withHeartbeat(
+        () => ({ phase: 'observing' }),
+        async () => {
+          const tool = toolOrFail(input.toolName);
+          const args = tool.parameters.parse(input.args);
+          const { observed, warnings } = await observeTargets(tool, args);
+          return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings };
+        },
+      );
     },
 
     /** Schema, permission and preconditions, checked again against the world as it is now (builds before checked inside `execute`). */
-    revalidate: recheck,
+    async revalidate(input: RevalidateInput): Promise<RevalidateResult> {
+      return withHeartbeat(
+        () => ({ phase: 'observing' }),
+        async () => (await recheck(input)).result,
+      );
+    },
 
     /**
      * Runs one granted call, once. The nonce is consumed (compare-and-set)
-     * before the side effect; a retry finds it consumed and reports the stored
-     * outcome instead of running again.
+     * before the side effect, with the targets as they were right then; a
+     * retry finds it and reports the stored outcome, or, when the attempt
+     * that consumed it died before recording one, reconciles (`settle`).
      */
     async execute(input: ExecuteInput): Promise<ExecuteResult> {
-      if (!deps.verifier.verify(input.grant)) {
-        throw ApplicationFailure.nonRetryable('execute refused: the grant is missing or its signature is invalid', FailureTypes.GrantInvalid);
-      }
-      const claims = input.grant.claims;
-      if (claims.jobId !== input.jobId || claims.callId !== input.callId) {
-        throw ApplicationFailure.nonRetryable('execute refused: the grant is for another call', FailureTypes.GrantInvalid);
-      }
-      const tool = toolOrFail(input.toolName);
-      const parsed = tool.parameters.safeParse(input.args);
-      if (!parsed.success) {
-        throw ApplicationFailure.nonRetryable('execute refused: the arguments do not pass the tool schema', FailureTypes.GrantInvalid);
-      }
-      const fingerprint = callFingerprint({
-        jobId: input.jobId,
-        scope: input.scope,
-        toolName: input.toolName,
-        normalizedArgs: parsed.data,
-        ruleId: input.ruleId,
-        ruleVersion: input.ruleVersion,
-      });
-      if (fingerprint !== claims.fingerprint) {
-        throw ApplicationFailure.nonRetryable('execute refused: the grant does not cover these arguments', FailureTypes.GrantInvalid);
-      }
-      // A retry of an attempt that ran reports it: the target changed because the call ran.
-      const earlier = deps.nonces.lookup(claims.nonce);
-      if (earlier !== undefined) return reportEarlier(earlier);
-      if (now() > claims.expiresAt) {
-        throw ApplicationFailure.nonRetryable('execute refused: the grant has expired', FailureTypes.GrantExpired);
-      }
-      if (input.approved !== undefined) {
-        const check = await recheck({ ...input.approved, toolName: input.toolName, args: input.args });
-        if (!check.ok) return { refused: check.reason, ok: false, output: '', replayed: false };
-      }
-      const consumed = deps.nonces.consume({ nonce: claims.nonce, jobId: input.jobId, callId: input.callId, fingerprint });
-      if (!consumed.consumed) return reportEarlier(consumed);
-      let outcome: ToolOutcome;
-      try {
-        const run = fsTools[input.toolName as keyof typeof fsTools] as ((a: unknown) => Promise<ToolOutcome>) | undefined;
-        outcome = run === undefined ? { ok: false, output: `Error: tool ${input.toolName} has no implementation here` } : await run(parsed.data);
-      } catch (err) {
-        // The nonce is spent: an unexpected failure is an outcome, never a retry.
-        outcome = { ok: false, output: `Error: ${(err as Error).message}` };
-      }
-      deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
-      return { ...outcome, replayed: false };
+      const phase = { value: 'checking' };
+      // The nonce this attempt consumed or claimed: renewed at every beat, so no retry settles it while this attempt lives.
+      const held: { nonce?: string } = {};
+      return withHeartbeat(
+        () => {
+          if (held.nonce !== undefined) deps.nonces.renew(held.nonce);
+          return { phase: phase.value, store: deps.nonces.id };
+        },
+        () =>
+          executeOnce(input, phase, held).catch((err: unknown) => {
+            if (err instanceof NonceStoreUnusable) throw ApplicationFailure.retryable(err.message, FailureTypes.NonceStoreUnusable);
+            throw err;
+          }),
+      );
     },
   };
+
+  async function executeOnce(input: ExecuteInput, phase: { value: string }, held: { nonce?: string }): Promise<ExecuteResult> {
+    if (!deps.verifier.verify(input.grant)) {
+      throw ApplicationFailure.nonRetryable('execute refused: the grant is missing or its signature is invalid', FailureTypes.GrantInvalid);
+    }
+    const claims = input.grant.claims;
+    if (claims.jobId !== input.jobId || claims.callId !== input.callId) {
+      throw ApplicationFailure.nonRetryable('execute refused: the grant is for another call', FailureTypes.GrantInvalid);
+    }
+    const tool = toolOrFail(input.toolName);
+    const parsed = tool.parameters.safeParse(input.args);
+    if (!parsed.success) {
+      throw ApplicationFailure.nonRetryable('execute refused: the arguments do not pass the tool schema', FailureTypes.GrantInvalid);
+    }
+    const args = parsed.data;
+    if (!isRecord(args)) throw ApplicationFailure.nonRetryable('execute refused: the arguments are not an object', FailureTypes.GrantInvalid);
+    const fingerprint = callFingerprint({
+      jobId: input.jobId,
+      scope: input.scope,
+      toolName: input.toolName,
+      normalizedArgs: parsed.data,
+      ruleId: input.ruleId,
+      ruleVersion: input.ruleVersion,
+    });
+    if (fingerprint !== claims.fingerprint) {
+      throw ApplicationFailure.nonRetryable('execute refused: the grant does not cover these arguments', FailureTypes.GrantInvalid);
+    }
+    const changing = !readOnly(tool);
+    const approvedBefore = approvedTargets(tool, args, input.approved);
+    // A retry of an attempt that ran reports it: the target changed because the call ran.
+    const earlier = deps.nonces.lookup(claims.nonce);
+    if (earlier !== undefined && earlier.outcome !== null) return reportEarlier(earlier);
+    if (earlier !== undefined && !changing) {
+      // A read whose attempt died changed nothing: it reads again.
+      const outcome = await runTool(input.toolName, args);
+      deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
+      return { ...outcome, replayed: false };
+    }
+    if (earlier !== undefined) return settle({ input, tool, args, fingerprint, before: earlier.before ?? approvedBefore, consumedHere: true, phase, held });
+    // A retry this store knows nothing about: the earlier attempt may have consumed the nonce in a store since lost.
+    if (changing && currentAttempt() > 1) return settle({ input, tool, args, fingerprint, before: approvedBefore, consumedHere: false, phase, held });
+    checkExpiry(input.grant);
+    let before: ObservedState[] | undefined;
+    if (input.approved !== undefined) {
+      const check = await recheck({ ...input.approved, toolName: input.toolName, args: input.args });
+      if (!check.result.ok) return { refused: check.result.reason, ok: false, output: '', replayed: false };
+      before = check.seen;
+    } else if (changing) {
+      // What a retry compares against, should this attempt die between consuming and recording.
+      before = (await observeTargets(tool, args)).observed;
+    }
+    const consumed = deps.nonces.consume({ nonce: claims.nonce, jobId: input.jobId, callId: input.callId, fingerprint, ...(before !== undefined ? { before } : {}) });
+    if (!consumed.consumed) return reportEarlier(consumed);
+    held.nonce = claims.nonce;
+    await crashPoint('after-consume');
+    phase.value = 'effect';
+    const outcome = await runTool(input.toolName, args);
+    await crashPoint('after-effect');
+    deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
+    return { ...outcome, replayed: false };
+  }
+}
+
+/** The approved targets, by position, where the call still acts on them (an edit may have replaced one). */
+function approvedTargets(tool: ToolDefinition, args: Record<string, unknown>, approved: ApprovedCheck | undefined): ObservedState[] | undefined {
+  if (approved === undefined) return undefined;
+  const now = tool.targets(args);
+  const then = approved.originalTargets ?? now;
+  if (now.length !== approved.observed.length || now.some((t, i) => then[i] !== t)) return undefined;
+  return [...approved.observed];
 }
 
 function reportEarlier(earlier: { outcome: StoredOutcome | null; consumedAt: string }): ExecuteResult {
   if (earlier.outcome !== null) {
-    const { ok, outputBytes } = earlier.outcome;
+    const { ok, outputBytes, reconciled } = earlier.outcome;
+    if (reconciled === 'unknown') {
+      return { ok: false, output: Texts.outcomeUnknown(`settled at an earlier retry; the call was first attempted at ${earlier.consumedAt}`), replayed: true, reconciled };
+    }
     // The store keeps no tool output: the earlier attempt's result is reported, its output is not.
-    return { ok, output: `This call already ran at ${earlier.consumedAt} (${ok ? 'it succeeded' : 'it failed'}, ${outputBytes} bytes of output, not kept).`, replayed: true };
+    return {
+      ok,
+      output: `This call already ran at ${earlier.consumedAt} (${ok ? 'it succeeded' : 'it failed'}, ${outputBytes} bytes of output, not kept).`,
+      replayed: true,
+      ...(reconciled !== undefined ? { reconciled } : {}),
+    };
   }
-  throw ApplicationFailure.nonRetryable(
-    `this call was already attempted at ${earlier.consumedAt} and its outcome is unknown; it will not run again`,
-    FailureTypes.NonceConsumed,
-  );
+  // Only a concurrent attempt gets here (its consume won between this one's look and its own).
+  throw ApplicationFailure.retryable(`this call is being run by another attempt since ${earlier.consumedAt}; this one will look again`, FailureTypes.NonceConsumed);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Another attempt settled the nonce between this one's look and its write. */
+function reportEarlierOrFail(nonces: NonceStore, nonce: string): ExecuteResult {
+  const earlier = nonces.lookup(nonce);
+  if (earlier === undefined) throw ApplicationFailure.retryable(`nonce ${nonce} vanished from the store while settling`, FailureTypes.NonceConsumed);
+  return reportEarlier(earlier);
 }
 
 export type ToolGateActivities = ReturnType<typeof createToolGateActivities>;

@@ -79,6 +79,8 @@ export const auditEventSchemas = {
     ok: z.boolean(),
     /** The stored outcome of an earlier attempt, reported instead of running again. */
     replayed: z.boolean(),
+    /** Settled from the target after the attempt that consumed the nonce died: its effect was in place, it ran now, or unknown. */
+    reconciled: z.enum(['ran_before', 'ran_now', 'unknown']).optional(),
   }),
   runtime_error: z.strictObject({
     code: z.enum(runtimeErrorCodes),

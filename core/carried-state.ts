@@ -34,6 +34,15 @@ const memory = {
   completionRuleFires: z.array(z.string()),
 };
 
+/** A call a retried `execute` settled from its target after the attempt that consumed its nonce died. */
+export const reconciledCallSchema = z.strictObject({
+  callId: z.string(),
+  toolName: z.string(),
+  reconciled: z.enum(['ran_before', 'ran_now', 'unknown']),
+  ok: z.boolean(),
+});
+export type ReconciledCall = z.infer<typeof reconciledCallSchema>;
+
 /** Everything a job carries across continue-as-new. */
 const stateFields = {
   snapshot: policySnapshotSchema,
@@ -45,6 +54,8 @@ const stateFields = {
   parked: parkedBatchSchema.nullable(),
   /** The most recent decided requests, for `airlock show`. */
   decided: z.array(approvalRequestSchema),
+  /** The most recent reconciled calls, for `airlock show` (absent until a job has one; older state lacks it). */
+  reconciled: z.array(reconciledCallSchema).optional(),
 };
 
 export const carriedStateSchema = z.strictObject({

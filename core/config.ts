@@ -98,6 +98,8 @@ const variables = {
   AIRLOCK_CODEC_KEYS: nonEmpty.optional(),
   AIRLOCK_CODEC_PORT: port.default(8234),
   AIRLOCK_CODEC_UI_ORIGIN: httpUrl.optional(),
+  // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.
+  AIRLOCK_TEST_CRASH_AT: z.enum(['after-consume', 'after-effect'], { error: 'expected after-consume or after-effect (test only)' }).optional(),
 } as const;
 
 type Variables = typeof variables;
@@ -153,6 +155,8 @@ export interface AirlockConfig {
     /** The Web UI allowed to call the codec server; unset: `airlock dev`'s own UI. */
     readonly uiOrigin: string | undefined;
   };
+  /** TEST ONLY (AIRLOCK_TEST_CRASH_AT): where a tools worker's `execute` stops and waits to be killed; never set it in production. */
+  readonly testCrashAt: 'after-consume' | 'after-effect' | undefined;
   readonly judge: {
     /** Defaults to the model endpoint. */
     readonly baseUrl: string | undefined;
@@ -208,6 +212,7 @@ export function parseConfig(env: Env): AirlockConfig {
     reviewerKeysFile: p.AIRLOCK_REVIEWER_KEYS,
     reviewerKeyFile: p.AIRLOCK_REVIEWER_KEY,
     codec: { keysFile: p.AIRLOCK_CODEC_KEYS, port: p.AIRLOCK_CODEC_PORT, uiOrigin: p.AIRLOCK_CODEC_UI_ORIGIN },
+    testCrashAt: p.AIRLOCK_TEST_CRASH_AT,
     judge: {
       baseUrl: p.AIRLOCK_JUDGE_BASE_URL ?? baseUrl,
       apiKey: p.AIRLOCK_JUDGE_API_KEY ?? p.OPENAI_API_KEY,

@@ -17,6 +17,10 @@ export const FailureTypes = {
   GrantExpired: 'AirlockGrantExpired',
   /** The grant's nonce was already consumed: the call ran (or was attempted) before. */
   NonceConsumed: 'AirlockNonceConsumed',
+  /** The tools worker's nonce store file was removed or replaced under it: restart the worker (a retry then reconciles). */
+  NonceStoreUnusable: 'AirlockNonceStoreUnusable',
+  /** Temporal gave up on this `execute` attempt before its effect started: nothing ran, the next attempt reconciles. */
+  AttemptAbandoned: 'AirlockAttemptAbandoned',
   /** A policy snapshot or carried state without a valid seal of this agent worker: a client tried to bring its own. */
   StateRejected: 'AirlockStateRejected',
   /** A job's stored conversation is not in this agent worker's content store. */

@@ -1,5 +1,5 @@
 import type { ApprovalRequest, PendingRequest } from './approvals';
-import type { CarriedState } from './carried-state';
+import type { CarriedState, ReconciledCall } from './carried-state';
 import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
 import { maskString, maskValue } from './masking';
 import type { ObservedState } from './observed-state';
@@ -47,6 +47,13 @@ export interface AgentJobStateView {
   readonly policyVersion: string | undefined;
   readonly pending: readonly PendingRequestView[];
   readonly decided: readonly DecidedRequestView[];
+  /**
+   * Calls whose executing attempt died before recording an outcome, as a
+   * retry settled them from the target: `ran_before` (its effect was in
+   * place), `ran_now` (it was not, the target was unchanged, it ran then)
+   * or `unknown` (neither could be told).
+   */
+  readonly reconciled: readonly ReconciledCall[];
   readonly counters: {
     readonly toolCallsExecuted: number;
     readonly approvalRequests: number;
@@ -118,6 +125,7 @@ export function jobView(input: {
     policyVersion: state?.snapshot.version,
     pending: requests.filter(isPending).map(pendingView),
     decided: [...(state?.decided ?? []), ...requests.filter((r) => !isPending(r))].map(decidedView),
+    reconciled: state?.reconciled ?? [],
     counters: {
       toolCallsExecuted: state?.toolCallsExecuted ?? 0,
       approvalRequests: state?.approvalRequests ?? 0,

@@ -22,6 +22,14 @@ export const Texts = {
   expired: 'Not executed: the approval request expired before anyone decided.',
   revalidationFailed: (reason: string) => `Not executed: the approved call no longer holds: ${reason}`,
   editDenied: (message: string) => `Not executed: the reviewer's edited call was denied by policy. ${message}`,
+  /** A retry found the call's effect in place: the attempt that ran it died before recording its outcome. */
+  reconciledRanBefore: (detail: string) =>
+    `Done: this call's effect is in place (${detail}). The attempt that ran it was interrupted before it could report, so its output is not available; it will not run again.`,
+  /** A retry found the effect absent and the target as approved: it ran now, once. */
+  reconciledRanNow: '(An earlier attempt of this call was interrupted before its effect happened; the target was unchanged, so it ran now, once.)',
+  /** A retry could tell neither: said as it is, never "not run". */
+  outcomeUnknown: (detail: string) =>
+    `Outcome unknown: an earlier attempt of this call was interrupted before it could report, and the target neither shows the call's effect nor is as it was before the call (${detail}). It may have run in part, or not at all; it will not run again. Check the target before relying on it.`,
   executeFailed: (message: string) => `Error: the call could not be run: ${message}`,
   prepareFailed: (message: string) => `Not executed: the target could not be observed for approval: ${message}`,
   revalidateFailed: (message: string) => `Not executed: the approved call could not be checked again: ${message}`,

@@ -54,10 +54,22 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
   let tools;
   if (roles.includes('tools')) {
     if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
+    const nonces = new NonceStore(paths.nonces);
+    if (nonces.origin.kind === 'replaced_lost') {
+      // Said once, loudly: retried calls are now reconciled against the file system (see `execute`).
+      process.stderr.write(
+        `airlock: the nonce store ${paths.nonces} was missing although store ${nonces.origin.lostId} existed there; started a new store ${nonces.id}. ` +
+          'Retried calls will be reconciled against the file system; restore the old file from a backup (with the worker stopped) if you have one\n',
+      );
+    }
+    if (config.testCrashAt !== undefined) {
+      process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
+    }
     tools = {
       roots: await Roots.create(paths.roots),
-      nonces: new NonceStore(paths.nonces),
+      nonces,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
+      ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
     };
   }
 

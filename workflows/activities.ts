@@ -15,18 +15,34 @@ export const local = proxyLocalActivities<AgentActivities>({
   retry: { initialInterval: '1 second', maximumAttempts: 5 },
 });
 
-/** prepare and revalidate only observe; calls add a summary for the Web UI on top of these. */
+/**
+ * Tools activities heartbeat every 2 s while they work: a tools worker that
+ * dies is noticed after this, and the call retried on another, within
+ * seconds instead of at the start-to-close timeout. Options are not part of
+ * the commands replay compares, so changing them needs no patch.
+ */
+const TOOLS_HEARTBEAT_TIMEOUT = '15 seconds';
+
+/** prepare and revalidate only observe (a folder's whole tree at most); calls add a summary for the Web UI on top of these. */
 export const observeOptions = {
   taskQueue: TaskQueues.tools,
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: TOOLS_HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '2 seconds', maximumAttempts: 5 },
 } as const;
 
-/** Safe to retry: the nonce is consumed before the side effect, so a retry reports instead of running again. */
+/**
+ * Safe to retry: the nonce is consumed before the side effect, so a retry
+ * reports the stored outcome, or reconciles with the target when the
+ * attempt that consumed it died. Start-to-close bounds the longest real
+ * work (observing and deleting a 100,000-entry tree); retries back off to
+ * at most 10 s, since a retry may wait for a dead attempt's claim to lapse.
+ */
 export const executeOptions = {
   taskQueue: TaskQueues.tools,
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '2 seconds', maximumAttempts: 10 },
+  heartbeatTimeout: TOOLS_HEARTBEAT_TIMEOUT,
+  retry: { initialInterval: '2 seconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
 } as const;
 
 export const tools = proxyActivities<ToolActivities>(observeOptions);

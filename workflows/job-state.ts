@@ -1,6 +1,6 @@
 import { slimmed, type ApprovalRequest, type PendingRequest } from '../core/approvals';
 import type { BatchPlan, JobPolicyMemory } from '../core/batch-plan';
-import type { CarriedState, ParkedBatch } from '../core/carried-state';
+import type { CarriedState, ParkedBatch, ReconciledCall } from '../core/carried-state';
 import type { AssistantMessage, ChatMessage } from '../core/chat';
 import { afterModelTurn, judgeContext } from '../core/conversation';
 import { isPending } from '../core/job-view';
@@ -133,6 +133,11 @@ export class JobState {
   /** A denied (or expired) call is never requested again in this job. */
   rememberDenied(fingerprint: string): void {
     if (!this.data.deniedFingerprints.includes(fingerprint)) this.data.deniedFingerprints.push(fingerprint);
+  }
+
+  /** A call settled from its target after an attempt died: kept for `airlock show`. */
+  noteReconciled(call: ReconciledCall): void {
+    this.data.reconciled = [...(this.data.reconciled ?? []), call].slice(-MAX_DECIDED_KEPT);
   }
 
   countExecuted(): void {

@@ -202,10 +202,20 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
         },
       ]);
       if (result.refused !== undefined && approved !== undefined) return refuseApproved(job, call, approved, result.refused, Texts.revalidationFailed(result.refused));
-      state.countExecuted();
+      // An unknown outcome is not counted as executed; the model, `show` and the audit say it is unknown.
+      if (result.reconciled !== 'unknown') state.countExecuted();
+      if (result.reconciled !== undefined) state.noteReconciled({ callId: call.callId, toolName: call.toolName, reconciled: result.reconciled, ok: result.ok });
       job.audit.record({
         type: 'tool_executed',
-        data: { callId: call.callId, toolName: call.toolName, fingerprint: binding.fingerprint, ruleId: binding.ruleId ?? undefined, ok: result.ok, replayed: result.replayed },
+        data: {
+          callId: call.callId,
+          toolName: call.toolName,
+          fingerprint: binding.fingerprint,
+          ruleId: binding.ruleId ?? undefined,
+          ok: result.ok,
+          replayed: result.replayed,
+          reconciled: result.reconciled,
+        },
       });
       return result.output;
     } catch (err) {
@@ -218,7 +228,8 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
         type: 'runtime_error',
         data: { code: isFailureType(type) ? type : 'execute_failed', error: describeError(err), callId: call.callId, toolName: call.toolName },
       });
-      return Texts.executeFailed(describeError(err));
+      // A consumed nonce whose attempt never reported: it may have run, so never "could not be run".
+      return type === FailureTypes.NonceConsumed ? Texts.outcomeUnknown(describeError(err)) : Texts.executeFailed(describeError(err));
     }
   }
 }

@@ -17,6 +17,13 @@ export function printRequest(io: CommandIo, r: PendingRequestView, indent = '  '
   io.out(display`${indent}  expires ${r.expiresAt}`);
 }
 
+/** What `show` says of a call a retry settled from its target. */
+const reconciledText = {
+  ran_before: 'its attempt was interrupted before reporting; the target shows its effect, so it is recorded as run (not run again)',
+  ran_now: 'an attempt was interrupted before its effect; the target was unchanged, so it ran on retry, once',
+  unknown: 'OUTCOME UNKNOWN: its attempt was interrupted, and the target neither shows its effect nor is as before; check the target',
+} as const;
+
 function printState(io: CommandIo, s: AgentJobStateView): void {
   io.out(display`job ${s.jobId}: ${s.status} (turn ${s.turns}/${s.maxTurns})`);
   io.out(display`  goal: ${s.goal}`);
@@ -35,6 +42,8 @@ function printState(io: CommandIo, s: AgentJobStateView): void {
     const reason = d.reason !== null ? `: ${d.reason}` : '';
     io.out(display`  ${d.status} ${d.toolName} (request ${d.requestId})${reviewer}${reason}`);
   }
+  // Older workers' views have no such list.
+  for (const r of s.reconciled ?? []) io.out(display`  ${r.toolName} (call ${r.callId}): ${reconciledText[r.reconciled]}`);
   const c = s.counters;
   io.out(display`  executed ${c.toolCallsExecuted} call(s), ${c.approvalRequests} approval request(s), ${c.rejectedDecisions} rejected decision(s)`);
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, type ApplicationFailure } from '@temporalio/common';
 import { createGrantSigner, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
+import { pathDigest } from '../../host/nonce-store';
 import type { ExecuteInput } from '../../activities/tool-gate';
 import { FailureTypes } from '../../core/failure-types';
 import { callFingerprint } from '../../core/fingerprint';
@@ -70,6 +71,8 @@ test('the tools worker process is killed while a job is parked; a new one execut
     consumed: false,
     consumedAt: expect.any(String),
     outcome: { ok: true, outputBytes: Buffer.byteLength(output), outputSha256: createHash('sha256').update(output).digest('hex') },
+    // The target as it was right before the effect, what a retry would reconcile against; its path only as a digest.
+    before: [expect.objectContaining({ path: pathDigest(file), exists: true, size: 6 })],
   });
 
   second.child.kill('SIGTERM');
