@@ -124,7 +124,7 @@ export async function parkedPart(stack: Stack, options: BenchOptions): Promise<F
     const done = performance.now() - t1;
     await sleep(2000);
     const rssDone = rssBytes(workers.agent.pid);
-    add('approve all (query + decide update each)', 's', decided / 1000, '20 decisions in flight');
+    add('approve all (describe + decide update each)', 's', decided / 1000, '20 decisions in flight');
     add('approve all -> all completed', 's', done / 1000, `${(n / (done / 1000)).toFixed(0)} jobs/s`);
     add('agent worker RSS after all completed', 'MiB', rssDone / MiB);
 

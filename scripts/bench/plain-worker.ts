@@ -1,6 +1,7 @@
 import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
 import type { OpenAI } from 'openai';
 import { createModelActivities } from '../../activities/model-turn';
+import { parseConfig } from '../../core/config';
 import { SqliteContentStore } from '../../host/content-store';
 import { fsChmod, fsDelete, fsList, fsMove, fsRead, fsStat, fsWrite } from '../../core/tools/definitions';
 import { createFsTools, type FsTools, type ToolOutcome } from '../../host/tools/fs-tools';
@@ -56,5 +57,13 @@ export async function createPlainWorker(connection: NativeConnection, activities
     workflowsPath: require.resolve('./plain-workflow'),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: (m) => process.stderr.write(`${m}\n`), error: (m) => process.stderr.write(`${m}\n`) },
   });
-  return Worker.create({ connection, namespace: 'default', taskQueue: PLAIN_TASK_QUEUE, workflowBundle: { code }, activities });
+  return Worker.create({
+    connection,
+    namespace: 'default',
+    taskQueue: PLAIN_TASK_QUEUE,
+    workflowBundle: { code },
+    activities,
+    // The tools worker's default limit (AIRLOCK_TOOLS_CONCURRENCY): the same reads in flight as airlock runs.
+    maxConcurrentActivityTaskExecutions: parseConfig({}).concurrency.tools,
+  });
 }
