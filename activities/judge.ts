@@ -10,6 +10,7 @@ import {
   type JudgeOutcome,
   type JudgeRuleInput,
 } from '../core/judge';
+import { noMetrics, type AirlockMetrics } from './metrics';
 
 export interface JudgeRulesInput {
   readonly rules: readonly JudgeRuleInput[];
@@ -35,11 +36,14 @@ export interface JudgeDeps {
   readonly timeoutMs: number;
   /** Answers kept per worker, by cache key; 0 disables the cache. */
   readonly cacheSize?: number;
+  /** Times the model calls; default: nothing. */
+  readonly metrics?: AirlockMetrics;
 }
 
 export function createJudgeActivities(deps: JudgeDeps) {
   const cache = new Map<string, JudgeOutcome>();
   const cacheSize = deps.cacheSize ?? 1000;
+  const metrics = deps.metrics ?? noMetrics;
   return {
     /**
      * One batched judge call. Judge failures are results, not errors: the
@@ -96,7 +100,9 @@ export function createJudgeActivities(deps: JudgeDeps) {
         if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
         cache.set(key, outcome);
       }
-      return { outcome, latencyMs: Date.now() - started, model, cached: false };
+      const latencyMs = Date.now() - started;
+      metrics.judged(outcome.status, latencyMs);
+      return { outcome, latencyMs, model, cached: false };
     },
   };
 }

@@ -25,6 +25,7 @@ import type { AuditSink } from '../host/audit-log';
 import type { GrantSigner } from '../host/grant-keys';
 import type { Sealer } from '../host/seal';
 import { writeAudit } from './audit';
+import type { AirlockMetrics } from './metrics';
 
 export interface PolicyDeps {
   /** Reads the rules as they are now; called once per job. */
@@ -34,6 +35,8 @@ export interface PolicyDeps {
   readonly sealer: Sealer;
   readonly grantTtlMs: number;
   readonly audit: AuditSink;
+  /** Counts the decisions the audit events record; default: nothing. */
+  readonly metrics?: AirlockMetrics;
   readonly now?: () => number;
 }
 
@@ -170,7 +173,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
      * those are issued on the way to `execute`.
      */
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvaluatePolicyResult> {
-      writeAudit(deps.audit, input.audit);
+      writeAudit(deps, input.audit);
       if (input.policySeal === undefined || !deps.sealer.verify('policy', input.jobId, input.snapshot, input.policySeal)) {
         throw ApplicationFailure.nonRetryable(
           `job ${input.jobId}: its policy snapshot does not carry this agent worker's seal; a policy that did not come from loadPolicySnapshot is never evaluated`,
@@ -188,7 +191,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
 
     /** Grants for calls about to run: approved ones keep their request's nonce, ungated ones get a fresh one. */
     async issueGrants(input: IssueGrantsInput): Promise<IssueGrantsResult> {
-      writeAudit(deps.audit, input.audit);
+      writeAudit(deps, input.audit);
       const grants: Record<string, Grant> = {};
       const expiresAt = now() + deps.grantTtlMs;
       for (const c of input.calls) {

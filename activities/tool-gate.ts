@@ -16,6 +16,7 @@ import { createFsTools, type ToolOutcome } from '../host/tools/fs-tools';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from '../host/tools/observe';
 import type { TreeLimits } from '../host/tools/tree';
 import { ToolRefusal, type Roots } from '../host/roots';
+import { noMetrics, type AirlockMetrics, type ExecutionOutcome } from './metrics';
 
 export interface ToolGateDeps {
   readonly roots: Roots;
@@ -32,6 +33,8 @@ export interface ToolGateDeps {
   readonly testCrashAt?: CrashPoint;
   /** How long a consumed nonce's holder must have been silent before a retry settles it; default 20 s. */
   readonly claimStaleMs?: number;
+  /** Counts executions and reconciliations; default: nothing. */
+  readonly metrics?: AirlockMetrics;
 }
 
 /** Where a test may stop `execute`: after consuming the nonce, or after the effect and before its outcome is recorded. */
@@ -123,6 +126,7 @@ function toolOrFail(name: string): ToolDefinition {
 export function createToolGateActivities(deps: ToolGateDeps) {
   const hashLimit = deps.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
   const now = deps.now ?? Date.now;
+  const metrics = deps.metrics ?? noMetrics;
   const fsTools = createFsTools(deps.roots, { treeLimits: deps.treeLimits });
   const readOnly = (tool: ToolDefinition) => tool.category === 'read';
 
@@ -248,6 +252,8 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     readonly consumedHere: boolean;
     readonly phase: { value: string };
     readonly held: { nonce?: string };
+    /** Set when this attempt settled the call itself (not when it reports another attempt's settlement). */
+    readonly settled: { value?: Reconciled };
   }
 
   /**
@@ -288,6 +294,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     if (post.present) {
       const outcome = { ok: true, output: Texts.reconciledRanBefore(post.detail) };
       if (!record(outcome, 'ran_before')) return reportEarlierOrFail(deps.nonces, nonce);
+      s.settled.value = 'ran_before';
       return { ...outcome, replayed: true, reconciled: 'ran_before' };
     }
     let unchanged: string | undefined;
@@ -309,11 +316,13 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       const outcome = await runTool(s.tool.name, s.args);
       await crashPoint('after-effect');
       deps.nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
+      s.settled.value = 'ran_now';
       return { ok: outcome.ok, output: `${outcome.output}\n${Texts.reconciledRanNow}`, replayed: false, reconciled: 'ran_now' };
     }
     const outcome = { ok: false, output: Texts.outcomeUnknown(`${post.detail}; ${unchanged}`) };
     // Spent from now on: a duplicate of this grant reports the same instead of guessing again.
     if (!record(outcome, 'unknown')) return reportEarlierOrFail(deps.nonces, nonce);
+    s.settled.value = 'unknown';
     return { ...outcome, replayed: true, reconciled: 'unknown' };
   }
 
@@ -349,21 +358,26 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       const phase = { value: 'checking' };
       // The nonce this attempt consumed or claimed: renewed at every beat, so no retry settles it while this attempt lives.
       const held: { nonce?: string } = {};
-      return withHeartbeat(
+      const settled: { value?: Reconciled } = {};
+      const result = await withHeartbeat(
         () => {
           if (held.nonce !== undefined) deps.nonces.renew(held.nonce);
           return { phase: phase.value, store: deps.nonces.id };
         },
         () =>
-          executeOnce(input, phase, held).catch((err: unknown) => {
+          executeOnce(input, phase, held, settled).catch((err: unknown) => {
             if (err instanceof NonceStoreUnusable) throw ApplicationFailure.retryable(err.message, FailureTypes.NonceStoreUnusable);
             throw err;
           }),
       );
+      // Counted once the attempt has its answer; an attempt that throws is the SDK's `temporal_activity_execution_failed`.
+      if (settled.value !== undefined) metrics.reconciled(input.toolName, settled.value);
+      metrics.executed(input.toolName, executionOutcome(result, settled.value));
+      return result;
     },
   };
 
-  async function executeOnce(input: ExecuteInput, phase: { value: string }, held: { nonce?: string }): Promise<ExecuteResult> {
+  async function executeOnce(input: ExecuteInput, phase: { value: string }, held: { nonce?: string }, settled: { value?: Reconciled }): Promise<ExecuteResult> {
     if (!deps.verifier.verify(input.grant)) {
       throw ApplicationFailure.nonRetryable('execute refused: the grant is missing or its signature is invalid', FailureTypes.GrantInvalid);
     }
@@ -400,9 +414,9 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
       return { ...outcome, replayed: false };
     }
-    if (earlier !== undefined) return settle({ input, tool, args, fingerprint, before: earlier.before ?? approvedBefore, consumedHere: true, phase, held });
+    if (earlier !== undefined) return settle({ input, tool, args, fingerprint, before: earlier.before ?? approvedBefore, consumedHere: true, phase, held, settled });
     // A retry this store knows nothing about: the earlier attempt may have consumed the nonce in a store since lost.
-    if (changing && currentAttempt() > 1) return settle({ input, tool, args, fingerprint, before: approvedBefore, consumedHere: false, phase, held });
+    if (changing && currentAttempt() > 1) return settle({ input, tool, args, fingerprint, before: approvedBefore, consumedHere: false, phase, held, settled });
     checkExpiry(input.grant);
     let before: ObservedState[] | undefined;
     if (input.approved !== undefined) {
@@ -423,6 +437,18 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
     return { ...outcome, replayed: false };
   }
+}
+
+/**
+ * How an `execute` ended, for the metrics: refused before running; settled
+ * from the target by this attempt; another attempt's stored outcome
+ * reported again; or run now, with the tool's own success.
+ */
+export function executionOutcome(result: ExecuteResult, settledNow: Reconciled | undefined): ExecutionOutcome {
+  if (result.refused !== undefined) return 'refused';
+  if (settledNow !== undefined) return settledNow;
+  if (result.replayed) return 'replayed';
+  return result.ok ? 'ok' : 'failed';
 }
 
 /** The approved targets, by position, where the call still acts on them (an edit may have replaced one). */

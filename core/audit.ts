@@ -59,6 +59,8 @@ export const auditEventSchemas = {
   approval_decided: z.strictObject({
     requestId: z.string(),
     toolName: z.string(),
+    /** The request's rule (absent in events written by builds before it was recorded). */
+    ruleId: z.string().optional(),
     decision: z.enum(['approve', 'deny']),
     reviewer: z.string(),
     reason: z.string().optional(),
@@ -71,7 +73,7 @@ export const auditEventSchemas = {
   approval_fingerprint_mismatch: z.strictObject(rejection),
   /** A decision about a held request that is not allowed (decided already, expired, reviewer, signature, edit). */
   approval_rejected: z.strictObject(rejection),
-  approval_expired: z.strictObject({ requestId: z.string(), toolName: z.string(), fingerprint: z.string(), reason: z.literal('expired') }),
+  approval_expired: z.strictObject({ requestId: z.string(), toolName: z.string(), ruleId: z.string().optional(), fingerprint: z.string(), reason: z.literal('expired') }),
   tool_executed: z.strictObject({
     ...call,
     fingerprint: z.string(),

@@ -20,6 +20,19 @@ const hostPort = z
     return port >= 1 && port <= 65535;
   }, 'port must be between 1 and 65535');
 
+const ipv4 = /^(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}$/;
+
+/** Where a socket is bound: an IP address (not a name, which the runtime cannot bind) and a port. */
+const bindAddress = z
+  .string()
+  .refine((v) => {
+    const colon = v.lastIndexOf(':');
+    const host = v.slice(0, colon);
+    const portText = v.slice(colon + 1);
+    if (colon < 1 || !/^[0-9]{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) return false;
+    return ipv4.test(host) || (/^\[[0-9a-fA-F:.]+\]$/.test(host) && URL.canParse(`http://${host}:1/`));
+  }, 'expected IP:port to listen on, for example 127.0.0.1:9464 or 0.0.0.0:9464 ([::]:9464 for IPv6)');
+
 const positiveInt = (max: number) =>
   z
     .string()
@@ -98,6 +111,7 @@ const variables = {
   AIRLOCK_CODEC_KEYS: nonEmpty.optional(),
   AIRLOCK_CODEC_PORT: port.default(8234),
   AIRLOCK_CODEC_UI_ORIGIN: httpUrl.optional(),
+  AIRLOCK_METRICS_ADDRESS: bindAddress.optional(),
   // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.
   AIRLOCK_TEST_CRASH_AT: z.enum(['after-consume', 'after-effect'], { error: 'expected after-consume or after-effect (test only)' }).optional(),
 } as const;
@@ -155,6 +169,8 @@ export interface AirlockConfig {
     /** The Web UI allowed to call the codec server; unset: `airlock dev`'s own UI. */
     readonly uiOrigin: string | undefined;
   };
+  /** Where a worker process serves Prometheus metrics (`/metrics`); unset: no metrics endpoint. */
+  readonly metrics: { readonly address: string | undefined };
   /** TEST ONLY (AIRLOCK_TEST_CRASH_AT): where a tools worker's `execute` stops and waits to be killed; never set it in production. */
   readonly testCrashAt: 'after-consume' | 'after-effect' | undefined;
   readonly judge: {
@@ -212,6 +228,7 @@ export function parseConfig(env: Env): AirlockConfig {
     reviewerKeysFile: p.AIRLOCK_REVIEWER_KEYS,
     reviewerKeyFile: p.AIRLOCK_REVIEWER_KEY,
     codec: { keysFile: p.AIRLOCK_CODEC_KEYS, port: p.AIRLOCK_CODEC_PORT, uiOrigin: p.AIRLOCK_CODEC_UI_ORIGIN },
+    metrics: { address: p.AIRLOCK_METRICS_ADDRESS },
     testCrashAt: p.AIRLOCK_TEST_CRASH_AT,
     judge: {
       baseUrl: p.AIRLOCK_JUDGE_BASE_URL ?? baseUrl,

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createActivities, type Activities } from '../activities';
+import type { AirlockMetrics } from '../activities/metrics';
 import { JsonlAuditSink } from '../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../host/grant-keys';
 import { createSealer } from '../host/seal';
@@ -22,9 +23,11 @@ async function openContentStore(config: AirlockConfig, sqliteFile: string): Prom
 /**
  * Real dependencies for the activities of the given queues, built from
  * configuration. Everything that can be wrong with the configuration fails
- * here, at start-up, not in the middle of a job.
+ * here, at start-up, not in the middle of a job. `metrics` is what the
+ * activities count into (the worker's Prometheus endpoint); default: nothing.
  */
-export async function buildActivities(config: AirlockConfig, roles: readonly QueueRole[]): Promise<Activities> {
+export async function buildActivities(config: AirlockConfig, roles: readonly QueueRole[], metrics?: AirlockMetrics): Promise<Activities> {
+  const counted = metrics === undefined ? {} : { metrics };
   const paths = statePaths(config);
   if (roles.includes('agent')) checkModelEndpoint(config, 'model');
   if (roles.includes('judge')) checkModelEndpoint(config, 'judge');
@@ -48,6 +51,7 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
       // A configured keys file must load; the default one is read when it exists (`airlock dev` creates it).
       reviewerKeys:
         config.reviewerKeysFile === undefined && !existsSync(paths.reviewerKeys) ? new Map() : await loadReviewerKeys(paths.reviewerKeys),
+      ...counted,
     };
   }
 
@@ -70,11 +74,12 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
       nonces,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
+      ...counted,
     };
   }
 
   const judge = roles.includes('judge')
-    ? { openai: createModelClient(config.judge, config.judge.timeoutMs), model: config.judge.model, timeoutMs: config.judge.timeoutMs }
+    ? { openai: createModelClient(config.judge, config.judge.timeoutMs), model: config.judge.model, timeoutMs: config.judge.timeoutMs, ...counted }
     : undefined;
 
   return createActivities({ agent, tools, judge });

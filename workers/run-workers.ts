@@ -1,5 +1,8 @@
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { createAirlockMetrics, JUDGE_LATENCY_BUCKETS_MS, MetricNames, type AirlockMetrics } from '../activities/metrics';
 import type { AirlockConfig } from '../core/config';
+import { describeError } from '../core/describe-error';
+import { ConfigError } from '../core/errors';
 import { TaskQueues, type QueueRole } from '../core/task-queues';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
 import { dataConverterFor } from '../host/data-converter';
@@ -22,11 +25,34 @@ export function runtimeLogger(level: AirlockConfig['logLevel']): DefaultLogger {
 
 let runtimeInstalled = false;
 
-/** Installs the Temporal runtime once per process; SIGINT/SIGTERM then shut workers down gracefully. */
+/**
+ * Installs the Temporal runtime once per process; SIGINT/SIGTERM then shut
+ * workers down gracefully. With `AIRLOCK_METRICS_ADDRESS` it serves
+ * Prometheus metrics there: the SDK's own and airlock's, one endpoint for
+ * every worker of the process.
+ */
 export function installRuntime(config: AirlockConfig): void {
   if (runtimeInstalled) return;
-  Runtime.install({ logger: runtimeLogger(config.logLevel) });
+  const address = config.metrics.address;
+  const telemetryOptions =
+    address === undefined
+      ? {}
+      : { telemetryOptions: { metrics: { prometheus: { bindAddress: address, histogramBucketOverrides: { [MetricNames.judgeLatency]: JUDGE_LATENCY_BUCKETS_MS } } } } };
+  try {
+    Runtime.install({ logger: runtimeLogger(config.logLevel), ...telemetryOptions });
+  } catch (err) {
+    // The address was well-formed (checked at start-up); binding it failed, e.g. the port is taken.
+    if (address === undefined) throw err;
+    throw new ConfigError([{ variable: 'AIRLOCK_METRICS_ADDRESS', message: `cannot serve metrics on ${address}: ${describeError(err)}` }]);
+  }
   runtimeInstalled = true;
+}
+
+/** What the activities count into: the runtime's meter when it serves metrics, else nothing. */
+function metricsFor(config: AirlockConfig): AirlockMetrics | undefined {
+  if (config.metrics.address === undefined) return undefined;
+  const namespace = config.temporal.namespace;
+  return createAirlockMetrics(() => Runtime.instance().metricMeter.withTags({ namespace }));
 }
 
 export interface RunWorkersOptions {
@@ -44,8 +70,9 @@ export interface RunWorkersOptions {
 export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const { config, roles } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const activities = options.activities ?? (await buildActivities(config, roles));
+  const activities = options.activities ?? (await buildActivities(config, roles, metricsFor(config)));
   installRuntime(config);
+  if (config.metrics.address !== undefined) log(`airlock: Prometheus metrics on http://${config.metrics.address}/metrics`);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   try {
     const workers = await createWorkers({

@@ -71,7 +71,7 @@ export async function waitForDecisions(job: Job, state: JobState): Promise<'deci
       if (r.expiresAt > now) continue;
       state.settle({ ...r, status: 'expired' });
       state.rememberDenied(r.fingerprint);
-      job.audit.record({ type: 'approval_expired', data: { requestId: r.requestId, toolName: r.toolName, fingerprint: r.fingerprint, reason: 'expired' } });
+      job.audit.record({ type: 'approval_expired', data: { requestId: r.requestId, toolName: r.toolName, ruleId: r.ruleId, fingerprint: r.fingerprint, reason: 'expired' } });
     }
     job.show();
     await job.audit.flush();

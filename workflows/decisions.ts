@@ -99,6 +99,7 @@ async function applyDecision(job: Job, payload: unknown, via: Via): Promise<Deci
     data: {
       requestId: request.requestId,
       toolName: request.toolName,
+      ruleId: request.ruleId,
       decision: decision.decision,
       reviewer: decision.reviewer,
       reason: decision.reason,

@@ -37,6 +37,12 @@ test.each([
   ['AIRLOCK_CONTENT_DB', 'mysql://db.lan/airlock', /AIRLOCK_CONTENT_DB: expected a PostgreSQL URL \(postgres:\/\/ or postgresql:\/\/\)/],
   ['AIRLOCK_CONTENT_DB', 'db.lan:5432', /AIRLOCK_CONTENT_DB: expected a PostgreSQL URL/],
   ['AIRLOCK_CONTENT_DB', 'postgres://db.lan:port/airlock', /AIRLOCK_CONTENT_DB: expected a PostgreSQL URL/],
+  ['AIRLOCK_METRICS_ADDRESS', '9464', /AIRLOCK_METRICS_ADDRESS: expected IP:port to listen on, for example 127\.0\.0\.1:9464/],
+  ['AIRLOCK_METRICS_ADDRESS', 'localhost:9464', /AIRLOCK_METRICS_ADDRESS: expected IP:port/],
+  ['AIRLOCK_METRICS_ADDRESS', '127.0.0.1:0', /AIRLOCK_METRICS_ADDRESS: expected IP:port/],
+  ['AIRLOCK_METRICS_ADDRESS', '256.1.1.1:9464', /AIRLOCK_METRICS_ADDRESS: expected IP:port/],
+  ['AIRLOCK_METRICS_ADDRESS', '[::1::2]:9464', /AIRLOCK_METRICS_ADDRESS: expected IP:port/],
+  ['AIRLOCK_METRICS_ADDRESS', 'http://127.0.0.1:9464', /AIRLOCK_METRICS_ADDRESS: expected IP:port/],
 ])('%s=%s is refused with a message naming the variable', (variable, value, message) => {
   expect(problem({ [variable]: value })).toMatch(message);
 });
@@ -74,6 +80,14 @@ test('a bad AIRLOCK_CONTENT_DB is reported without its password', () => {
   const message = problem({ AIRLOCK_CONTENT_DB: 'postgres://airlock:hunter2-pw@db.lan:port/airlock?password=hunter2-pw' });
   expect(message).toContain('(got "postgres://airlock:***@db.lan:port/airlock?password=***")');
   expect(message).not.toContain('hunter2');
+});
+
+test('metrics are off unless AIRLOCK_METRICS_ADDRESS gives an IP and a port to listen on', () => {
+  expect(parseConfig({}).metrics).toEqual({ address: undefined });
+  expect(parseConfig({ AIRLOCK_METRICS_ADDRESS: '' }).metrics).toEqual({ address: undefined });
+  for (const address of ['127.0.0.1:9464', '0.0.0.0:9090', '[::]:9464', '[::1]:65535']) {
+    expect(parseConfig({ AIRLOCK_METRICS_ADDRESS: address }).metrics).toEqual({ address });
+  }
 });
 
 test('a model caller needs an endpoint or a key', () => {
