@@ -55,14 +55,15 @@ beforeAll(() => {
 });
 
 describe('masking takes linear time', () => {
-  // Timings on a shared machine are noisy: the bound is far above the ~10–60 ms a megabyte takes and
-  // far below the seconds a backtracking pattern takes; the ratio catches growth faster than linear.
+  // Timings on a shared machine are noisy: the bounds are far above the ~3–35 ms a megabyte takes (best of
+  // three, even under load) and far below what a quadratic pattern takes (20k characters took 0.5 s, so a
+  // megabyte would take about 20 minutes); the ratio, with a floor, catches growth faster than linear.
   test.each(adversarial)('%s: a megabyte masks in linear time, far from a backtracking pattern', (_name, text) => {
     expect(text.length).toBeGreaterThanOrEqual(MB);
     const eighth = fastestMs(() => maskString(text.slice(0, MB / 8)));
     const whole = fastestMs(() => maskString(text));
-    expect(whole).toBeLessThan(500);
-    expect(whole).toBeLessThan(Math.max(eighth, 2) * 8 * 4);
+    expect(whole).toBeLessThan(5000);
+    expect(whole).toBeLessThan(Math.max(eighth, 25) * 8 * 4);
   });
 
   test.each(adversarial)('%s: a secret inside it is still masked', (_name, text) => {
