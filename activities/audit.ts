@@ -9,13 +9,15 @@ export interface RecordAuditInput {
 
 export interface RecordAuditResult {
   readonly written: number;
-  /** Set when the sink failed: audit writing never breaks a job. */
+  /** Set when the sink failed (nothing of the batch was written): audit writing never breaks a job. */
   readonly error?: string;
 }
 
 /**
- * Writes a job's buffered events, sanitized. Only a first attempt writes:
- * a retried activity must not log the same events twice.
+ * Writes a job's buffered events, sanitized. A failed write is a result,
+ * never an exception: the job keeps the events and sends them again. Only
+ * a first attempt writes: a retry may follow an attempt that wrote them,
+ * so it reports nothing to redo (at most once, never twice).
  */
 export function writeAudit(sink: AuditSink, events: readonly AuditEvent[] | undefined): RecordAuditResult {
   if (events === undefined || events.length === 0 || Context.current().info.attempt > 1) return { written: 0 };

@@ -26,11 +26,11 @@ const reconciledText = {
 } as const;
 
 /** What `show` says when audit writes failed: what waits, what is lost, and why. */
-export function auditText(a: AuditHealth, ended: boolean): string {
+function auditText(a: AuditHealth, ended: boolean): string {
   const error = a.lastError !== null ? `; last error: ${a.lastError}` : '';
   const waiting = a.unwritten === 0 ? 'every event written since' : ended ? `${a.unwritten} event(s) never written` : `${a.unwritten} event(s) waiting to be written again`;
   const dropped = a.dropped > 0 ? `, ${a.dropped} event(s) dropped` : '';
-  return `AUDIT: ${a.failures} audit write(s) failed; ${waiting}${dropped}${error}`;
+  return `AUDIT: ${a.failures} write(s) to the audit log failed; ${waiting}${dropped}${error}`;
 }
 
 function printState(io: CommandIo, s: AgentJobStateView): void {

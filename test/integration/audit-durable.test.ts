@@ -84,7 +84,7 @@ test('a parked job whose events cannot be written says so in its view and `show`
 
   const text = await h.cli(['show', jobId]);
   expect(text.code).toBe(0);
-  expect(text.stdout).toMatch(/AUDIT: \d+ audit write\(s\) failed; \d+ event\(s\) waiting to be written again; last error: .*(no space left on device|permission denied)/i);
+  expect(text.stdout).toMatch(/AUDIT: \d+ write\(s\) to the audit log failed; \d+ event\(s\) waiting to be written again; last error: .*(no space left on device|permission denied)/i);
   const json = await h.cli(['show', jobId, '--json']);
   expect(json.code).toBe(0);
   const shown = JSON.parse(json.stdout) as AgentJobStateView;
@@ -135,9 +135,8 @@ test('events not yet written are carried across continue-as-new and written once
   expect(await h.result(jobId)).toMatchObject({ status: 'completed', audit: { unwritten: 0, dropped: 0 } });
   const events = expectOnce(jobId);
   // Every stray decision the job took in (before and after continuing) is in the log exactly once.
-  const final = await h.state(jobId);
+  expect(strays).toBeGreaterThan(0);
   expect(events.filter((e) => e.type === 'approval_fingerprint_mismatch')).toHaveLength(strays);
-  expect(final.counters.rejectedDecisions).toBe(strays);
   expect(events.filter((e) => e.type === 'approval_requested')).toHaveLength(1);
   expect(events.filter((e) => e.type === 'tool_executed')).toHaveLength(1);
 });
@@ -153,7 +152,7 @@ test('a job that ends while the disk stays full finishes anyway, its result sayi
   expect(result.audit?.unwritten).toBeGreaterThan(0);
   expect(result.audit?.lastError).toMatch(refused);
   const text = await h.cli(['show', jobId]);
-  expect(text.stdout).toMatch(/AUDIT: \d+ audit write\(s\) failed; \d+ event\(s\) never written/);
+  expect(text.stdout).toMatch(/AUDIT: \d+ write\(s\) to the audit log failed; \d+ event\(s\) never written/);
   small.unblock();
   expect(wholeLines().filter((e) => e.jobId === jobId)).toEqual([]);
 });
