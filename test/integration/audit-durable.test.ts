@@ -2,7 +2,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuditEvent } from '../../core/audit';
 import type { AgentJobStateView } from '../../core/job-view';
+import { Worker } from '@temporalio/worker';
 import { JobHarness } from '../helpers/job-harness';
+import { testServer } from '../helpers/temporal-env';
 import { smallFolder, type SmallFolder } from '../helpers/small-fs';
 
 /**
@@ -41,7 +43,7 @@ afterAll(async () => {
   small?.close();
 });
 
-const refused = /no space left on device|permission denied/i;
+const refused = /no space left on device|read-only file system|permission denied/i;
 
 /** Every line of the log is one whole event (no torn or glued line), and the file ends with a newline. */
 function wholeLines(): AuditEvent[] {
@@ -58,6 +60,12 @@ function expectOnce(jobId: string): AuditEvent[] {
   const events = wholeLines().filter((e) => e.jobId === jobId);
   expect(new Set(events.map((e) => JSON.stringify(e))).size).toBe(events.length);
   return events;
+}
+
+/** The job's last run, as recorded, replays against the workflow code: keeping and retrying events is deterministic. */
+async function expectReplays(jobId: string): Promise<void> {
+  const history = await h.env.client.workflow.getHandle(jobId).fetchHistory();
+  await Worker.runReplayHistory({ workflowBundle: { codePath: testServer.bundle }, replayName: 'audit-durable' }, history, jobId);
 }
 
 const deleteThenComplete = (path: string) => ({
@@ -110,6 +118,7 @@ test('a parked job whose events cannot be written says so in its view and `show`
   expect(order).toEqual(['approval_requested', 'approval_decided', 'tool_executed']);
   expect(h.auditWarnings.some((l) => l.startsWith(`airlock: audit log ${file} is writable again after `))).toBe(true);
   expect(readFileSync(`${file}.torn`, 'utf8')).toBe(`${TORN}\n`);
+  await expectReplays(jobId);
 });
 
 test('events not yet written are carried across continue-as-new and written once later', async () => {
@@ -118,7 +127,7 @@ test('events not yet written are carried across continue-as-new and written once
   const parked = await h.waitForPending(jobId);
   const request = parked.pending[0];
   if (request === undefined) throw new Error('no pending request');
-  small.block();
+  small.block('read-only');
   // Each stray decision is audited (and its write fails): history grows until the job continues as new.
   let strays = 0;
   let view = await h.state(jobId);
@@ -139,11 +148,12 @@ test('events not yet written are carried across continue-as-new and written once
   expect(events.filter((e) => e.type === 'approval_fingerprint_mismatch')).toHaveLength(strays);
   expect(events.filter((e) => e.type === 'approval_requested')).toHaveLength(1);
   expect(events.filter((e) => e.type === 'tool_executed')).toHaveLength(1);
+  await expectReplays(jobId);
 });
 
 test('a job that ends while the disk stays full finishes anyway, its result saying how many events were lost', async () => {
   writeFileSync(join(h.root, 'a.txt'), 'a');
-  small.block();
+  small.block('read-only');
   const { jobId } = await h.start({
     script: { turns: [{ tool_calls: [{ name: 'fs_stat', arguments: { path: 'a.txt' } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] }] },
   });
@@ -155,4 +165,5 @@ test('a job that ends while the disk stays full finishes anyway, its result sayi
   expect(text.stdout).toMatch(/AUDIT: \d+ write\(s\) to the audit log failed; \d+ event\(s\) never written/);
   small.unblock();
   expect(wholeLines().filter((e) => e.jobId === jobId)).toEqual([]);
+  await expectReplays(jobId);
 });
