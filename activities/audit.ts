@@ -10,7 +10,7 @@ export interface RecordAuditInput {
 
 export interface RecordAuditResult {
   readonly written: number;
-  /** Set when the sink failed: audit writing never breaks a job. */
+  /** Set when the sink failed (nothing of the batch was written): audit writing never breaks a job. */
   readonly error?: string;
 }
 
@@ -22,18 +22,20 @@ export interface AuditDeps {
 }
 
 /**
- * Writes a job's buffered events, sanitized. Only a first attempt writes:
- * a retried activity must not log the same events twice. The metrics count
- * the same events at the same place, so they agree with the log even when
- * the write itself fails.
+ * Writes a job's buffered events, sanitized. A failed write is a result,
+ * never an exception: the job keeps the events and sends them again. Only
+ * a first attempt writes: a retry may follow an attempt that wrote them,
+ * so it reports nothing to redo (at most once, never twice). Metrics
+ * count events once written: events the job sends again after a failed
+ * write are counted once.
  */
 export function writeAudit(deps: AuditDeps, events: readonly AuditEvent[] | undefined): RecordAuditResult {
   if (events === undefined || events.length === 0 || Context.current().info.attempt > 1) return { written: 0 };
   const metrics = deps.metrics ?? noMetrics;
-  metrics.audited(events);
   try {
     const sanitized = events.map(sanitizeAuditEvent);
     deps.audit.write(sanitized);
+    metrics.audited(events);
     return { written: sanitized.length };
   } catch (err) {
     metrics.auditWriteFailed();

@@ -24,7 +24,7 @@ import { getTool } from '../core/tools/definitions';
 import type { AuditSink } from '../host/audit-log';
 import type { GrantSigner } from '../host/grant-keys';
 import type { Sealer } from '../host/seal';
-import { writeAudit } from './audit';
+import { writeAudit, type RecordAuditResult } from './audit';
 import type { AirlockMetrics } from './metrics';
 
 export interface PolicyDeps {
@@ -90,6 +90,8 @@ export interface EvaluatePolicyResult {
   readonly judge: readonly JudgeRequest[];
   /** Calls whose targets the tools side must resolve first; only on a pass without facts. */
   readonly factsFor?: readonly string[];
+  /** How writing the carried audit events went; only when the input carried some. */
+  readonly audit?: RecordAuditResult;
 }
 
 export interface GrantRequest {
@@ -108,6 +110,8 @@ export interface IssueGrantsInput {
 
 export interface IssueGrantsResult {
   readonly grants: Readonly<Record<string, Grant>>;
+  /** How writing the carried audit events went; only when the input carried some. */
+  readonly audit?: RecordAuditResult;
 }
 
 export function createPolicyActivities(deps: PolicyDeps) {
@@ -153,6 +157,22 @@ export function createPolicyActivities(deps: PolicyDeps) {
     return { evaluations: out, judge };
   }
 
+  function decideBatch(input: EvaluatePolicyInput): EvaluatePolicyResult {
+    if (input.policySeal === undefined || !deps.sealer.verify('policy', input.jobId, input.snapshot, input.policySeal)) {
+      throw ApplicationFailure.nonRetryable(
+        `job ${input.jobId}: its policy snapshot does not carry this agent worker's seal; a policy that did not come from loadPolicySnapshot is never evaluated`,
+        FailureTypes.StateRejected,
+      );
+    }
+    if (input.facts === undefined) {
+      const factsFor = input.calls.flatMap((c) => (c.kind === 'tool' && needsFacts(input.snapshot, 'tool.before', contextOf(input, c)) ? [c.callId] : []));
+      if (factsFor.length > 0) return { plan: undefined, judge: [], factsFor };
+    }
+    const { evaluations: byCall, judge } = evaluations(input);
+    if (judge.length > 0) return { plan: undefined, judge };
+    return { plan: plan({ ...input, evaluations: byCall }), judge: [] };
+  }
+
   return {
     /** The job's policy snapshot, taken once when it starts. */
     async loadPolicySnapshot(input: LoadPolicySnapshotInput): Promise<LoadPolicySnapshotResult> {
@@ -173,25 +193,14 @@ export function createPolicyActivities(deps: PolicyDeps) {
      * those are issued on the way to `execute`.
      */
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvaluatePolicyResult> {
-      writeAudit(deps, input.audit);
-      if (input.policySeal === undefined || !deps.sealer.verify('policy', input.jobId, input.snapshot, input.policySeal)) {
-        throw ApplicationFailure.nonRetryable(
-          `job ${input.jobId}: its policy snapshot does not carry this agent worker's seal; a policy that did not come from loadPolicySnapshot is never evaluated`,
-          FailureTypes.StateRejected,
-        );
-      }
-      if (input.facts === undefined) {
-        const factsFor = input.calls.flatMap((c) => (c.kind === 'tool' && needsFacts(input.snapshot, 'tool.before', contextOf(input, c)) ? [c.callId] : []));
-        if (factsFor.length > 0) return { plan: undefined, judge: [], factsFor };
-      }
-      const { evaluations: byCall, judge } = evaluations(input);
-      if (judge.length > 0) return { plan: undefined, judge };
-      return { plan: plan({ ...input, evaluations: byCall }), judge: [] };
+      const audit = input.audit === undefined ? undefined : writeAudit(deps, input.audit);
+      const result = decideBatch(input);
+      return audit === undefined ? result : { ...result, audit };
     },
 
     /** Grants for calls about to run: approved ones keep their request's nonce, ungated ones get a fresh one. */
     async issueGrants(input: IssueGrantsInput): Promise<IssueGrantsResult> {
-      writeAudit(deps, input.audit);
+      const audit = input.audit === undefined ? undefined : writeAudit(deps, input.audit);
       const grants: Record<string, Grant> = {};
       const expiresAt = now() + deps.grantTtlMs;
       for (const c of input.calls) {
@@ -204,7 +213,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
           expiresAt,
         });
       }
-      return { grants };
+      return audit === undefined ? { grants } : { grants, audit };
     },
   };
 }

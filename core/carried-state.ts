@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { approvalRequestSchema } from './approvals';
+import { auditBacklogSchema } from './audit-backlog';
 import { batchPlanSchema } from './batch-plan';
 import { chatMessageSchema } from './chat';
 import { conversationStateSchema } from './conversation';
@@ -56,6 +57,8 @@ const stateFields = {
   decided: z.array(approvalRequestSchema),
   /** The most recent reconciled calls, for `airlock show` (absent until a job has one; older state lacks it). */
   reconciled: z.array(reconciledCallSchema).optional(),
+  /** Audit events not yet written, and the job's count of failed writes (absent when every write succeeded; older state lacks it). */
+  audit: auditBacklogSchema.optional(),
 };
 
 export const carriedStateSchema = z.strictObject({

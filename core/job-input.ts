@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sideEffectToolNames } from './tools/definitions';
+import type { AuditHealth } from './audit-backlog';
 
 /** The workflow type name of a job. */
 export const AGENT_JOB_WORKFLOW = 'agentJob';
@@ -56,4 +57,6 @@ export interface AgentJobResult {
   /** The summary given to `complete`. */
   readonly summary?: string;
   readonly turns: number;
+  /** Set when audit writes failed in the job; `unwritten` events were lost when it ended. */
+  readonly audit?: AuditHealth;
 }

@@ -1,4 +1,5 @@
 import type { ApprovalRequest, PendingRequest } from './approvals';
+import type { AuditHealth } from './audit-backlog';
 import type { CarriedState, ReconciledCall } from './carried-state';
 import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
 import { maskString, maskValue } from './masking';
@@ -62,6 +63,11 @@ export interface AgentJobStateView {
     readonly continuedAsNew: number;
   };
   readonly result: AgentJobResult | null;
+  /**
+   * Present once an audit write failed in the job: events waiting to be
+   * written again, events given up on, failed writes and the last error.
+   */
+  readonly audit?: AuditHealth;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -111,6 +117,7 @@ export function jobView(input: {
   readonly job: ParsedAgentJobInput;
   readonly state: CarriedState | undefined;
   readonly result: AgentJobResult | null;
+  readonly audit?: AuditHealth | undefined;
 }): AgentJobStateView {
   const { state } = input;
   const requests = state?.parked?.requests ?? [];
@@ -134,7 +141,13 @@ export function jobView(input: {
       continuedAsNew: state?.continuedAsNew ?? 0,
     },
     result: input.result,
+    ...(input.audit !== undefined ? { audit: maskedAuditHealth(input.audit) } : {}),
   };
+}
+
+/** The last write error names a file and a system error; masked like any text shown. */
+export function maskedAuditHealth(audit: AuditHealth): AuditHealth {
+  return { ...audit, lastError: audit.lastError === null ? null : maskString(audit.lastError) };
 }
 
 /** A job's result as it may be shown anywhere (the summary and detail are model-written text). */

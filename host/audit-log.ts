@@ -1,20 +1,145 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AuditEvent } from '../core/audit';
+import { firstLine } from '../core/describe-error';
 
-/** Where sanitized audit events go. Implementations must not throw for a bad event. */
+/**
+ * Where sanitized audit events go. `write` either stores every event of
+ * the batch or throws, leaving none of them (never a part of one).
+ */
 export interface AuditSink {
   write(events: readonly AuditEvent[]): void;
 }
 
-/** Append-only JSON lines, one event per line. */
+/** One warning line, then at most one a minute while the failure lasts: a full disk must not flood the log. */
+const WARN_EVERY_MS = 60_000;
+
+/** How far back a torn tail is looked for: an event line is far shorter. */
+const MAX_TAIL_BYTES = 1 << 20;
+
+export interface JsonlAuditSinkOptions {
+  /** Where warnings go (one line each); default stderr. */
+  readonly warn?: (line: string) => void;
+  readonly now?: () => number;
+}
+
+/**
+ * Append-only JSON lines, one event per line. A batch is one write of
+ * whole lines; a write that fails part way is cut back to where the file
+ * ended, and bytes after the last newline (a crash mid-write, an older
+ * build) are moved to `<file>.torn` before anything is appended, so a line
+ * is always a whole event.
+ */
 export class JsonlAuditSink implements AuditSink {
-  constructor(readonly file: string) {
+  private readonly warn: (line: string) => void;
+  private readonly now: () => number;
+  private failing: { readonly since: number; lastWarned: number; failures: number; unwarned: number } | undefined;
+
+  constructor(
+    readonly file: string,
+    options: JsonlAuditSinkOptions = {},
+  ) {
+    this.warn = options.warn ?? ((line) => process.stderr.write(`${line}\n`));
+    this.now = options.now ?? Date.now;
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    try {
+      this.withFile((fd) => this.repairTail(fd));
+    } catch {
+      // A folder that is read-only or full now is reported by the first write that fails.
+    }
   }
 
   write(events: readonly AuditEvent[]): void {
     if (events.length === 0) return;
-    appendFileSync(this.file, events.map((e) => `${JSON.stringify(e)}\n`).join(''), { mode: 0o600 });
+    const data = Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''), 'utf8');
+    try {
+      this.withFile((fd) => {
+        this.repairTail(fd);
+        appendWhole(fd, data);
+      });
+    } catch (err) {
+      this.failed(err);
+      // The job shows this message: it names the file (an fs error from a write does not).
+      throw new Error(`cannot write ${this.file}: ${errorText(err)}`, { cause: err });
+    }
+    this.recovered();
+  }
+
+  private withFile(use: (fd: number) => void): void {
+    const fd = openSync(this.file, 'a+', 0o600);
+    try {
+      use(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Moves bytes after the last newline aside, so the next line does not glue onto them. */
+  private repairTail(fd: number): void {
+    const size = fstatSync(fd).size;
+    if (size === 0 || readAt(fd, size - 1, 1).toString('latin1') === '\n') return;
+    const start = Math.max(0, size - MAX_TAIL_BYTES);
+    const tail = readAt(fd, start, size - start);
+    const cut = start + tail.lastIndexOf(0x0a) + 1;
+    const fragment = tail.subarray(cut - start);
+    let saved = `moved to ${this.file}.torn`;
+    try {
+      appendFileSync(`${this.file}.torn`, Buffer.concat([fragment, Buffer.from('\n')]), { mode: 0o600 });
+    } catch (err) {
+      saved = `dropped (cannot write ${this.file}.torn: ${errorText(err)})`;
+    }
+    ftruncateSync(fd, cut);
+    this.warn(`airlock: audit log ${this.file} ended in a partial line (${fragment.length} bytes, from a write cut short); ${saved}`);
+  }
+
+  private failed(err: unknown): void {
+    const now = this.now();
+    const f = (this.failing ??= { since: now, lastWarned: -Infinity, failures: 0, unwarned: 0 });
+    f.failures++;
+    if (now - f.lastWarned < WARN_EVERY_MS) {
+      f.unwarned++;
+      return;
+    }
+    const more = f.unwarned > 0 ? ` (${f.unwarned} more failed write(s) since the last warning)` : '';
+    this.warn(`airlock: cannot write the audit log ${this.file}: ${errorText(err)}; jobs keep their events and retry${more}`);
+    f.lastWarned = now;
+    f.unwarned = 0;
+  }
+
+  private recovered(): void {
+    if (this.failing === undefined) return;
+    this.warn(`airlock: audit log ${this.file} is writable again after ${this.failing.failures} failed write(s)`);
+    this.failing = undefined;
+  }
+}
+
+/** An fs error's own message (it may come from another realm, where `instanceof Error` fails). */
+function errorText(err: unknown): string {
+  const message = typeof err === 'object' && err !== null && 'message' in err && typeof err.message === 'string' ? err.message : String(err);
+  return firstLine(message);
+}
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buffer = Buffer.alloc(length);
+  const read = readSync(fd, buffer, 0, length, position);
+  return buffer.subarray(0, read);
+}
+
+/** All of `data` at the end of the file, or nothing: a short or failed write is cut back. */
+function appendWhole(fd: number, data: Buffer): void {
+  const before = fstatSync(fd).size;
+  let written = 0;
+  try {
+    while (written < data.length) written += writeSync(fd, data, written, data.length - written);
+  } catch (err) {
+    if (written > 0) {
+      try {
+        // Only our own partial batch is at the end (writes of this process are synchronous).
+        if (fstatSync(fd).size === before + written) ftruncateSync(fd, before);
+      } catch {
+        // The next write's tail repair moves the fragment aside.
+      }
+    }
+    throw err;
   }
 }

@@ -78,9 +78,11 @@ export async function waitForDecisions(job: Job, state: JobState): Promise<'deci
     const open = state.pendingRequests();
     if (open.length === 0) return 'decided';
     if (job.shouldContinueAsNew()) return 'continue_as_new';
-    const nextExpiry = Math.min(...open.map((r) => r.expiresAt));
-    // Woken by a decision or an audited rejection (both are history events), or by the next expiry.
-    await condition(() => state.pendingRequests().length < open.length || job.audit.size > 0, Math.max(1, nextExpiry - Date.now()));
+    const nextExpiry = Math.max(1, Math.min(...open.map((r) => r.expiresAt)) - Date.now());
+    // Audit events whose write failed are retried by this timer, with backoff (only runs with durable audit keep any).
+    const retry = job.audit.retryIn();
+    // Woken by a decision or an audited rejection (both are history events), by the next expiry, or to retry audit.
+    await condition(() => state.pendingRequests().length < open.length || job.audit.fresh > 0, retry === undefined ? nextExpiry : Math.min(nextExpiry, retry));
   }
 }
 

@@ -1,4 +1,6 @@
 import type { AuditEvent, AuditRecord } from '../core/audit';
+import { AuditBacklog, auditWriteResultSchema, type AuditHealth, type CarriedAuditBacklog } from '../core/audit-backlog';
+import { describeError } from '../core/describe-error';
 import { local } from './activities';
 import { oneEvaluationPath } from './patches';
 
@@ -6,42 +8,91 @@ import { oneEvaluationPath } from './patches';
  * The job's audit events, buffered in workflow state until an agent
  * activity writes them: carried by the next policy or grant activity, or
  * flushed on their own where the job waits or ends. Audit never breaks a
- * job: a failed write is dropped, not retried forever.
+ * job. A run with durable audit keeps events whose write failed (bounded,
+ * see `AuditBacklog`) and sends them again with the next write; older runs
+ * drop them, as they did when their histories were recorded.
  */
 export class AuditBuffer {
+  /** Recorded, not yet handed to a write. */
   private events: AuditEvent[] = [];
+  private backlog = new AuditBacklog();
 
   constructor(
     private readonly jobId: string,
     private readonly policyVersion: () => string | undefined,
+    private readonly durable: boolean,
   ) {}
+
+  /** Events and counts carried from the previous run (a run without durable audit ignores them). */
+  restore(carried: CarriedAuditBacklog | undefined): void {
+    if (this.durable) this.backlog = AuditBacklog.restore(carried);
+  }
 
   record(event: AuditRecord): void {
     this.events.push({ ...event, jobId: this.jobId, at: new Date().toISOString(), policyVersion: this.policyVersion() });
   }
 
-  get size(): number {
+  /** Events recorded and not yet tried: the job has something to write. */
+  get fresh(): number {
     return this.events.length;
   }
 
-  /** Hands the buffered events to the next agent activity, which writes them first. */
+  /** Events whose write failed, waiting for a retry. */
+  get unwritten(): number {
+    return this.backlog.size;
+  }
+
+  /** Hands the buffered events (kept ones first) to the next agent activity, which writes them first. */
   carry(): AuditEvent[] | undefined {
-    if (this.events.length === 0 || !oneEvaluationPath()) return undefined;
+    if ((this.events.length === 0 && this.backlog.size === 0) || !oneEvaluationPath()) return undefined;
     return this.take();
   }
 
-  async flush(): Promise<void> {
-    if (this.events.length === 0) return;
+  /**
+   * What the activity that carried `events` reported (the `audit` of its
+   * result). No report (a worker of an older build) counts as written, as
+   * does an activity that failed after carrying them: it writes them first.
+   */
+  settle(events: readonly AuditEvent[] | undefined, result: unknown): void {
+    if (events === undefined || !this.durable) return;
+    const parsed = auditWriteResultSchema.safeParse(result);
+    if (parsed.success && parsed.data.error !== undefined) this.backlog.failed(events, parsed.data.error, Date.now());
+    else this.backlog.succeeded();
+  }
+
+  /**
+   * Writes what is buffered. Kept events alone are retried only once their
+   * backoff is over, unless `force` (the job is about to end or continue).
+   */
+  async flush(force = false): Promise<void> {
+    if (this.events.length === 0 && !(force ? this.backlog.size > 0 : this.backlog.due(Date.now()))) return;
     const events = this.take();
     try {
-      await local.recordAudit({ events });
-    } catch {
-      // The activity already swallows sink errors; this only covers its own timeouts.
+      const result = await local.recordAudit({ events });
+      if (!this.durable) return;
+      if (result.error !== undefined) this.backlog.failed(events, result.error, Date.now());
+      else this.backlog.succeeded();
+    } catch (err) {
+      // The activity reports sink errors as results; this covers its own timeouts.
+      if (this.durable) this.backlog.failed(events, describeError(err), Date.now());
     }
   }
 
+  /** Milliseconds until kept events are due to be written again. */
+  retryIn(): number | undefined {
+    return this.backlog.retryIn(Date.now());
+  }
+
+  health(): AuditHealth | undefined {
+    return this.backlog.health();
+  }
+
+  carried(): CarriedAuditBacklog | undefined {
+    return this.backlog.carried();
+  }
+
   private take(): AuditEvent[] {
-    const events = this.events;
+    const events = [...this.backlog.take(), ...this.events];
     this.events = [];
     return events;
   }

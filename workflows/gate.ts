@@ -65,24 +65,27 @@ async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Pr
     // Histories recorded before planned a batch without tool calls in workflow code.
     return { plan: plan({ ...input, evaluations: new Map() }), recordedGrants: {} };
   }
-  let result: EvaluatePolicyResult = await local.evaluatePolicy(withAudit(job, input));
+  let result: EvaluatePolicyResult = await evaluateWithAudit(job, input);
   let facts: Record<string, CallFacts> | undefined;
   const factsFor = result.factsFor ?? [];
   if (factsFor.length > 0) {
     facts = await resolveTargets(job, input.calls, factsFor);
-    result = await local.evaluatePolicy(withAudit(job, { ...input, facts }));
+    result = await evaluateWithAudit(job, { ...input, facts });
   }
   if (result.judge.length > 0) {
     const verdicts = await askJudge(job, state, result.judge);
-    result = await local.evaluatePolicy(withAudit(job, { ...input, ...(facts !== undefined ? { facts } : {}), verdicts }));
+    result = await evaluateWithAudit(job, { ...input, ...(facts !== undefined ? { facts } : {}), verdicts });
   }
   const grants = recordedGrantsSchema.safeParse(result);
   return { plan: recordedPlan(input, result.plan), recordedGrants: grants.success ? grants.data.grants : {} };
 }
 
-function withAudit(job: Job, input: EvaluatePolicyInput): EvaluatePolicyInput {
+/** One evaluation, carrying the job's buffered audit events; the result says whether they were written. */
+async function evaluateWithAudit(job: Job, input: EvaluatePolicyInput): Promise<EvaluatePolicyResult> {
   const audit = job.audit.carry();
-  return audit === undefined ? input : { ...input, audit };
+  const result = await local.evaluatePolicy(audit === undefined ? input : { ...input, audit });
+  job.audit.settle(audit, result.audit);
+  return result;
 }
 
 /**

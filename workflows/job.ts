@@ -3,12 +3,12 @@ import { restoreCarriedState } from '../core/carried-state';
 import { describeError } from '../core/describe-error';
 import { FailureTypes } from '../core/failure-types';
 import { agentJobInputSchema, allowedToolsFor, type AgentJobInput, type AgentJobResult, type JobOutcome, type ParsedAgentJobInput } from '../core/job-input';
-import { jobView, maskedResult, type AgentJobStateView } from '../core/job-view';
+import { jobView, maskedAuditHealth, maskedResult, type AgentJobStateView } from '../core/job-view';
 import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
 import { local } from './activities';
 import { AuditBuffer } from './audit-buffer';
-import { scalePath, sealedState } from './patches';
+import { durableAudit, scalePath, sealedState } from './patches';
 import { JobState } from './job-state';
 import { Visibility } from './visibility';
 
@@ -21,6 +21,14 @@ type AgentJob = (input: AgentJobInput) => Promise<AgentJobResult>;
 
 /** Temporal refuses a payload over 2 MB; the seal and the encoding need a little room. */
 const MAX_CARRIED_CHARS = 1_800_000;
+
+/**
+ * Before a job ends or continues as new, a failed audit write is tried
+ * again after these waits; then the job goes on, carrying what is still
+ * unwritten (or reporting it lost in its result) rather than waiting for
+ * a disk that stays full.
+ */
+const DRAIN_RETRY_WAITS_MS = [5_000, 20_000] as const;
 
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, FailureTypes.InvalidInput);
@@ -48,6 +56,8 @@ export class Job {
   private readonly visibility: Visibility;
   /** Whether this run started on a build with the `scalePath` changes. */
   readonly scalePath: boolean;
+  /** Whether this run keeps and retries audit events whose write failed. */
+  readonly durableAudit: boolean;
 
   constructor(raw: AgentJobInput) {
     const parsed = agentJobInputSchema.safeParse(raw);
@@ -57,8 +67,9 @@ export class Job {
     this.input = parsed.data;
     this.allowedTools = allowedToolsFor(parsed.data);
     this.scalePath = scalePath();
+    this.durableAudit = durableAudit();
     this.visibility = new Visibility(parsed.data.goal, this.scalePath);
-    this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined));
+    this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined), this.durableAudit);
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
     if (parsed.data.carried !== undefined) {
       if (workflowInfo().continuedFromExecutionRunId === undefined) {
@@ -68,7 +79,9 @@ export class Job {
       if (!restored.ok) throw invalidInput(`cannot restore the job's carried state: ${restored.message}`);
       const { carriedSeal, ...next } = raw;
       this.unverified = { next, seal: carriedSeal };
-      this.ready(new JobState(restored.state, this.input.maxApprovalRequests));
+      const { audit, ...state } = restored.state;
+      this.audit.restore(audit);
+      this.ready(new JobState(state, this.input.maxApprovalRequests));
     }
   }
 
@@ -151,7 +164,7 @@ export class Job {
   }
 
   view(): AgentJobStateView {
-    return jobView({ jobId: this.jobId, status: this.status, job: this.input, state: this.state?.current(), result: this.result });
+    return jobView({ jobId: this.jobId, status: this.status, job: this.input, state: this.state?.current(), result: this.result, audit: this.audit.health() });
   }
 
   show(): void {
@@ -171,12 +184,29 @@ export class Job {
     return info.continueAsNewSuggested || (limit !== undefined && info.historyLength >= limit);
   }
 
-  /** Waits until no handler runs and every audit event is written; a late signal may add either. */
+  /**
+   * Waits until no handler runs and every audit event was handed to a
+   * write; a late signal may add either. A failed write is tried again a
+   * few times, then left unwritten for the caller to carry or report.
+   */
   private async drain(): Promise<void> {
-    do {
+    if (!this.durableAudit) {
+      do {
+        await condition(allHandlersFinished);
+        await this.audit.flush();
+      } while (!allHandlersFinished() || this.audit.fresh > 0);
+      return;
+    }
+    let retries = 0;
+    for (;;) {
       await condition(allHandlersFinished);
-      await this.audit.flush();
-    } while (!allHandlersFinished() || this.audit.size > 0);
+      await this.audit.flush(true);
+      if (!allHandlersFinished() || this.audit.fresh > 0) continue;
+      const wait = DRAIN_RETRY_WAITS_MS[retries++];
+      if (this.audit.unwritten === 0 || wait === undefined) return;
+      // A decision arriving meanwhile is written with the retry.
+      await condition(() => this.audit.fresh > 0, wait);
+    }
   }
 
   /** Continues as new, or ends clearly when the state would not fit the next run's input (the server would refuse it). */
@@ -184,7 +214,9 @@ export class Job {
     const { carried: _previous, carriedSeal: _seal, ...input } = this.input;
     for (;;) {
       await this.drain();
-      const next = { ...input, carried: state.carried() };
+      const { audit: _carriedAudit, ...carried } = state.carried();
+      const audit = this.audit.carried();
+      const next = { ...input, carried: audit !== undefined ? { ...carried, audit } : carried };
       const size = JSON.stringify(next).length;
       if (size > MAX_CARRIED_CHARS) {
         return this.finish(state, 'failed', { reason: 'state_too_large', detail: `the job's state (${size} characters) is too large to continue as new` });
@@ -192,7 +224,7 @@ export class Job {
       if (!sealedState()) return continueAsNew<AgentJob>(next);
       const { seal } = await local.sealState({ jobId: this.jobId, next });
       // Every handler audits: a decision that landed while sealing changed the state, so seal again.
-      if (allHandlersFinished() && this.audit.size === 0) {
+      if (allHandlersFinished() && this.audit.fresh === 0) {
         // The memo is not carried by the server: the next run starts with the pending requests it publishes.
         if (this.scalePath) return makeContinueAsNewFunc<AgentJob>({ memo: workflowInfo().memo ?? {} })({ ...next, carriedSeal: seal });
         return continueAsNew<AgentJob>({ ...next, carriedSeal: seal });
@@ -207,6 +239,10 @@ export class Job {
     this.status = status;
     this.show();
     await this.drain();
-    return result;
+    // Events still unwritten end with the job: the result says how many.
+    const audit = this.audit.health();
+    if (audit === undefined) return result;
+    this.result = { ...result, audit: maskedAuditHealth(audit) };
+    return this.result;
   }
 }

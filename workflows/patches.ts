@@ -44,3 +44,16 @@ const SEALED_STATE = 'airlock-sealed-state';
 export function sealedState(): boolean {
   return patched(SEALED_STATE);
 }
+
+const DURABLE_AUDIT = 'airlock-durable-audit';
+
+/**
+ * Audit events whose write failed stay in the job and are written again
+ * later: with the next write, by a timer while parked, and a few times
+ * (with timers between) before the job ends or continues as new, which
+ * carries what is still unwritten. Asked once, when the run starts, like
+ * `scalePath`.
+ */
+export function durableAudit(): boolean {
+  return patched(DURABLE_AUDIT);
+}

@@ -136,7 +136,9 @@ async function issueGrants(job: Job, steps: readonly RunStep[]): Promise<Readonl
     ...(binding.nonce !== undefined ? { nonce: binding.nonce } : {}),
   }));
   const audit = job.audit.carry();
-  return (await local.issueGrants({ jobId: job.jobId, calls, ...(audit !== undefined ? { audit } : {}) })).grants;
+  const result = await local.issueGrants({ jobId: job.jobId, calls, ...(audit !== undefined ? { audit } : {}) });
+  job.audit.settle(audit, result.audit);
+  return result.grants;
 }
 
 /** What an approved call is checked against before it runs: the reviewer's permission and the targets as they saw them. */

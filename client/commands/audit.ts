@@ -1,11 +1,28 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { auditEventTypes, type AuditEvent } from '../../core/audit';
+import { auditEventTypes } from '../../core/audit';
 import { display } from '../../core/display-text';
 import { statePaths } from '../../host/paths';
 import { printJson, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
+
+/** The envelope every event has; its data is shown as written. */
+const lineSchema = z.looseObject({ type: z.string(), jobId: z.string(), at: z.string(), data: z.record(z.string(), z.unknown()) });
+
+type AuditLine = z.infer<typeof lineSchema>;
+
+function parseLine(line: string): AuditLine | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const parsed = lineSchema.safeParse(raw);
+  // Shown, not interpreted: an event type or field this build does not know is still printed as it is.
+  return parsed.success ? parsed.data : undefined;
+}
 
 const limitSchema = z.coerce.number().int().min(1).max(100_000);
 
@@ -18,21 +35,29 @@ export const run: CommandRun = async (args, io) => {
   if (!limit.success) throw new UsageError('--limit takes a whole number between 1 and 100000');
   const file = statePaths(io.config()).audit;
   const job = stringOption(args, 'job');
-  const events: AuditEvent[] = [];
+  const events: AuditLine[] = [];
+  const unreadable: number[] = [];
   if (existsSync(file)) {
+    let lineNumber = 0;
     for await (const line of createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity })) {
+      lineNumber++;
       if (line.trim() === '') continue;
-      let event: AuditEvent;
-      try {
-        event = JSON.parse(line) as AuditEvent;
-      } catch {
-        continue; // A torn last line from a crash is skipped, not fatal.
+      const event = parseLine(line);
+      if (event === undefined) {
+        // Said, never skipped quietly: a line that is not an event is a damaged log.
+        unreadable.push(lineNumber);
+        continue;
       }
       if ((job === undefined || event.jobId === job) && (type === undefined || event.type === type)) {
         events.push(event);
         if (events.length > limit.data) events.shift();
       }
     }
+  }
+  if (unreadable.length > 0) {
+    const shown = unreadable.slice(0, 10).join(', ');
+    const more = unreadable.length > 10 ? `, and ${unreadable.length - 10} more` : '';
+    io.err(display`airlock audit: ${unreadable.length} line(s) of ${file} are not audit events and were not shown: lines ${shown}${more}`);
   }
   if (args.values.json === true) {
     printJson(io, events);

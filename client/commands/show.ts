@@ -1,3 +1,4 @@
+import type { AuditHealth } from '../../core/audit-backlog';
 import type { AgentJobStateView, PendingRequestView } from '../../core/job-view';
 import { display } from '../../core/display-text';
 import { jobIdArg, printJson, type CommandIo, type CommandRun } from '../command';
@@ -24,6 +25,14 @@ const reconciledText = {
   unknown: 'OUTCOME UNKNOWN: its attempt was interrupted, and the target neither shows its effect nor is as before; check the target',
 } as const;
 
+/** What `show` says when audit writes failed: what waits, what is lost, and why. */
+function auditText(a: AuditHealth, ended: boolean): string {
+  const error = a.lastError !== null ? `; last error: ${a.lastError}` : '';
+  const waiting = a.unwritten === 0 ? 'every event written since' : ended ? `${a.unwritten} event(s) never written` : `${a.unwritten} event(s) waiting to be written again`;
+  const dropped = a.dropped > 0 ? `, ${a.dropped} event(s) dropped` : '';
+  return `AUDIT: ${a.failures} write(s) to the audit log failed; ${waiting}${dropped}${error}`;
+}
+
 function printState(io: CommandIo, s: AgentJobStateView): void {
   io.out(display`job ${s.jobId}: ${s.status} (turn ${s.turns}/${s.maxTurns})`);
   io.out(display`  goal: ${s.goal}`);
@@ -44,6 +53,8 @@ function printState(io: CommandIo, s: AgentJobStateView): void {
   }
   // Older workers' views have no such list.
   for (const r of s.reconciled ?? []) io.out(display`  ${r.toolName} (call ${r.callId}): ${reconciledText[r.reconciled]}`);
+  // Older workers' views have no audit field; it is there once an audit write failed.
+  if (s.audit !== undefined) io.out(display`  ${auditText(s.audit, s.result !== null)}`);
   const c = s.counters;
   io.out(display`  executed ${c.toolCallsExecuted} call(s), ${c.approvalRequests} approval request(s), ${c.rejectedDecisions} rejected decision(s)`);
 }

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import type { KeyObject } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,7 +9,7 @@ import type { DataConverter } from '@temporalio/common';
 import { OpenAI } from 'openai';
 import type { z } from 'zod';
 import { createActivities } from '../../activities';
-import type { AuditSink } from '../../host/audit-log';
+import { JsonlAuditSink, type AuditSink } from '../../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
 import { createSealer } from '../../host/seal';
 import { SqliteContentStore, type ContentStore } from '../../host/content-store';
@@ -60,6 +60,8 @@ export interface HarnessOptions {
   readonly workflowCache?: number;
   /** The agent workers' conversation store, which the test closes; default: a SQLite file in the harness folder. */
   readonly contents?: ContentStore;
+  /** Write audit events to this JSON lines file with the product's sink (default: kept in memory). */
+  readonly auditFile?: string;
 }
 
 /**
@@ -70,7 +72,9 @@ export interface HarnessOptions {
 export class JobHarness {
   private rules: RulesInput;
   private workers: RunningWorkers | undefined;
-  private readonly auditSink = new MemoryAuditSink();
+  private readonly auditSink: AuditSink;
+  /** What the audit sink warned about (the worker log's lines), with `auditFile`. */
+  readonly auditWarnings: string[] = [];
 
   private constructor(
     readonly env: TestEnv,
@@ -88,6 +92,8 @@ export class JobHarness {
     readonly contents: ContentStore,
   ) {
     this.rules = options.rules ?? { version: 1, rules: [] };
+    this.auditSink =
+      options.auditFile === undefined ? new MemoryAuditSink() : new JsonlAuditSink(options.auditFile, { warn: (line) => this.auditWarnings.push(line) });
   }
 
   static async create(options: HarnessOptions = {}): Promise<JobHarness> {
@@ -253,7 +259,14 @@ export class JobHarness {
   audit<T extends AuditEventType>(jobId: string, type: T): Array<Extract<AuditEvent, { type: T }>>;
   audit(jobId: string): AuditEvent[];
   audit(jobId: string, type?: AuditEventType): AuditEvent[] {
-    return this.auditSink.events.filter((e) => e.jobId === jobId && (type === undefined || e.type === type));
+    const events =
+      this.auditSink instanceof MemoryAuditSink
+        ? this.auditSink.events
+        : readFileSync(this.options.auditFile ?? '', 'utf8')
+            .split('\n')
+            .filter((line) => line !== '')
+            .map((line) => JSON.parse(line) as AuditEvent);
+    return events.filter((e) => e.jobId === jobId && (type === undefined || e.type === type));
   }
 
   /** Environment for spawned airlock processes (CLI, workers) pointed at this namespace. */

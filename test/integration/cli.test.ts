@@ -157,3 +157,17 @@ describe('the CLI writes all of its output, whatever reads it', () => {
     expect(out.stdout).toContain('\\u202e"}');
   });
 });
+
+test('audit reports lines that are not events (a torn line, a fragment glued to an event) instead of skipping them quietly', async () => {
+  const data = join(dir, 'damaged');
+  mkdirSync(join(data, 'audit'), { recursive: true });
+  const event = (n: number) => JSON.stringify({ type: 'runtime_error', jobId: 'job-d', at: `2025-01-01T00:00:0${n}.000Z`, policyVersion: 'v', data: { code: 'model_error', error: `e${n}` } });
+  writeFileSync(join(data, 'audit', 'audit.jsonl'), [event(1), `{"type":"tool_exec${event(2)}`, '[1,2]', event(3), '{"type":"tool_exec'].join('\n'));
+  for (const json of [[], ['--json']]) {
+    const out = await cli(['audit', ...json], { AIRLOCK_DATA_DIR: data });
+    expect(out.code).toBe(0);
+    expect(out.stderr.trim()).toBe(`airlock audit: 3 line(s) of ${join(data, 'audit', 'audit.jsonl')} are not audit events and were not shown: lines 2, 3, 5`);
+    expect(out.stdout).toContain('e1');
+    expect(out.stdout).toContain('e3');
+  }
+});

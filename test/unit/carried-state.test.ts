@@ -74,3 +74,13 @@ test('a version-2 payload (the whole conversation inline) restores with its conv
   expect(restored.state.conversation.head).toBeNull();
   expect(restored.state.parked?.requests[0]?.status).toBe('pending');
 });
+
+test('current state restores with and without the optional audit backlog', () => {
+  const v3 = recordedState('v3');
+  expect(v3.schemaVersion).toBe(3);
+  expect(restoreCarriedState(v3).ok).toBe(true);
+  const audit = { events: [{ type: 'runtime_error', jobId: 'j', at: '2026-01-01T00:00:00.000Z', data: { code: 'model_error', error: 'x' } }], dropped: 2, failures: 3, lastError: 'ENOSPC' };
+  const restored = restoreCarriedState({ ...v3, audit });
+  expect(restored.ok && restored.state.audit).toEqual(audit);
+  expect(restoreCarriedState({ ...v3, audit: { events: [], dropped: 0 } }).ok).toBe(false);
+});

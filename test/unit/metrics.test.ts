@@ -126,7 +126,7 @@ test('audit events written by an activity count the decisions they record, by bo
   expect(JSON.stringify(meter.samples)).not.toContain('job-1');
 });
 
-test('a retried activity counts nothing, as it writes nothing; a failed write is counted and the events still are', async () => {
+test('a retried activity counts nothing, as it writes nothing; a failed write is counted, its events once the job sends them again', async () => {
   const meter = new RecordingMeter();
   const metrics = createAirlockMetrics(() => meter);
   const broken = { write: () => { throw new Error('disk full'); } };
@@ -137,7 +137,12 @@ test('a retried activity counts nothing, as it writes nothing; a failed write is
 
   expect(await inActivity(() => writeAudit({ audit: broken, metrics }, [requested]))).toEqual({ written: 0, error: 'disk full' });
   expect(meter.total(MetricNames.auditWriteFailures)).toBe(1);
+  expect(meter.total(MetricNames.approvalsRequested, { rule: 'approve-deletes' })).toBe(0);
+
+  // The job keeps the events and sends them again; written now, they count once.
+  expect(await inActivity(() => writeAudit({ audit: { write: () => undefined }, metrics }, [requested]))).toEqual({ written: 1 });
   expect(meter.total(MetricNames.approvalsRequested, { rule: 'approve-deletes' })).toBe(1);
+  expect(meter.total(MetricNames.auditWriteFailures)).toBe(1);
 });
 
 test('a failing meter never breaks the activity that counts', async () => {
