@@ -367,6 +367,19 @@ function argValue(flag: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
+/** What a shape that failed left behind: the latest run's status and, when it failed, why. */
+async function howItEnded(client: Client, jobId: string): Promise<string> {
+  try {
+    const handle = client.workflow.getHandle(jobId);
+    const { status } = await handle.describe();
+    const events = (await handle.fetchHistory()).events ?? [];
+    const failure = events[events.length - 1]?.workflowExecutionFailedEventAttributes?.failure;
+    return `  ${jobId}: ${status.name}${failure ? `: ${failure.message ?? ''} (${failure.applicationFailureInfo?.type ?? 'no type'})` : ''}`;
+  } catch (err) {
+    return `  ${jobId}: cannot tell (${err instanceof Error ? err.message : String(err)})`;
+  }
+}
+
 async function main(): Promise<void> {
   const tag = argValue('--tag') ?? execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
   if (!/^[A-Za-z0-9._-]+$/.test(tag)) throw new Error(`--tag must be letters, digits, . _ - (got ${JSON.stringify(tag)})`);
@@ -450,6 +463,7 @@ async function main(): Promise<void> {
     } catch (err) {
       failed = true;
       process.stderr.write(`${shape.name}: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.stderr.write(`${await howItEnded(client, jobId)}\n`);
     }
   }
 

@@ -78,7 +78,9 @@ export class Job {
       const restored = restoreCarriedState(parsed.data.carried);
       if (!restored.ok) throw invalidInput(`cannot restore the job's carried state: ${restored.message}`);
       const { carriedSeal, ...next } = raw;
-      this.unverified = { next, seal: carriedSeal };
+      // A copy taken before any handler runs: the seal covers the input as it arrived, and parsed
+      // state may share objects with it that a signal buffered across continue-as-new changes first.
+      this.unverified = { next: JSON.parse(JSON.stringify(next)) as unknown, seal: carriedSeal };
       const { audit, ...state } = restored.state;
       this.audit.restore(audit);
       this.ready(new JobState(state, this.input.maxApprovalRequests));
