@@ -283,11 +283,10 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     const { observed: current, problems } = await observeTargets(s.tool, s.args);
     const before = s.before === undefined ? undefined : revealPaths(s.before, current);
     const post = await checkPostcondition(deps.roots, s.tool.name, s.args, before);
+    // A store that does not know the nonce gets it consumed now, as the first attempt would have.
+    const consumeHere = () => deps.nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
     const record = (outcome: ToolOutcome, reconciled: Reconciled) => {
-      if (!s.consumedHere) {
-        const consumed = deps.nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
-        if (!consumed.consumed) return false;
-      }
+      if (!s.consumedHere && !consumeHere().consumed) return false;
       deps.nonces.recordOutcome(nonce, storedOutcome(outcome, reconciled));
       return true;
     };
@@ -308,7 +307,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     if (unchanged === undefined) {
       checkExpiry(s.input.grant);
       if (!s.consumedHere) {
-        const consumed = deps.nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
+        const consumed = consumeHere();
         if (!consumed.consumed) return reportEarlier(consumed);
         s.held.nonce = nonce;
       }

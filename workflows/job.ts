@@ -228,8 +228,8 @@ export class Job {
       // Every handler audits: a decision that landed while sealing changed the state, so seal again.
       if (allHandlersFinished() && this.audit.fresh === 0) {
         // The memo is not carried by the server: the next run starts with the pending requests it publishes.
-        if (this.scalePath) return makeContinueAsNewFunc<AgentJob>({ memo: workflowInfo().memo ?? {} })({ ...next, carriedSeal: seal });
-        return continueAsNew<AgentJob>({ ...next, carriedSeal: seal });
+        const options = this.scalePath ? { memo: workflowInfo().memo ?? {} } : {};
+        return makeContinueAsNewFunc<AgentJob>(options)({ ...next, carriedSeal: seal });
       }
     }
   }
