@@ -28,6 +28,7 @@ import type { rulesFileSchema } from '../../core/policy/rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import type { ReplayScript } from '../../core/replay-script';
 import { TaskQueues, type QueueRole } from '../../core/task-queues';
+import { spawnNode, type Spawned } from './processes';
 import { stateQuery } from '../../workflows/messages';
 import { createTestEnv, startWorkers, type RunningWorkers, type TestEnv } from './temporal-env';
 
@@ -72,6 +73,8 @@ export interface HarnessOptions {
 export class JobHarness {
   private rules: RulesInput;
   private workers: RunningWorkers | undefined;
+  /** Worker processes started by `spawnToolsWorker`. */
+  private readonly spawned: Spawned[] = [];
   private readonly auditSink: AuditSink;
   /** What the audit sink warned about (the worker log's lines), with `auditFile`. */
   readonly auditWarnings: string[] = [];
@@ -282,6 +285,21 @@ export class JobHarness {
     };
   }
 
+  /**
+   * A real tools worker process (`dist/`) on this namespace's roots and
+   * grant key, its state in the harness folder unless `extra` says
+   * otherwise; `close` kills any still running.
+   */
+  spawnToolsWorker(extra: Record<string, string> = {}): Spawned {
+    const worker = spawnNode(
+      'dist/workers/airlock-tools.js',
+      [],
+      this.processEnv({ AIRLOCK_ROOTS: this.root, AIRLOCK_DATA_DIR: this.dir, AIRLOCK_GRANT_PUBLIC_KEY: this.keys.publicFile, ...extra }),
+    );
+    this.spawned.push(worker);
+    return worker;
+  }
+
   /** Runs the real CLI (`dist/`, built by `npm test`) against this namespace. */
   async cli(args: string[], extraEnv: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
     try {
@@ -303,6 +321,7 @@ export class JobHarness {
   }
 
   async close(): Promise<void> {
+    for (const worker of this.spawned) worker.child.kill('SIGKILL');
     await this.terminateRunning().catch(() => undefined);
     await this.workers?.stop();
     await this.replay.close();

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Texts } from '../../core/texts';
 import { JobHarness } from '../helpers/job-harness';
-import { spawnNode, type Spawned } from '../helpers/processes';
+import type { Spawned } from '../helpers/processes';
 
 /**
  * A real tools worker process killed with SIGKILL at the worst moments of
@@ -13,21 +13,9 @@ import { spawnNode, type Spawned } from '../helpers/processes';
  * model, `show` and the audit say is true.
  */
 let h: JobHarness;
-const spawned: Spawned[] = [];
-
+/** A tools worker on its own data folder; with `crashAt`, its `execute` stops there for the test to kill it. */
 function startToolsWorker(dataDir: string, crashAt?: 'after-consume' | 'after-effect'): Spawned {
-  const worker = spawnNode(
-    'dist/workers/airlock-tools.js',
-    [],
-    h.processEnv({
-      AIRLOCK_ROOTS: h.root,
-      AIRLOCK_DATA_DIR: dataDir,
-      AIRLOCK_GRANT_PUBLIC_KEY: h.keys.publicFile,
-      ...(crashAt !== undefined ? { AIRLOCK_TEST_CRASH_AT: crashAt } : {}),
-    }),
-  );
-  spawned.push(worker);
-  return worker;
+  return h.spawnToolsWorker({ AIRLOCK_DATA_DIR: dataDir, ...(crashAt !== undefined ? { AIRLOCK_TEST_CRASH_AT: crashAt } : {}) });
 }
 
 beforeAll(async () => {
@@ -39,10 +27,7 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(async () => {
-  for (const s of spawned) s.child.kill('SIGKILL');
-  await h.close();
-});
+afterAll(async () => h.close());
 
 async function crashAndRecover(name: string, point: 'after-consume' | 'after-effect', options: { deleteStore?: boolean } = {}) {
   const dataDir = mkdtempSync(join(h.dir, 'tools-data-'));

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { JobHarness } from '../helpers/job-harness';
-import { spawnNode, type Spawned } from '../helpers/processes';
+import type { Spawned } from '../helpers/processes';
 
 /**
  * Canary secrets, each shaped like a real one, planted where a model, a
@@ -36,17 +36,10 @@ describe.each([
         rules: [{ id: 'approve-deletes', version: 1, name: 'Deleting needs approval', scope: { categories: ['delete'] }, action: 'request_approval' }],
       },
     });
-    tools = spawnNode(
-      'dist/workers/airlock-tools.js',
-      [],
-      h.processEnv({ AIRLOCK_ROOTS: h.root, AIRLOCK_DATA_DIR: h.dir, AIRLOCK_GRANT_PUBLIC_KEY: h.keys.publicFile, AIRLOCK_LOG_LEVEL: 'debug' }),
-    );
+    tools = h.spawnToolsWorker({ AIRLOCK_LOG_LEVEL: 'debug' });
     await tools.waitFor(/workers polling airlock-tools/);
   });
-  afterAll(async () => {
-    tools.child.kill('SIGKILL');
-    await h.close();
-  });
+  afterAll(async () => h.close());
 
   function leaked(surface: string, text: string): string[] {
     return marks.filter((m) => text.includes(m)).map((m) => `${m} in ${surface}`);

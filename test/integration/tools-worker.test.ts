@@ -10,21 +10,8 @@ import { FailureTypes } from '../../core/failure-types';
 import { callFingerprint } from '../../core/fingerprint';
 import { TaskQueues } from '../../core/task-queues';
 import { JobHarness } from '../helpers/job-harness';
-import { spawnNode, type Spawned } from '../helpers/processes';
 
 let h: JobHarness;
-const spawned: Spawned[] = [];
-
-function startToolsWorker(): Spawned {
-  const worker = spawnNode(
-    'dist/workers/airlock-tools.js',
-    [],
-    h.processEnv({ AIRLOCK_ROOTS: h.root, AIRLOCK_DATA_DIR: h.dir, AIRLOCK_GRANT_PUBLIC_KEY: h.keys.publicFile }),
-  );
-  spawned.push(worker);
-  return worker;
-}
-
 beforeAll(async () => {
   h = await JobHarness.create({
     toolsInProcess: false,
@@ -34,13 +21,10 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(async () => {
-  for (const s of spawned) s.child.kill('SIGKILL');
-  await h.close();
-});
+afterAll(async () => h.close());
 
 test('the tools worker process is killed while a job is parked; a new one executes the approved call exactly once', async () => {
-  const first = startToolsWorker();
+  const first = h.spawnToolsWorker();
   await first.waitFor(/workers polling airlock-tools/);
   const file = join(h.root, 'video.mkv');
   writeFileSync(file, 'frames');
@@ -57,7 +41,7 @@ test('the tools worker process is killed while a job is parked; a new one execut
 
   first.child.kill('SIGKILL');
   await first.exited();
-  const second = startToolsWorker();
+  const second = h.spawnToolsWorker();
   await second.waitFor(/workers polling airlock-tools/);
 
   expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
@@ -80,7 +64,7 @@ test('the tools worker process is killed while a job is parked; a new one execut
 });
 
 test('the execute activity refuses calls without a valid grant, and a consumed grant never runs twice', async () => {
-  const worker = startToolsWorker();
+  const worker = h.spawnToolsWorker();
   await worker.waitFor(/workers polling airlock-tools/);
   const file = join(h.root, 'notes.txt');
   writeFileSync(file, 'original');
