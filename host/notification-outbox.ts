@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { z } from 'zod';
 import { noticeSchema, type Notice } from '../core/notification';
 
 /** One notice on its way to one endpoint. */
@@ -12,7 +13,9 @@ export interface Delivery {
   readonly attempts: number;
 }
 
-const rowShape = (row: unknown): { event_id: string; endpoint_id: string; notice: string; attempts: number } => row as { event_id: string; endpoint_id: string; notice: string; attempts: number };
+const dueRow = z.object({ event_id: z.string(), endpoint_id: z.string(), notice: z.string(), attempts: z.number() });
+const stateRow = z.object({ event_id: z.string(), endpoint_id: z.string(), state: z.string(), attempts: z.number(), last_error: z.string().nullable() });
+const dueAt = z.object({ due: z.number().nullable() }).optional();
 
 /**
  * The notifications a worker still owes, in a SQLite file of the data
@@ -75,7 +78,7 @@ export class NotificationOutbox {
     return this.db
       .transaction(() =>
         select.all(endpointId, now, now, limit).flatMap((raw) => {
-          const row = rowShape(raw);
+          const row = dueRow.parse(raw);
           const notice = readNotice(row.notice);
           if (notice === undefined) {
             // Written by another build in another shape: nothing can be sent.
@@ -111,8 +114,8 @@ export class NotificationOutbox {
     if (endpointIds.length === 0) return undefined;
     const row = this.db
       .prepare(`SELECT MIN(MAX(next_at, lease_until)) AS due FROM deliveries WHERE state = 'pending' AND endpoint_id IN (${endpointIds.map(() => '?').join(',')})`)
-      .get(...endpointIds) as { due: number | null } | undefined;
-    return row?.due ?? undefined;
+      .get(...endpointIds);
+    return dueAt.parse(row)?.due ?? undefined;
   }
 
   /** Forgets finished rows, and rows of endpoints no longer configured, older than `before`. */
@@ -127,13 +130,13 @@ export class NotificationOutbox {
 
   /** Every row's state, for tests and diagnostics. */
   rows(): Array<{ eventId: string; endpointId: string; state: string; attempts: number; lastError: string | null }> {
-    return (this.db.prepare(`SELECT event_id, endpoint_id, state, attempts, last_error FROM deliveries ORDER BY created_at`).all() as Array<Record<string, unknown>>).map((r) => ({
-      eventId: String(r.event_id),
-      endpointId: String(r.endpoint_id),
-      state: String(r.state),
-      attempts: Number(r.attempts),
-      lastError: r.last_error === null ? null : String(r.last_error),
-    }));
+    return this.db
+      .prepare(`SELECT event_id, endpoint_id, state, attempts, last_error FROM deliveries ORDER BY created_at`)
+      .all()
+      .map((raw) => {
+        const r = stateRow.parse(raw);
+        return { eventId: r.event_id, endpointId: r.endpoint_id, state: r.state, attempts: r.attempts, lastError: r.last_error };
+      });
   }
 
   close(): void {

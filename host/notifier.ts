@@ -5,7 +5,7 @@ import { maskString } from '../core/masking';
 import { noticeFor, ntfyMessage, type Notice, type NoticeContext } from '../core/notification';
 import { endpointRequest, type NotifyEndpoint } from '../core/notify-endpoints';
 import type { AuditSink } from './audit-log';
-import { NotificationOutbox, type Delivery } from './notification-outbox';
+import type { Delivery, NotificationOutbox } from './notification-outbox';
 
 /** Attempts of one endpoint in flight at once: a hanging endpoint holds only its own. */
 const PER_ENDPOINT = 4;
