@@ -139,7 +139,9 @@ export class Notifier implements AuditNotifier {
 
   private schedule(): void {
     if (!this.started) return;
-    const due = this.options.outbox.nextDue(this.options.endpoints.map((e) => e.id));
+    // An endpoint with every slot taken is woken when an attempt ends, not by its due rows (that would spin).
+    const open = this.options.endpoints.filter((e) => (this.inFlight.get(e.id)?.size ?? 0) < PER_ENDPOINT);
+    const due = this.options.outbox.nextDue(open.map((e) => e.id));
     const wait = due === undefined ? POLL_MS : Math.min(POLL_MS, Math.max(0, due - this.now()));
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.tick(), wait);

@@ -76,9 +76,10 @@ class Endpoints {
   private constructor(private readonly server: Server) {}
 
   static async start(): Promise<Endpoints> {
-    let self: Endpoints | undefined;
-    const server = createServer((req, res) => self?.handle(req, res));
-    self = new Endpoints(server);
+    const handlers: Array<(req: IncomingMessage, res: ServerResponse) => void> = [];
+    const server = createServer((req, res) => handlers[0]?.(req, res));
+    const self = new Endpoints(server);
+    handlers.push((req, res) => self.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return self;
   }
@@ -93,7 +94,7 @@ class Endpoints {
     req.on('end', () => {
       const entry: Received = { path: req.url ?? '', headers: req.headers, body: JSON.parse(data) as Record<string, unknown>, status: 200 };
       this.received.push(entry);
-      const eventId = String(entry.body.eventId ?? '');
+      const eventId = typeof entry.body.eventId === 'string' ? entry.body.eventId : '';
       let status = 200;
       if (entry.path === '/down') status = 503;
       if (entry.path === '/flaky' && !this.seenByFlaky.has(eventId)) {

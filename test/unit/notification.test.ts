@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,5 +149,42 @@ describe('the outbox', () => {
     const raw = new Database(file).prepare('SELECT * FROM deliveries').all();
     expect(JSON.stringify(raw)).not.toContain('127.0.0.1');
     expect(audit).toEqual([]);
+  });
+
+  test('an endpoint that hangs holds its own slots and the loop waits for them instead of spinning', async () => {
+    const hanging: ServerResponse[] = [];
+    const slow = createServer((_req, res) => void hanging.push(res));
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    let claims = 0;
+    class CountingOutbox extends NotificationOutbox {
+      override claim(...args: Parameters<NotificationOutbox['claim']>) {
+        claims++;
+        return super.claim(...args);
+      }
+    }
+    const { endpoints } = parseConfig({ AIRLOCK_NOTIFY_URLS: `generic:http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook` }).notify;
+    const notifier = new Notifier({
+      outbox: new CountingOutbox(join(dir, 'notifications.sqlite')),
+      endpoints,
+      context: ctx,
+      attempts: 2,
+      backoffMs: 10,
+      timeoutMs: 60_000,
+      audit: { write: () => undefined },
+      warn: () => undefined,
+    });
+    notifier.start();
+    // Six events, four slots: two stay due while every slot hangs.
+    notifier.enqueue([1, 2, 3, 4, 5, 6].map((i) => sanitizeAuditEvent({ ...requested, at: `2026-01-02T03:04:0${i}.000Z` })));
+    for (let i = 0; i < 200 && hanging.length < 4; i++) await new Promise((r) => setTimeout(r, 20));
+    const before = claims;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(hanging).toHaveLength(4);
+    // A spinning loop claims thousands of times in half a second; a waiting one not once.
+    expect(claims - before).toBeLessThan(5);
+    await notifier.stop();
+    for (const res of hanging) res.destroy();
+    slow.closeAllConnections();
+    await new Promise<void>((resolve) => slow.close(() => resolve()));
   });
 });
