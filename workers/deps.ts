@@ -23,12 +23,6 @@ async function openContentStore(config: AirlockConfig, sqliteFile: string): Prom
 }
 
 /**
- * Real dependencies for the activities of the given queues, built from
- * configuration. Everything that can be wrong with the configuration fails
- * here, at start-up, not in the middle of a job. `metrics` is what the
- * activities count into (the worker's Prometheus endpoint); default: nothing.
- */
-/**
  * The agent side's notifier when endpoints are configured: it shares the
  * agent's audit log file (a failed delivery is audited there). The caller
  * starts and stops its delivery loop with the workers.
@@ -47,6 +41,12 @@ export function openNotifier(config: AirlockConfig, audit: AuditSink): Notifier 
   });
 }
 
+/**
+ * Real dependencies for the activities of the given queues, built from
+ * configuration. Everything that can be wrong with the configuration fails
+ * here, at start-up, not in the middle of a job. `metrics` is what the
+ * activities count into (the worker's Prometheus endpoint); default: nothing.
+ */
 export async function buildActivities(
   config: AirlockConfig,
   roles: readonly QueueRole[],
