@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { sanitizeAuditEvent, type AuditEvent } from '../core/audit';
 import { describeError } from '../core/describe-error';
 import type { AuditSink } from '../host/audit-log';
+import type { AuditNotifier } from '../host/notifier';
 import { noMetrics, type AirlockMetrics } from './metrics';
 
 export interface RecordAuditInput {
@@ -19,6 +20,8 @@ export interface AuditDeps {
   readonly audit: AuditSink;
   /** Default: counts nothing. */
   readonly metrics?: AirlockMetrics;
+  /** Told about every event once it is written (notifications); default: none. */
+  readonly notifier?: AuditNotifier;
 }
 
 /**
@@ -27,7 +30,8 @@ export interface AuditDeps {
  * a first attempt writes: a retry may follow an attempt that wrote them,
  * so it reports nothing to redo (at most once, never twice). Metrics
  * count events once written: events the job sends again after a failed
- * write are counted once.
+ * write are counted once. Written events are handed to the notifier, which
+ * only records what it owes (it never waits on an endpoint).
  */
 export function writeAudit(deps: AuditDeps, events: readonly AuditEvent[] | undefined): RecordAuditResult {
   if (events === undefined || events.length === 0 || Context.current().info.attempt > 1) return { written: 0 };
@@ -36,6 +40,7 @@ export function writeAudit(deps: AuditDeps, events: readonly AuditEvent[] | unde
     const sanitized = events.map(sanitizeAuditEvent);
     deps.audit.write(sanitized);
     metrics.audited(events);
+    deps.notifier?.enqueue(sanitized);
     return { written: sanitized.length };
   } catch (err) {
     metrics.auditWriteFailed();

@@ -1,9 +1,10 @@
-import type { PendingRequest } from './approvals';
+import type { ApprovalRequest, PendingRequest } from './approvals';
 import { approvalRules, type Planned } from './batch-plan';
 import type { ObservedState } from './observed-state';
 import { mergeApprovalSettings } from './policy/approval-settings';
 import { ruleById } from './policy/evaluate';
 import type { PolicySnapshot } from './policy/snapshot';
+import { getTool } from './tools/definitions';
 
 /** What `prepareApproval` saw on the tools side for one gated call. */
 export interface PreparedTarget {
@@ -55,4 +56,11 @@ export function buildApprovalRequest(input: {
     expiresAt: now + settings.ttlMs,
     status: 'pending',
   };
+}
+
+/** What a request acts on, as the reviewer sees it: the observed paths (canonical), else the call's own. */
+export function requestTarget(request: ApprovalRequest): string | undefined {
+  const observed = request.observed.map((o) => o.path);
+  const paths = observed.length > 0 ? observed : (getTool(request.toolName)?.targets(request.args) ?? []);
+  return paths.length === 0 ? undefined : paths.join(' → ');
 }

@@ -43,7 +43,13 @@ export const auditEventSchemas = {
     outcome: z.literal('duplicate').optional(),
     detectors: z.array(z.string()).optional(),
   }),
-  policy_notification_queued: z.strictObject({ ...call, ...rule }),
+  policy_notification_queued: z.strictObject({
+    ...call,
+    ...rule,
+    /** The rule's name and instruction (absent in events written by builds before notifications). */
+    reason: z.string().optional(),
+    argsSummary: z.string().optional(),
+  }),
   policy_instruction_injected: z.strictObject({ instructions: z.number(), turn: z.number() }),
   policy_tool_denied: z.strictObject({ ...call, ruleId: z.string().nullable(), fingerprint: z.string().optional(), reason: z.string() }),
   policy_task_stopped: z.strictObject({ ruleId: z.string(), reason: z.literal('policy_stopped'), detail: z.string().optional() }),
@@ -55,6 +61,9 @@ export const auditEventSchemas = {
     requester: z.string(),
     argsSummary: z.string(),
     expiresAt: z.string(),
+    /** What the call acts on and why it needs approval (absent in events written by builds before notifications). */
+    target: z.string().optional(),
+    reason: z.string().optional(),
   }),
   approval_decided: z.strictObject({
     requestId: z.string(),
@@ -68,12 +77,31 @@ export const auditEventSchemas = {
     editedFingerprint: z.string().optional(),
     signed: z.boolean(),
     via,
+    target: z.string().optional(),
   }),
   /** A decision about no request the job holds (wrong request id, fingerprint or nonce). */
   approval_fingerprint_mismatch: z.strictObject(rejection),
   /** A decision about a held request that is not allowed (decided already, expired, reviewer, signature, edit). */
   approval_rejected: z.strictObject(rejection),
-  approval_expired: z.strictObject({ requestId: z.string(), toolName: z.string(), ruleId: z.string().optional(), fingerprint: z.string(), reason: z.literal('expired') }),
+  approval_expired: z.strictObject({
+    requestId: z.string(),
+    toolName: z.string(),
+    ruleId: z.string().optional(),
+    fingerprint: z.string(),
+    reason: z.literal('expired'),
+    target: z.string().optional(),
+  }),
+  /** A notification about one of the job's events that no endpoint attempt delivered; the job went on regardless. */
+  notification_failed: z.strictObject({
+    /** The notified event (its audit type) and its id in the notification body. */
+    event: z.string(),
+    eventId: z.string(),
+    requestId: z.string().optional(),
+    /** The endpoint as configured, credentials hidden. */
+    endpoint: z.string(),
+    attempts: z.number(),
+    error: z.string(),
+  }),
   tool_executed: z.strictObject({
     ...call,
     fingerprint: z.string(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { ConfigError } from './errors';
+import { notifyEndpointsSchema, showEndpointList, type NotifyEndpoint } from './notify-endpoints';
 import { redactUrl } from './redact-url';
 
 /**
@@ -112,6 +113,12 @@ const variables = {
   AIRLOCK_CODEC_PORT: port.default(8234),
   AIRLOCK_CODEC_UI_ORIGIN: httpUrl.optional(),
   AIRLOCK_METRICS_ADDRESS: bindAddress.optional(),
+  AIRLOCK_NOTIFY_URLS: notifyEndpointsSchema.optional(),
+  AIRLOCK_NOTIFY_ATTEMPTS: positiveInt(50).default(6),
+  AIRLOCK_NOTIFY_BACKOFF: durationText.default(5_000),
+  AIRLOCK_NOTIFY_TIMEOUT: durationText.default(10_000),
+  AIRLOCK_WEB_UI_URL: httpUrl.optional(),
+  AIRLOCK_APPROVAL_PAGE_URL: httpUrl.optional(),
   // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.
   AIRLOCK_TEST_CRASH_AT: z.enum(['after-consume', 'after-effect'], { error: 'expected after-consume or after-effect (test only)' }).optional(),
 } as const;
@@ -119,7 +126,7 @@ const variables = {
 type Variables = typeof variables;
 
 /** Variables whose value may hold a secret: an error shows them through these. */
-const shownAs: Partial<Record<keyof Variables, (raw: string) => string>> = { AIRLOCK_CONTENT_DB: redactUrl };
+const shownAs: Partial<Record<keyof Variables, (raw: string) => string>> = { AIRLOCK_CONTENT_DB: redactUrl, AIRLOCK_NOTIFY_URLS: showEndpointList };
 type Parsed = { [K in keyof Variables]: z.output<Variables[K]> };
 
 export type LogLevel = z.output<typeof logLevel>;
@@ -171,6 +178,20 @@ export interface AirlockConfig {
   };
   /** Where a worker process serves Prometheus metrics (`/metrics`); unset: no metrics endpoint. */
   readonly metrics: { readonly address: string | undefined };
+  /** Agent side: where job events are sent (parked, expired, decided, notify_admin); no endpoints: none are sent. */
+  readonly notify: {
+    readonly endpoints: readonly NotifyEndpoint[];
+    /** Attempts per endpoint and event before the failure is audited. */
+    readonly attempts: number;
+    /** The wait after the first failed attempt, doubling after each further one. */
+    readonly backoffMs: number;
+    /** How long one attempt may take. */
+    readonly timeoutMs: number;
+    /** The Temporal Web UI that links open (default: `airlock dev`'s UI on this machine). */
+    readonly webUiUrl: string;
+    /** An approval page to link to, when one is served; unset: notifications link to the Web UI only. */
+    readonly approvalPageUrl: string | undefined;
+  };
   /** TEST ONLY (AIRLOCK_TEST_CRASH_AT): where a tools worker's `execute` stops and waits to be killed; never set it in production. */
   readonly testCrashAt: 'after-consume' | 'after-effect' | undefined;
   readonly judge: {
@@ -229,6 +250,14 @@ export function parseConfig(env: Env): AirlockConfig {
     reviewerKeyFile: p.AIRLOCK_REVIEWER_KEY,
     codec: { keysFile: p.AIRLOCK_CODEC_KEYS, port: p.AIRLOCK_CODEC_PORT, uiOrigin: p.AIRLOCK_CODEC_UI_ORIGIN },
     metrics: { address: p.AIRLOCK_METRICS_ADDRESS },
+    notify: {
+      endpoints: p.AIRLOCK_NOTIFY_URLS ?? [],
+      attempts: p.AIRLOCK_NOTIFY_ATTEMPTS,
+      backoffMs: p.AIRLOCK_NOTIFY_BACKOFF,
+      timeoutMs: p.AIRLOCK_NOTIFY_TIMEOUT,
+      webUiUrl: p.AIRLOCK_WEB_UI_URL ?? `http://localhost:${p.AIRLOCK_UI_PORT}`,
+      approvalPageUrl: p.AIRLOCK_APPROVAL_PAGE_URL,
+    },
     testCrashAt: p.AIRLOCK_TEST_CRASH_AT,
     judge: {
       baseUrl: p.AIRLOCK_JUDGE_BASE_URL ?? baseUrl,

@@ -22,6 +22,8 @@ export function statePaths(config: AirlockConfig) {
     /** Conversations of the jobs, content-addressed (history carries digests). */
     contents: join(dataDir, 'agent', 'contents.sqlite'),
     audit: join(dataDir, 'audit', 'audit.jsonl'),
+    /** Notifications owed to the configured endpoints (agent side). */
+    notifications: join(dataDir, 'agent', 'notifications.sqlite'),
     temporalDb: join(dataDir, 'temporal.sqlite'),
   };
 }

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createActivities, type Activities } from '../activities';
 import type { AirlockMetrics } from '../activities/metrics';
-import { JsonlAuditSink } from '../host/audit-log';
+import { JsonlAuditSink, type AuditSink } from '../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../host/grant-keys';
 import { createSealer } from '../host/seal';
 import { NonceStore } from '../host/nonce-store';
@@ -14,10 +14,31 @@ import { SqliteContentStore, type ContentStore } from '../host/content-store';
 import { PostgresContentStore } from '../host/postgres-content-store';
 import { createModelClient } from '../host/model-client';
 import { statePaths } from '../host/paths';
+import { NotificationOutbox } from '../host/notification-outbox';
+import { Notifier } from '../host/notifier';
 
 /** The conversation store: PostgreSQL when configured (shared by every agent worker), else the data folder's SQLite file. */
 async function openContentStore(config: AirlockConfig, sqliteFile: string): Promise<ContentStore> {
   return config.contentDb === undefined ? new SqliteContentStore(sqliteFile) : PostgresContentStore.open(config.contentDb);
+}
+
+/**
+ * The agent side's notifier when endpoints are configured: it shares the
+ * agent's audit log file (a failed delivery is audited there). The caller
+ * starts and stops its delivery loop with the workers.
+ */
+export function openNotifier(config: AirlockConfig, audit: AuditSink): Notifier | undefined {
+  const { notify } = config;
+  if (notify.endpoints.length === 0) return undefined;
+  return new Notifier({
+    outbox: new NotificationOutbox(statePaths(config).notifications),
+    endpoints: notify.endpoints,
+    context: { namespace: config.temporal.namespace, webUiUrl: notify.webUiUrl, approvalPageUrl: notify.approvalPageUrl },
+    attempts: notify.attempts,
+    backoffMs: notify.backoffMs,
+    timeoutMs: notify.timeoutMs,
+    audit,
+  });
 }
 
 /**
@@ -26,7 +47,13 @@ async function openContentStore(config: AirlockConfig, sqliteFile: string): Prom
  * here, at start-up, not in the middle of a job. `metrics` is what the
  * activities count into (the worker's Prometheus endpoint); default: nothing.
  */
-export async function buildActivities(config: AirlockConfig, roles: readonly QueueRole[], metrics?: AirlockMetrics): Promise<Activities> {
+export async function buildActivities(
+  config: AirlockConfig,
+  roles: readonly QueueRole[],
+  metrics?: AirlockMetrics,
+  /** The agent worker's audit log and notifier (see `openNotifier`); default: a log of its own, no notifications. */
+  agentAudit?: { readonly audit: AuditSink; readonly notifier: Notifier | undefined },
+): Promise<Activities> {
   const counted = metrics === undefined ? {} : { metrics };
   const paths = statePaths(config);
   if (roles.includes('agent')) checkModelEndpoint(config, 'model');
@@ -47,7 +74,8 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
       signer: createGrantSigner(privateKey),
       sealer: createSealer(privateKey),
       grantTtlMs: config.grants.ttlMs,
-      audit: new JsonlAuditSink(paths.audit),
+      audit: agentAudit?.audit ?? new JsonlAuditSink(paths.audit),
+      ...(agentAudit?.notifier !== undefined ? { notifier: agentAudit.notifier } : {}),
       // A configured keys file must load; the default one is read when it exists (`airlock dev` creates it).
       reviewerKeys:
         config.reviewerKeysFile === undefined && !existsSync(paths.reviewerKeys) ? new Map() : await loadReviewerKeys(paths.reviewerKeys),

@@ -6,7 +6,9 @@ import { ConfigError } from '../core/errors';
 import { TaskQueues, type QueueRole } from '../core/task-queues';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
 import { dataConverterFor } from '../host/data-converter';
-import { buildActivities } from './deps';
+import { JsonlAuditSink } from '../host/audit-log';
+import { statePaths } from '../host/paths';
+import { buildActivities, openNotifier } from './deps';
 
 // The SDK's INFO lines (worker state changes) are noise for operators; airlock's own lines say what matters.
 const levels: Record<AirlockConfig['logLevel'], LogLevel> = { error: 'ERROR', warn: 'WARN', info: 'WARN', debug: 'DEBUG' };
@@ -70,7 +72,10 @@ export interface RunWorkersOptions {
 export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const { config, roles } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const activities = options.activities ?? (await buildActivities(config, roles, metricsFor(config)));
+  // Notifications are sent by the agent worker, from the events its audit activity writes.
+  const audit = options.activities === undefined && roles.includes('agent') ? new JsonlAuditSink(statePaths(config).audit) : undefined;
+  const notifier = audit === undefined ? undefined : openNotifier(config, audit);
+  const activities = options.activities ?? (await buildActivities(config, roles, metricsFor(config), audit === undefined ? undefined : { audit, notifier }));
   installRuntime(config);
   if (config.metrics.address !== undefined) log(`airlock: Prometheus metrics on http://${config.metrics.address}/metrics`);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
@@ -88,10 +93,15 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
     log(
       `airlock: workers polling ${roles.map((r) => TaskQueues[r]).join(', ')} on ${config.temporal.address} (namespace ${config.temporal.namespace})`,
     );
+    if (notifier !== undefined) {
+      notifier.start();
+      log(`airlock: notifications to ${config.notify.endpoints.map((e) => e.shown).join(', ')}`);
+    }
     options.onReady?.();
     await Promise.all(workers.map((w) => w.run()));
     log('airlock: workers stopped');
   } finally {
+    await notifier?.stop();
     await connection.close();
   }
 }

@@ -1,5 +1,5 @@
 import { condition } from '@temporalio/workflow';
-import { buildApprovalRequest } from '../core/approval-request';
+import { buildApprovalRequest, requestTarget } from '../core/approval-request';
 import { approvalRules, type BatchPlan, type Planned, type RuleRef } from '../core/batch-plan';
 import { resumedSteps } from '../core/call-steps';
 import { describeError } from '../core/describe-error';
@@ -56,6 +56,8 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
         requester: r.requester,
         argsSummary: summarizeArgs(r.args),
         expiresAt: new Date(r.expiresAt).toISOString(),
+        target: requestTarget(r),
+        reason: r.reason,
       },
     });
   }
@@ -71,7 +73,10 @@ export async function waitForDecisions(job: Job, state: JobState): Promise<'deci
       if (r.expiresAt > now) continue;
       state.settle({ ...r, status: 'expired' });
       state.rememberDenied(r.fingerprint);
-      job.audit.record({ type: 'approval_expired', data: { requestId: r.requestId, toolName: r.toolName, ruleId: r.ruleId, fingerprint: r.fingerprint, reason: 'expired' } });
+      job.audit.record({
+        type: 'approval_expired',
+        data: { requestId: r.requestId, toolName: r.toolName, ruleId: r.ruleId, fingerprint: r.fingerprint, reason: 'expired', target: requestTarget(r) },
+      });
     }
     job.show();
     await job.audit.flush();

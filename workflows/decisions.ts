@@ -1,4 +1,5 @@
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { requestTarget } from '../core/approval-request';
 import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approvals';
 import { describeError } from '../core/describe-error';
 import { FailureTypes } from '../core/failure-types';
@@ -107,6 +108,7 @@ async function applyDecision(job: Job, payload: unknown, via: Via): Promise<Deci
       editedFingerprint: edit?.fingerprint,
       signed: decision.signature !== undefined,
       via,
+      target: requestTarget(request),
     },
   });
   return check;

@@ -5,7 +5,7 @@ import { describeError } from '../core/describe-error';
 import { grantSchema, type Grant } from '../core/grants';
 import { recordedEvaluations } from '../core/legacy-v1';
 import { summarizeArgs } from '../core/masking';
-import type { JudgeVerdict, RuleMatch } from '../core/policy/evaluate';
+import { ruleById, type JudgeVerdict, type RuleMatch } from '../core/policy/evaluate';
 import type { CallFacts } from '../core/policy/facts';
 import type { PreflightedCall } from '../core/preflight';
 import { TaskQueues } from '../core/task-queues';
@@ -200,14 +200,20 @@ function auditPlanned(job: Job, p: PlannedCall): void {
         type: 'policy_evaluation',
         data: { ...base, category: p.call.category, decision: p.evaluation.decision, outcome: p.kind, argsSummary: summarizeArgs(p.call.args) },
       });
-      auditMatches(job, base, p.evaluation.matches, p.evaluation.detectors);
+      auditMatches(job, base, p.evaluation.matches, p.evaluation.detectors, p.call.args);
       if (p.kind === 'deny') {
         job.audit.record({ type: 'policy_tool_denied', data: { ...base, ruleId: p.ruleId, fingerprint: p.fingerprint, reason: p.message } });
       }
   }
 }
 
-function auditMatches(job: Job, base: { callId: string; toolName: string }, matches: readonly RuleMatch[], detectors?: readonly string[]): void {
+function auditMatches(
+  job: Job,
+  base: { callId: string; toolName: string },
+  matches: readonly RuleMatch[],
+  detectors?: readonly string[],
+  args?: unknown,
+): void {
   for (const m of matches) {
     job.audit.record({
       type: 'policy_rule_matched',
@@ -222,9 +228,14 @@ function auditMatches(job: Job, base: { callId: string; toolName: string }, matc
         ...(detectors !== undefined && detectors.length > 0 ? { detectors: [...detectors] } : {}),
       },
     });
-    // notify_admin never restricts anyone: it queues a note for the administrator in the audit log.
+    // notify_admin never restricts anyone: it queues a note for the administrator (audit log and notification endpoints).
     if (m.action === 'notify_admin' && !m.shadow && m.duplicate !== true) {
-      job.audit.record({ type: 'policy_notification_queued', data: { ...base, ruleId: m.ruleId, ruleVersion: m.ruleVersion } });
+      const rule = job.state === undefined ? undefined : ruleById(job.state.snapshot, m.ruleId);
+      const reason = rule === undefined ? undefined : [rule.name, rule.instruction].filter((x) => x !== undefined).join(' — ');
+      job.audit.record({
+        type: 'policy_notification_queued',
+        data: { ...base, ruleId: m.ruleId, ruleVersion: m.ruleVersion, reason, argsSummary: args === undefined ? undefined : summarizeArgs(args) },
+      });
     }
   }
 }
