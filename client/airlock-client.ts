@@ -186,14 +186,15 @@ export class AirlockClient {
    * memo by `describe` (read from the job's current record, not from
    * visibility, so it is up to date), or by query for an older job.
    */
-  async pendingOf(jobId: string): Promise<{ readonly status: string; readonly pending: readonly PendingRequestView[] }> {
+  async pendingOf(jobId: string): Promise<{ readonly status: ShownStatus; readonly execution: string; readonly pending: readonly PendingRequestView[] }> {
     const description = await this.client.workflow.getHandle(jobId).describe();
     const status = shownStatus(description);
-    // A closed job decides nothing, whatever its memo still lists.
-    if (description.status.name !== 'RUNNING') throw new JobError(closedJobMessage(jobId, status));
+    const execution = description.status.name;
+    // A closed job waits for nothing, whatever its memo still lists.
+    if (execution !== 'RUNNING') return { status, execution, pending: [] };
     const memo = pendingFromMemo(description.memo);
-    if (memo !== undefined) return { status: description.typedSearchAttributes.get(statusKey) ?? 'running', pending: memo.requests };
-    return this.state(jobId);
+    if (memo !== undefined) return { status, execution, pending: memo.requests };
+    return { ...(await this.state(jobId)), execution };
   }
 
   /** The job's status from its current record (no worker needed), with Temporal's word for jobs that ran no code to end. */
@@ -219,7 +220,9 @@ export class AirlockClient {
    * them. A rejection is also sent as a signal, so the job audits it.
    */
   async decide(jobId: string, options: DecideOptions): Promise<DecideOutcome> {
-    const request = pickRequest(jobId, await this.pendingOf(jobId), options.requestId);
+    const found = await this.pendingOf(jobId);
+    if (found.execution !== 'RUNNING') throw new JobError(closedJobMessage(jobId, found.status));
+    const request = pickRequest(jobId, found, options.requestId);
     const unsigned: DecisionPayload = {
       requestId: request.requestId,
       fingerprint: request.fingerprint,

@@ -211,13 +211,12 @@ export function cardMarkdown(card: ApprovalCard): string {
     `- **may decide:** ${card.reviewers === null ? 'anyone' : card.reviewers.map(md).join(', ')}`,
     `- **request** ${code(card.requestId)}, fingerprint ${code(card.fingerprint)}`,
     '',
-    'Approve:',
+    '**Decide** from a terminal where airlock is configured for this server:',
     '',
-    `    ${displayText(card.commands.approve)}`,
-    '',
+    `- approve: ${code(card.commands.approve)}`,
   );
-  if (card.commands.edit !== null) lines.push('Approve with an edit:', '', `    ${displayText(card.commands.edit)}`, '');
-  lines.push('Deny:', '', `    ${displayText(card.commands.deny)}`);
+  if (card.commands.edit !== null) lines.push(`- approve with an edit: ${code(card.commands.edit)}`);
+  lines.push(`- deny: ${code(card.commands.deny)}`);
   return lines.join('\n');
 }
 
@@ -227,7 +226,7 @@ export function cardsMarkdown(cards: readonly ApprovalCard[], now: number): stri
   return [
     `### Waiting for approval (${cards.length})`,
     '',
-    `As of ${new Date(now).toISOString()}; decide from a terminal where airlock is configured for this server.`,
+    `As of ${new Date(now).toISOString()} (times below are relative to it).`,
     '',
     cards.map(cardMarkdown).join('\n\n---\n\n'),
   ].join('\n');

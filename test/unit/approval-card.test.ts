@@ -121,7 +121,7 @@ test('the card as Markdown (the Web UI current details)', () => {
   expect(text.split('\n')).toEqual([
     '### Waiting for approval (1)',
     '',
-    'As of 2026-11-30T12:00:00.000Z; decide from a terminal where airlock is configured for this server.',
+    'As of 2026-11-30T12:00:00.000Z (times below are relative to it).',
     '',
     '#### fs\\_delete on `/srv/root/cache`',
     '',
@@ -137,17 +137,11 @@ test('the card as Markdown (the Web UI current details)', () => {
     '- **may decide:** alice, bob',
     `- **request** \`${request.requestId}\`, fingerprint \`${'a'.repeat(64)}\``,
     '',
-    'Approve:',
+    '**Decide** from a terminal where airlock is configured for this server:',
     '',
-    `    npx airlock approve job-42 --request ${request.requestId}`,
-    '',
-    'Approve with an edit:',
-    '',
-    `    npx airlock approve job-42 --request ${request.requestId} --set recursive=VALUE`,
-    '',
-    'Deny:',
-    '',
-    `    npx airlock deny job-42 --request ${request.requestId} --reason TEXT`,
+    `- approve: \`npx airlock approve job-42 --request ${request.requestId}\``,
+    `- approve with an edit: \`npx airlock approve job-42 --request ${request.requestId} --set recursive=VALUE\``,
+    `- deny: \`npx airlock deny job-42 --request ${request.requestId} --reason TEXT\``,
   ]);
   expect(cardsMarkdown([], now)).toBe('');
 });
