@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import { statusKey } from '../../core/search-attributes';
-import { repoRoot } from '../helpers/processes';
+import { repoRoot, spawnNode } from '../helpers/processes';
 import { JobHarness } from '../helpers/job-harness';
 
 /** In the model's own words: a secret it read must not reach any surface. */
@@ -121,6 +121,20 @@ describe('a parked job', () => {
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }
+  });
+
+  test('pending --watch lists again every interval and ends cleanly on Ctrl-C', async () => {
+    const watch = spawnNode('bin/airlock.js', ['pending', '--watch', '--interval', '1s'], h.processEnv());
+    try {
+      // Not a terminal: each listing is headed by a line with its time.
+      await watch.waitFor(new RegExp(`---[^]*${jobId}[^]*---[^]*---[^]*${jobId}`));
+    } finally {
+      watch.child.kill('SIGINT');
+    }
+    expect(await watch.exited()).toBe(0);
+    expect(watch.output()).not.toMatch(/Error|airlock pending:/);
+    const bad = await h.cli(['pending', '--watch', '--interval', '10ms']);
+    expect(bad).toMatchObject({ code: 2, stderr: 'airlock pending: --interval takes a duration of at least 1s (like 5s or 1m), got "10ms"\n' });
   });
 
   test('--json keeps its fields and adds the cards', async () => {

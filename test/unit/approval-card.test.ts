@@ -2,6 +2,7 @@ import { approvalCard, approvalCardSchema, cardMarkdown, cardsMarkdown, cardText
 import type { ParkedBatchView } from '../../core/batch-view';
 import type { PendingRequestView } from '../../core/job-view';
 import { pendingCards, pendingTable } from '../../core/pending-table';
+import { shownStatus } from '../../client/airlock-client';
 
 const now = Date.parse('2026-11-30T12:00:00.000Z');
 const minutes = (n: number) => n * 60_000;
@@ -203,4 +204,26 @@ test('the pending table: one row per request, a count line and the hint', () => 
     'approve: airlock approve JOB --request REQUEST   deny: airlock deny JOB --request REQUEST --reason TEXT',
   ]);
   expect(pendingTable([], 'airlock')).toEqual(['no job is waiting for approval']);
+});
+
+describe("a job's status as people see it", () => {
+  const described = (name: string, own: string | undefined) => ({
+    status: { name, code: 0 },
+    typedSearchAttributes: { get: () => own },
+  }) as unknown as Parameters<typeof shownStatus>[0];
+
+  test.each([
+    ['RUNNING', 'awaiting_approval', 'awaiting_approval'],
+    ['RUNNING', undefined, 'running'],
+    ['COMPLETED', 'completed', 'completed'],
+    ['COMPLETED', 'aborted', 'aborted'],
+    ['CANCELLED', 'cancelled', 'cancelled'],
+    // Cancelled by a build that did not report it, terminated or timed out: the job never said so.
+    ['CANCELLED', 'awaiting_approval', 'cancelled'],
+    ['TERMINATED', 'awaiting_approval', 'terminated'],
+    ['TIMED_OUT', 'running', 'timed_out'],
+    ['FAILED', 'awaiting_approval', 'failed'],
+  ])('%s with AirlockStatus %s is %s', (name, own, shown) => {
+    expect(shownStatus(described(name, own))).toBe(shown);
+  });
 });
