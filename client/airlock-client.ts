@@ -6,6 +6,7 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   WorkflowUpdateStage,
   type ConnectionOptions,
+  type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -15,9 +16,10 @@ import { FailureTypes } from '../core/failure-types';
 import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../core/job-input';
 import type { AgentJobStateView, PendingRequestView } from '../core/job-view';
 import type { agentJob } from '../workflows/agent-job';
-import { AirlockSearchAttributes, statusKey, type JobStatus } from '../core/search-attributes';
+import { AirlockSearchAttributes, jobStatuses, statusKey, type JobStatus, type ShownStatus } from '../core/search-attributes';
+import type { ParkedBatchView } from '../core/batch-view';
 import { TaskQueues } from '../core/task-queues';
-import { maskString, truncate } from '../core/masking';
+import { maskString, maskValue, truncate } from '../core/masking';
 import { getTool } from '../core/tools/definitions';
 import type { ZodType } from 'zod';
 import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
@@ -44,6 +46,18 @@ export interface PendingJob {
   readonly jobId: string;
   readonly goal: string;
   readonly pending: readonly PendingRequestView[];
+  /** The parked batch: the model's stated reason and the batch's calls (absent for jobs parked by older builds). */
+  readonly batch?: ParkedBatchView;
+}
+
+/** What Temporal and the job say of a job's status. */
+export interface JobStatusInfo {
+  readonly status: ShownStatus;
+  /** Temporal's execution status (RUNNING, COMPLETED, CANCELLED, TERMINATED, TIMED_OUT, …). */
+  readonly execution: string;
+  /** `AirlockStatus` as the job last set it (unset before its first workflow task). */
+  readonly airlockStatus: string | undefined;
+  readonly closedAt: string | null;
 }
 
 export interface DecideOptions {
@@ -69,6 +83,8 @@ export type DecideOutcome =
       readonly editedFingerprint: string | null;
       /** What was decided, as the reviewer saw it (absent when the payload was sent as is). */
       readonly call?: { readonly toolName: string; readonly args: unknown };
+      /** Fields an approval edited: the value as requested and as approved (masked). */
+      readonly edits?: ReadonlyArray<{ readonly field: string; readonly before: unknown; readonly after: unknown }>;
     }
   | { readonly accepted: false; readonly jobId: string; readonly requestId: string; readonly code: string; readonly reason: string }
   /**
@@ -134,6 +150,11 @@ export class AirlockClient {
     return this.client.workflow.getHandle(jobId).query(stateQuery);
   }
 
+  /** The state query with a deadline: a closed job is answered only by an agent worker replaying it. */
+  async stateWithin(jobId: string, ms: number): Promise<AgentJobStateView> {
+    return this.client.withDeadline(Date.now() + ms, () => this.state(jobId));
+  }
+
   async result(jobId: string): Promise<AgentJobResult> {
     return this.client.workflow.getHandle<typeof agentJob>(jobId).result();
   }
@@ -151,11 +172,11 @@ export class AirlockClient {
     for await (const info of this.listByStatus('awaiting_approval')) {
       const memo = pendingFromMemo(info.memo);
       if (memo !== undefined) {
-        if (memo.requests.length > 0) out.push({ jobId: info.workflowId, goal: memo.goal, pending: memo.requests });
+        if (memo.requests.length > 0) out.push({ jobId: info.workflowId, goal: memo.goal, pending: memo.requests, ...(memo.batch !== undefined ? { batch: memo.batch } : {}) });
         continue;
       }
       const state = await this.state(info.workflowId);
-      if (state.pending.length > 0) out.push({ jobId: info.workflowId, goal: state.goal, pending: state.pending });
+      if (state.pending.length > 0) out.push({ jobId: info.workflowId, goal: state.goal, pending: state.pending, ...(state.batch != null ? { batch: state.batch } : {}) });
     }
     return out;
   }
@@ -165,12 +186,26 @@ export class AirlockClient {
    * memo by `describe` (read from the job's current record, not from
    * visibility, so it is up to date), or by query for an older job.
    */
-  async pendingOf(jobId: string): Promise<{ readonly status: string; readonly pending: readonly PendingRequestView[] }> {
+  async pendingOf(jobId: string): Promise<{ readonly status: ShownStatus; readonly execution: string; readonly pending: readonly PendingRequestView[] }> {
     const description = await this.client.workflow.getHandle(jobId).describe();
+    const status = shownStatus(description);
+    const execution = description.status.name;
+    // A closed job waits for nothing, whatever its memo still lists.
+    if (execution !== 'RUNNING') return { status, execution, pending: [] };
     const memo = pendingFromMemo(description.memo);
-    if (memo !== undefined) return { status: description.typedSearchAttributes.get(statusKey) ?? 'running', pending: memo.requests };
-    if (description.status.name !== 'RUNNING') return { status: description.status.name.toLowerCase(), pending: [] };
-    return this.state(jobId);
+    if (memo !== undefined) return { status, execution, pending: memo.requests };
+    return { ...(await this.state(jobId)), execution };
+  }
+
+  /** The job's status from its current record (no worker needed), with Temporal's word for jobs that ran no code to end. */
+  async status(jobId: string): Promise<JobStatusInfo> {
+    const description = await this.client.workflow.getHandle(jobId).describe();
+    return {
+      status: shownStatus(description),
+      execution: description.status.name,
+      airlockStatus: description.typedSearchAttributes.get(statusKey),
+      closedAt: description.closeTime?.toISOString() ?? null,
+    };
   }
 
   listByStatus(status: JobStatus): AsyncIterable<WorkflowExecutionInfo> {
@@ -185,7 +220,9 @@ export class AirlockClient {
    * them. A rejection is also sent as a signal, so the job audits it.
    */
   async decide(jobId: string, options: DecideOptions): Promise<DecideOutcome> {
-    const request = pickRequest(jobId, await this.pendingOf(jobId), options.requestId);
+    const found = await this.pendingOf(jobId);
+    if (found.execution !== 'RUNNING') throw new JobError(closedJobMessage(jobId, found.status));
+    const request = pickRequest(jobId, found, options.requestId);
     const unsigned: DecisionPayload = {
       requestId: request.requestId,
       fingerprint: request.fingerprint,
@@ -203,7 +240,9 @@ export class AirlockClient {
         ? unsigned
         : { ...unsigned, signature: sign(null, Buffer.from(decisionSigningText(jobId, unsigned)), options.signingKey).toString('base64') };
     const outcome = await this.sendDecision(jobId, payload, options.workerWaitMs);
-    return outcome.accepted === true ? { ...outcome, call: { toolName: request.toolName, args: request.args } } : outcome;
+    if (outcome.accepted !== true) return outcome;
+    const edits = Object.entries(payload.args ?? {}).map(([field, after]) => ({ field, before: valueAt(request.args, field), after: maskValue(after) }));
+    return { ...outcome, call: { toolName: request.toolName, args: request.args }, ...(edits.length > 0 ? { edits } : {}) };
   }
 
   /** The latest poll of the agent task queue the server remembers, ISO time, or null. */
@@ -281,12 +320,52 @@ export function coerceEdits(toolName: string, set: Readonly<Record<string, strin
   return out;
 }
 
+/**
+ * A job's status for people: a terminated or timed-out job ran no code to
+ * say so, and a job cancelled by a build before cancellations were
+ * reported still shows its last `AirlockStatus`; Temporal's status wins.
+ */
+export function shownStatus(description: Pick<WorkflowExecutionDescription, 'status' | 'typedSearchAttributes'>): ShownStatus {
+  const own = description.typedSearchAttributes.get(statusKey);
+  const known = jobStatuses.find((s) => s === own);
+  switch (description.status.name) {
+    case 'CANCELLED':
+      return 'cancelled';
+    case 'TERMINATED':
+      return 'terminated';
+    case 'TIMED_OUT':
+      return 'timed_out';
+    case 'FAILED':
+      return known === 'completed' || known === 'aborted' ? known : 'failed';
+    case 'RUNNING':
+      return known ?? 'running';
+    default:
+      return known ?? 'completed';
+  }
+}
+
+const closedWords: Partial<Record<ShownStatus, string>> = {
+  cancelled: 'was cancelled',
+  terminated: 'was terminated',
+  timed_out: 'timed out',
+  completed: 'has completed',
+  aborted: 'was aborted',
+  failed: 'has failed',
+};
+
+/** Why a closed job takes no decision, in one line. */
+export function closedJobMessage(jobId: string, status: ShownStatus): string {
+  return `job ${jobId} ${closedWords[status] ?? `is ${status}`}; there is nothing left to approve or deny (see \`airlock show ${jobId}\`)`;
+}
+
 function pickRequest(
   jobId: string,
   state: { readonly status: string; readonly pending: readonly PendingRequestView[] },
   requestId: string | undefined): PendingRequestView {
   if (requestId !== undefined) {
-    const found = state.pending.find((r) => r.requestId === requestId);
+    // The full id, or a prefix that names one request (the `pending` table shows the first characters).
+    const prefixed = requestId.length >= 4 ? state.pending.filter((r) => r.requestId.startsWith(requestId)) : [];
+    const found = state.pending.find((r) => r.requestId === requestId) ?? (prefixed.length === 1 ? prefixed[0] : undefined);
     if (found === undefined) {
       throw new JobError(`job ${jobId} has no pending request ${requestId}; see \`airlock show ${jobId}\``);
     }
@@ -299,6 +378,16 @@ function pickRequest(
     );
   }
   return state.pending[0]!;
+}
+
+/** A dotted field's value (`options.mode`); undefined when absent. */
+function valueAt(value: unknown, path: string): unknown {
+  let at = value;
+  for (const part of path.split('.')) {
+    if (at === null || typeof at !== 'object' || Array.isArray(at)) return undefined;
+    at = (at as Record<string, unknown>)[part];
+  }
+  return at;
 }
 
 /** The memo a parked job publishes; undefined when there is none (an older job) or it does not parse. */

@@ -116,9 +116,9 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   },
   {
     name: 'pending',
-    summary: 'List jobs waiting for approval, with their requests',
-    usage: 'airlock pending [--json]',
-    options: { json: { type: 'boolean' } },
+    summary: 'List requests waiting for approval as a table (--card: full approval cards; --watch: refresh until Ctrl-C)',
+    usage: 'airlock pending [--card] [--watch [--interval 5s]] [--json]',
+    options: { card: { type: 'boolean' }, watch: { type: 'boolean' }, interval: { type: 'string' }, json: { type: 'boolean' } },
     load: async () => (await import('./commands/pending')).run,
   },
   {

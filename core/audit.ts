@@ -26,6 +26,8 @@ export const runtimeErrorCodes = [
   'prepare_failed',
   'revalidation_failed',
   'execute_failed',
+  /** The job was cancelled (Web UI, `temporal workflow cancel`, a client); it ended as cancelled. */
+  'cancelled',
   ...Object.values(FailureTypes),
 ] as const;
 export type RuntimeErrorCode = (typeof runtimeErrorCodes)[number];

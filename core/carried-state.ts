@@ -17,6 +17,8 @@ export const parkedBatchSchema = z.strictObject({
   /** Gated calls that were not requested: they are answered "not executed" with the reason. */
   prepareFailures: z.array(z.strictObject({ callId: z.string(), reason: z.string() })),
   parkedAt: z.number(),
+  /** The assistant text of the turn that proposed the batch, for reviewers (absent in batches parked by older builds). */
+  statedReason: z.string().optional(),
 });
 export type ParkedBatch = z.infer<typeof parkedBatchSchema>;
 
@@ -44,6 +46,17 @@ export const reconciledCallSchema = z.strictObject({
 });
 export type ReconciledCall = z.infer<typeof reconciledCallSchema>;
 
+/** What became of an approved call once it was let through: run, failed (the tool said so), refused on re-check, or unknown. */
+export const callOutcomeSchema = z.strictObject({
+  requestId: z.string(),
+  callId: z.string(),
+  toolName: z.string(),
+  outcome: z.enum(['executed', 'failed', 'refused', 'unknown']),
+  /** The tool's output or the error, shortened (masked when shown). */
+  detail: z.string(),
+});
+export type CallOutcome = z.infer<typeof callOutcomeSchema>;
+
 /** Everything a job carries across continue-as-new. */
 const stateFields = {
   snapshot: policySnapshotSchema,
@@ -57,6 +70,8 @@ const stateFields = {
   decided: z.array(approvalRequestSchema),
   /** The most recent reconciled calls, for `airlock show` (absent until a job has one; older state lacks it). */
   reconciled: z.array(reconciledCallSchema).optional(),
+  /** What became of the most recent approved calls, for `airlock show` (absent until a job has one; older state lacks it). */
+  outcomes: z.array(callOutcomeSchema).optional(),
   /** Audit events not yet written, and the job's count of failed writes (absent when every write succeeded; older state lacks it). */
   audit: auditBacklogSchema.optional(),
 };

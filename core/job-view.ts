@@ -1,8 +1,9 @@
 import type { ApprovalRequest, PendingRequest } from './approvals';
 import type { AuditHealth } from './audit-backlog';
-import type { CarriedState, ReconciledCall } from './carried-state';
+import { parkedBatchView, type ParkedBatchView } from './batch-view';
+import type { CallOutcome, CarriedState, ReconciledCall } from './carried-state';
 import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
-import { maskString, maskValue } from './masking';
+import { maskPreview, maskString, maskValue } from './masking';
 import type { ObservedState } from './observed-state';
 import type { JobStatus } from './search-attributes';
 
@@ -34,6 +35,15 @@ export interface DecidedRequestView {
   readonly fingerprint: string;
   readonly editedFingerprint: string | null;
   readonly decidedAt: string | null;
+  /**
+   * What became of an approved call: `executed`, `failed` (the tool
+   * returned an error), `refused` (the re-check before running refused it)
+   * or `unknown`; null while it has not run, for a denied or expired one,
+   * and in views of older workers.
+   */
+  readonly outcome?: CallOutcome['outcome'] | null;
+  /** The tool's output or error for a call that did not execute, masked. */
+  readonly outcomeDetail?: string | null;
 }
 
 /** What query `state` returns. */
@@ -47,6 +57,8 @@ export interface AgentJobStateView {
   readonly maxTurns: number;
   readonly policyVersion: string | undefined;
   readonly pending: readonly PendingRequestView[];
+  /** The batch the job is parked on: the model's stated reason and every call with its decision (absent in older workers' views). */
+  readonly batch?: ParkedBatchView | null;
   readonly decided: readonly DecidedRequestView[];
   /**
    * Calls whose executing attempt died before recording an outcome, as a
@@ -92,8 +104,9 @@ export function pendingView(request: PendingRequest): PendingRequestView {
   };
 }
 
-export function decidedView(request: ApprovalRequest): DecidedRequestView {
+export function decidedView(request: ApprovalRequest, outcomes: readonly CallOutcome[] = []): DecidedRequestView {
   const decision = request.status === 'approved' || request.status === 'denied' ? request.decision : null;
+  const outcome = request.status === 'approved' ? [...outcomes].reverse().find((o) => o.requestId === request.requestId) : undefined;
   return {
     requestId: request.requestId,
     toolName: request.toolName,
@@ -103,6 +116,8 @@ export function decidedView(request: ApprovalRequest): DecidedRequestView {
     fingerprint: request.fingerprint,
     editedFingerprint: decision?.decision === 'approve' ? decision.editedFingerprint : null,
     decidedAt: decision === null ? null : iso(decision.decidedAt),
+    outcome: outcome?.outcome ?? null,
+    outcomeDetail: outcome === undefined || outcome.outcome === 'executed' ? null : maskPreview(outcome.detail, 300),
   };
 }
 
@@ -131,7 +146,8 @@ export function jobView(input: {
     maxTurns: input.job.maxTurns,
     policyVersion: state?.snapshot.version,
     pending: requests.filter(isPending).map(pendingView),
-    decided: [...(state?.decided ?? []), ...requests.filter((r) => !isPending(r))].map(decidedView),
+    batch: state?.parked != null ? parkedBatchView(state.parked) : null,
+    decided: [...(state?.decided ?? []), ...requests.filter((r) => !isPending(r))].map((r) => decidedView(r, state?.outcomes ?? [])),
     reconciled: state?.reconciled ?? [],
     counters: {
       toolCallsExecuted: state?.toolCallsExecuted ?? 0,

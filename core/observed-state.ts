@@ -10,6 +10,8 @@ export const treeStateSchema = z.discriminatedUnion('complete', [
     complete: z.literal(true),
     /** Entries below, recursively. */
     entries: z.number(),
+    /** Regular files among them (absent in states observed before it was counted). */
+    files: z.number().optional(),
     /** Sum of the sizes of the regular files below. */
     bytes: z.number(),
     /** sha256 over the sorted (relative path, type, size, mtime, inode) of every entry below, links not followed. */
@@ -82,12 +84,18 @@ export function describeChanges(before: ObservedState, now: ObservedState): stri
   return changes.map((c) => `${before.path}: ${c}`);
 }
 
+/** A folder's totals: files (when counted), entries and bytes below it. */
+export function folderTotals(tree: Extract<TreeState, { complete: true }>): string {
+  const files = tree.files !== undefined ? `${tree.files} ${tree.files === 1 ? 'file' : 'files'}, ` : '';
+  return `${files}${entriesText(tree.entries)}, ${tree.bytes} bytes`;
+}
+
 /** One line for a reviewer: what the target is now, with a folder's totals below it. */
 export function describeObserved(o: ObservedState): string {
   if (!o.exists) return 'does not exist';
   const parts: string[] = [o.type === 'directory' ? 'folder' : o.type];
   if (o.type === 'directory') {
-    if (o.tree?.complete === true) parts.push(`${entriesText(o.tree.entries)} below, ${o.tree.bytes} bytes`);
+    if (o.tree?.complete === true) parts.push(`${folderTotals(o.tree)} below`);
     else if (o.tree?.complete === false) parts.push(`too large to observe exactly (${o.tree.reason})`);
     else if (o.entries !== null) parts.push(entriesText(o.entries));
   } else parts.push(`${o.size} bytes`);

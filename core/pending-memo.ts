@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { PendingRequest } from './approvals';
+import { parkedBatchViewSchema, type ParkedBatchView } from './batch-view';
 import { pendingView, type PendingRequestView } from './job-view';
 import { maskPreview } from './masking';
 import { observedStateSchema } from './observed-state';
@@ -20,10 +21,11 @@ function previewArgs(args: unknown): unknown {
  * see it (masked), so `airlock pending` is one visibility query and an
  * approval needs no worker to look the request up.
  */
-export function pendingMemo(goal: string, pending: readonly PendingRequest[]): PendingMemo {
+export function pendingMemo(goal: string, pending: readonly PendingRequest[], batch: ParkedBatchView | null = null): PendingMemo {
   return {
     v: 1,
     goal: maskPreview(goal, 500),
+    ...(batch !== null && pending.length > 0 ? { batch } : {}),
     requests: pending.map((r) => {
       const view = pendingView(r);
       return { ...view, args: previewArgs(view.args) };
@@ -53,10 +55,13 @@ export const pendingMemoSchema = z.object({
       expiresAt: z.string(),
     }),
   ),
+  /** The parked batch: the model's stated reason and the batch's calls (absent in memos of older builds). */
+  batch: parkedBatchViewSchema.optional(),
 });
 
 export interface PendingMemo {
   readonly v: 1;
   readonly goal: string;
   readonly requests: readonly PendingRequestView[];
+  readonly batch?: ParkedBatchView;
 }

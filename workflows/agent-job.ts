@@ -1,3 +1,5 @@
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { KEPT_STATED_REASON_CHARS } from '../core/batch-view';
 import type { AgentJobInput, AgentJobResult } from '../core/job-input';
 import { preflight, type PreflightedCall } from '../core/preflight';
 import { withUniqueCallIds } from '../core/chat';
@@ -19,6 +21,16 @@ import { stopJob } from './stop';
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   const job = new Job(input);
   registerHandlers(job);
+  try {
+    return await runJob(job);
+  } catch (err) {
+    // Cancelled: say so before ending, in a scope the cancellation does not reach.
+    if (isCancellation(err)) await CancellationScope.nonCancellable(() => job.cancelled());
+    throw err;
+  }
+}
+
+async function runJob(job: Job): Promise<AgentJobResult> {
   const state = await job.start();
   for (;;) {
     if (state.parked !== null) {
@@ -62,11 +74,14 @@ async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; ca
   try {
     turn = await model.modelTurn({ ...state.modelInput(), toolNames: [...job.allowedTools, COMPLETE_TOOL] });
   } catch (err) {
+    if (job.cancelledStatus && isCancellation(err)) throw err;
     job.audit.record({ type: 'runtime_error', data: { code: 'model_error', error: describeError(err), turn: state.turns } });
     return { kind: 'failed', detail: describeError(err) };
   }
   // Answers recorded by builds that stored nothing had their ids made unique here; it changes nothing since.
   const assistant = { ...turn.message, toolCalls: withUniqueCallIds(turn.message.toolCalls) };
+  // Kept in memory only (a replay sets it again): a batch that parks carries it for reviewers.
+  job.statedReason = assistant.content?.slice(0, KEPT_STATED_REASON_CHARS) ?? undefined;
   // Turns recorded before the content store returned no head.
   state.addAssistant(assistant, typeof turn.head === 'string' ? turn.head : undefined);
   if (assistant.toolCalls.length === 0) state.nudge();

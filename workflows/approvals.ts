@@ -1,4 +1,4 @@
-import { condition } from '@temporalio/workflow';
+import { condition, isCancellation } from '@temporalio/workflow';
 import { buildApprovalRequest, requestTarget } from '../core/approval-request';
 import { approvalRules, type BatchPlan, type Planned, type RuleRef } from '../core/batch-plan';
 import { resumedSteps } from '../core/call-steps';
@@ -28,6 +28,7 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
           { toolName: p.call.toolName, args: p.call.args },
         ]);
       } catch (err) {
+        if (job.cancelledStatus && isCancellation(err)) throw err;
         return { failed: describeError(err) };
       }
     }),
@@ -61,7 +62,7 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
       },
     });
   }
-  state.park({ plan, requests, prepareFailures, parkedAt: now });
+  state.park({ plan, requests, prepareFailures, parkedAt: now, ...(job.statedReason !== undefined ? { statedReason: job.statedReason } : {}) });
   job.status = 'awaiting_approval';
 }
 

@@ -16,13 +16,22 @@ type Via = 'signal' | 'update';
  * audited and changes nothing else.
  */
 export function registerHandlers(job: Job): void {
-  setHandler(stateQuery, () => job.view());
-  setHandler(approvalDecisionSignal, async (payload) => {
-    await applyDecision(job, payload, 'signal');
-  });
-  setHandler(decisionRejectedSignal, (payload) => {
-    auditReportedRejection(job, payload);
-  });
+  // The descriptions are what the Web UI lists beside each name (they are in no history).
+  setHandler(stateQuery, () => job.view(), { description: "The job's status, pending requests (masked) and counters; `airlock show` reads it." });
+  setHandler(
+    approvalDecisionSignal,
+    async (payload) => {
+      await applyDecision(job, payload, 'signal');
+    },
+    { description: 'A reviewer decision (requestId, fingerprint, nonce, decision, reviewer): prefer `npx airlock approve JOB --request ID`, which fills them in from the card.' },
+  );
+  setHandler(
+    decisionRejectedSignal,
+    (payload) => {
+      auditReportedRejection(job, payload);
+    },
+    { description: 'Internal, sent by the airlock client: reports a decision the decide update rejected, so the job audits it. It never applies a decision; reviewers have no use for it.' },
+  );
   setHandler(
     decideUpdate,
     async (payload): Promise<DecideResult> => {
@@ -36,6 +45,7 @@ export function registerHandlers(job: Job): void {
       };
     },
     {
+      description: 'A reviewer decision with an answer (same payload as approvalDecision): prefer `npx airlock approve JOB --request ID`.',
       validator: (payload) => {
         const check = checkAgainst(job, payload);
         if (!check.ok) throw ApplicationFailure.create({ message: check.message, type: FailureTypes.DecisionRejected, details: [check.code, 'validator'] });

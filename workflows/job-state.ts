@@ -1,6 +1,6 @@
 import { slimmed, type ApprovalRequest, type PendingRequest } from '../core/approvals';
 import type { BatchPlan, JobPolicyMemory } from '../core/batch-plan';
-import type { CarriedState, ParkedBatch, ReconciledCall } from '../core/carried-state';
+import type { CallOutcome, CarriedState, ParkedBatch, ReconciledCall } from '../core/carried-state';
 import type { AssistantMessage, ChatMessage } from '../core/chat';
 import { afterModelTurn, judgeContext } from '../core/conversation';
 import { isPending } from '../core/job-view';
@@ -138,6 +138,11 @@ export class JobState {
   /** A call settled from its target after an attempt died: kept for `airlock show`. */
   noteReconciled(call: ReconciledCall): void {
     this.data.reconciled = [...(this.data.reconciled ?? []), call].slice(-MAX_DECIDED_KEPT);
+  }
+
+  /** What became of an approved call: kept for `airlock show`, so a failed one is never reported as executed. */
+  noteOutcome(outcome: CallOutcome): void {
+    this.data.outcomes = [...(this.data.outcomes ?? []), { ...outcome, detail: outcome.detail.slice(0, 500) }].slice(-MAX_DECIDED_KEPT);
   }
 
   countExecuted(): void {

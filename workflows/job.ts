@@ -3,12 +3,13 @@ import { restoreCarriedState } from '../core/carried-state';
 import { describeError } from '../core/describe-error';
 import { FailureTypes } from '../core/failure-types';
 import { agentJobInputSchema, allowedToolsFor, type AgentJobInput, type AgentJobResult, type JobOutcome, type ParsedAgentJobInput } from '../core/job-input';
+import { parkedBatchView } from '../core/batch-view';
 import { jobView, maskedAuditHealth, maskedResult, type AgentJobStateView } from '../core/job-view';
 import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
 import { local } from './activities';
 import { AuditBuffer } from './audit-buffer';
-import { durableAudit, scalePath, sealedState } from './patches';
+import { cancelledStatus, durableAudit, scalePath, sealedState } from './patches';
 import { JobState } from './job-state';
 import { Visibility } from './visibility';
 
@@ -58,6 +59,10 @@ export class Job {
   readonly scalePath: boolean;
   /** Whether this run keeps and retries audit events whose write failed. */
   readonly durableAudit: boolean;
+  /** Whether this run reports its cancellation in `AirlockStatus` before it ends. */
+  readonly cancelledStatus: boolean;
+  /** The assistant text of the latest model turn: the model's stated reason for the batch it proposed. */
+  statedReason: string | undefined;
 
   constructor(raw: AgentJobInput) {
     const parsed = agentJobInputSchema.safeParse(raw);
@@ -68,7 +73,8 @@ export class Job {
     this.allowedTools = allowedToolsFor(parsed.data);
     this.scalePath = scalePath();
     this.durableAudit = durableAudit();
-    this.visibility = new Visibility(parsed.data.goal, this.scalePath);
+    this.cancelledStatus = cancelledStatus();
+    this.visibility = new Visibility(this.jobId, parsed.data.goal, this.scalePath);
     this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined), this.durableAudit);
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
     if (parsed.data.carried !== undefined) {
@@ -170,7 +176,22 @@ export class Job {
   }
 
   show(): void {
-    this.visibility.show(this.status, this.state?.pendingRequests() ?? []);
+    const parked = this.state?.parked ?? null;
+    this.visibility.show(this.status, this.state?.pendingRequests() ?? [], parked === null ? null : parkedBatchView(parked));
+  }
+
+  /**
+   * The job was cancelled: it says so where people look, lets running
+   * handlers finish and writes its audit, then ends as cancelled (the
+   * caller rethrows). Runs started before this build end at once, as they
+   * did.
+   */
+  async cancelled(): Promise<void> {
+    if (!this.cancelledStatus) return;
+    this.status = 'cancelled';
+    this.audit.record({ type: 'runtime_error', data: { code: 'cancelled', error: 'the job was cancelled' } });
+    this.show();
+    await this.drain();
   }
 
   /** Appends the one injected user message of a batch, if it has instructions. */

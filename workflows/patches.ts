@@ -57,3 +57,15 @@ const DURABLE_AUDIT = 'airlock-durable-audit';
 export function durableAudit(): boolean {
   return patched(DURABLE_AUDIT);
 }
+
+const CANCELLED_STATUS = 'airlock-cancelled-status';
+
+/**
+ * A cancelled job (from the Web UI, `temporal workflow cancel` or a client)
+ * sets `AirlockStatus` to `cancelled`, drains its handlers and writes its
+ * audit before it ends as cancelled. Asked once, when the run starts, like
+ * `scalePath`.
+ */
+export function cancelledStatus(): boolean {
+  return patched(CANCELLED_STATUS);
+}

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { BatchPlan, Planned } from '../core/batch-plan';
 import { freshStep, heldAnswer, readOnlyRun, type ApprovedRun, type CallStep, type RunStep } from '../core/call-steps';
 import { describeError } from '../core/describe-error';
@@ -85,7 +85,7 @@ export async function runSteps(
       case 'run': {
         // Since the patch, an approved call is checked inside its `execute` attempt.
         const inline = step.approved !== undefined && job.scalePath;
-        const refused = step.approved === undefined || inline ? undefined : await revalidate(job, step.call, step.approved);
+        const refused = step.approved === undefined || inline ? undefined : await revalidate(job, state, step.call, step.approved);
         if (refused !== undefined) {
           state.addToolResult(step.call.callId, refused);
           break;
@@ -155,20 +155,22 @@ function approvedCheck(job: Job, { request }: ApprovedRun): ApprovedCheck {
 }
 
 /** An approved call that no longer holds is answered, and audited, instead of run. */
-function refuseApproved(job: Job, call: ToolCall, approved: ApprovedRun, error: string, text: string): string {
+function refuseApproved(job: Job, state: JobState, call: ToolCall, approved: ApprovedRun, error: string, text: string): string {
+  state.noteOutcome({ requestId: approved.request.requestId, callId: call.callId, toolName: call.toolName, outcome: 'refused', detail: error });
   job.audit.record({ type: 'runtime_error', data: { code: 'revalidation_failed', error, callId: call.callId, toolName: call.toolName, requestId: approved.request.requestId } });
   return text;
 }
 
 /** Histories recorded before the check moved into `execute`: a separate activity first; a refusal is the model's answer. */
-async function revalidate(job: Job, call: ToolCall, approved: ApprovedRun): Promise<string | undefined> {
+async function revalidate(job: Job, state: JobState, call: ToolCall, approved: ApprovedRun): Promise<string | undefined> {
   try {
     const check = await tools.revalidate.executeWithOptions({ ...observeOptions, summary: `revalidate ${call.toolName}` }, [
       { toolName: call.toolName, args: call.args, ...approvedCheck(job, approved) },
     ]);
-    return check.ok ? undefined : refuseApproved(job, call, approved, check.reason, Texts.revalidationFailed(check.reason));
+    return check.ok ? undefined : refuseApproved(job, state, call, approved, check.reason, Texts.revalidationFailed(check.reason));
   } catch (err) {
-    return refuseApproved(job, call, approved, describeError(err), Texts.revalidateFailed(describeError(err)));
+    if (job.cancelledStatus && isCancellation(err)) throw err;
+    return refuseApproved(job, state, call, approved, describeError(err), Texts.revalidateFailed(describeError(err)));
   }
 }
 
@@ -203,7 +205,11 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
           ...(check !== undefined ? { approved: check } : {}),
         },
       ]);
-      if (result.refused !== undefined && approved !== undefined) return refuseApproved(job, call, approved, result.refused, Texts.revalidationFailed(result.refused));
+      if (result.refused !== undefined && approved !== undefined) return refuseApproved(job, state, call, approved, result.refused, Texts.revalidationFailed(result.refused));
+      if (approved !== undefined) {
+        const outcome = result.reconciled === 'unknown' ? 'unknown' : result.ok ? 'executed' : 'failed';
+        state.noteOutcome({ requestId: approved.request.requestId, callId: call.callId, toolName: call.toolName, outcome, detail: result.ok ? '' : result.output });
+      }
       // An unknown outcome is not counted as executed; the model, `show` and the audit say it is unknown.
       if (result.reconciled !== 'unknown') state.countExecuted();
       if (result.reconciled !== undefined) state.noteReconciled({ callId: call.callId, toolName: call.toolName, reconciled: result.reconciled, ok: result.ok });
@@ -221,6 +227,8 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
       });
       return result.output;
     } catch (err) {
+      // A cancelled job ends as cancelled; its call is not reported as a failure of the tool.
+      if (job.cancelledStatus && isCancellation(err)) throw err;
       const type = failureType(err);
       if (type === FailureTypes.GrantExpired && attempt < GRANT_ATTEMPTS) {
         grant = undefined;
@@ -230,6 +238,10 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
         type: 'runtime_error',
         data: { code: isFailureType(type) ? type : 'execute_failed', error: describeError(err), callId: call.callId, toolName: call.toolName },
       });
+      if (approved !== undefined) {
+        const outcome = type === FailureTypes.NonceConsumed ? 'unknown' : 'failed';
+        state.noteOutcome({ requestId: approved.request.requestId, callId: call.callId, toolName: call.toolName, outcome, detail: describeError(err) });
+      }
       // A consumed nonce whose attempt never reported: it may have run, so never "could not be run".
       return type === FailureTypes.NonceConsumed ? Texts.outcomeUnknown(describeError(err)) : Texts.executeFailed(describeError(err));
     }

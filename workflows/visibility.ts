@@ -1,6 +1,8 @@
 import { setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
-import { approvalCard } from '../core/approval-card';
+import { approvalCard, cardsMarkdown } from '../core/approval-card';
 import type { PendingRequest } from '../core/approvals';
+import type { ParkedBatchView } from '../core/batch-view';
+import { pendingView } from '../core/job-view';
 import { PENDING_MEMO_KEY, pendingMemo } from '../core/pending-memo';
 import { pendingToolsKey, statusKey, type JobStatus } from '../core/search-attributes';
 
@@ -18,12 +20,13 @@ export class Visibility {
   private shownRequests = '';
 
   constructor(
+    private readonly jobId: string,
     private readonly goal: string,
     /** Runs started before the memo existed do not publish it (see `scalePath`). */
     private readonly publishMemo: boolean,
   ) {}
 
-  show(status: JobStatus, pending: readonly PendingRequest[]): void {
+  show(status: JobStatus, pending: readonly PendingRequest[], batch: ParkedBatchView | null): void {
     const tools = [...new Set(pending.map((r) => r.toolName))].sort();
     const key = tools.join(',');
     if (this.shownStatus !== status || this.shownTools !== key) {
@@ -36,9 +39,12 @@ export class Visibility {
     }
     const requests = pending.map((r) => r.requestId).join(',');
     if (this.publishMemo && requests !== this.shownRequests) {
-      upsertMemo({ [PENDING_MEMO_KEY]: pendingMemo(this.goal, pending) });
+      upsertMemo({ [PENDING_MEMO_KEY]: pendingMemo(this.goal, pending, batch) });
       this.shownRequests = requests;
     }
-    setCurrentDetails(approvalCard(pending));
+    // Not a command: the Web UI reads it by query. The workflow cannot know how the reader runs the CLI; `npx airlock` works in both cases.
+    const now = Date.now();
+    const cards = pending.map((r) => approvalCard({ jobId: this.jobId, goal: this.goal, request: pendingView(r), batch }, { now, cli: 'npx airlock' }));
+    setCurrentDetails(cardsMarkdown(cards, now));
   }
 }

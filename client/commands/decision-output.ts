@@ -22,6 +22,7 @@ export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideO
     const call = outcome.call !== undefined ? `: ${outcome.call.toolName} ${JSON.stringify(outcome.call.args)}` : '';
     const edited = outcome.editedFingerprint !== null ? ` (edited; new fingerprint ${outcome.editedFingerprint})` : '';
     io.out(display`accepted: request ${outcome.requestId} of job ${outcome.jobId} is ${outcome.status}${call}${edited}`);
+    for (const e of outcome.edits ?? []) io.out(display`  ${e.field}: ${JSON.stringify(e.before) ?? '(unset)'} → ${JSON.stringify(e.after) ?? '(unset)'}`);
   } else io.out(display`rejected (${outcome.code}): ${outcome.reason}`);
   // A queued decision is delivered: it is not an error.
   return outcome.accepted === false ? 1 : 0;

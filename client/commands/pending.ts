@@ -1,24 +1,85 @@
+import { cardText } from '../../core/approval-card';
 import { display } from '../../core/display-text';
-import { printJson, type CommandRun } from '../command';
+import { parseDuration } from '../../core/duration';
+import { pendingCards, pendingTable } from '../../core/pending-table';
+import type { AirlockClient } from '../airlock-client';
+import { cliName } from '../cli-name';
+import { printJson, stringOption, type CommandIo, type CommandRun, type ParsedArgs } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
-import { printRequest } from './show';
 
-export const run: CommandRun = async (args, io, command) => {
-  if (args.positionals.length > 0) throw new UsageError(`pending takes no arguments; usage: ${command.usage}`);
-  const jobs = await withClient(io, (client) => client.listPending());
+const DEFAULT_INTERVAL_MS = 5_000;
+const MIN_INTERVAL_MS = 1_000;
+
+function intervalOf(args: ParsedArgs): number {
+  const raw = stringOption(args, 'interval');
+  if (raw === undefined) return DEFAULT_INTERVAL_MS;
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms < MIN_INTERVAL_MS) throw new UsageError(`--interval takes a duration of at least 1s (like 5s or 1m), got ${JSON.stringify(raw)}`);
+  return ms;
+}
+
+/** One listing: the table, every card, or JSON with the cards added. */
+async function printOnce(client: AirlockClient, args: ParsedArgs, io: CommandIo): Promise<void> {
+  const jobs = await client.listPending();
+  const cli = cliName(io.env);
+  const cards = pendingCards(jobs, { now: Date.now(), cli });
   if (args.values.json === true) {
-    printJson(io, jobs);
+    printJson(
+      io,
+      jobs.map((job) => ({ ...job, cards: cards.filter((c) => c.jobId === job.jobId) })),
+    );
     return;
   }
-  if (jobs.length === 0) {
-    io.out('no job is waiting for approval');
+  if (args.values.card !== true || jobs.length === 0) {
+    for (const line of pendingTable(cards, cli)) io.out(line);
     return;
   }
   for (const job of jobs) {
     io.out(display`job ${job.jobId}: ${job.goal}`);
-    for (const r of job.pending) printRequest(io, r);
-    const request = job.pending.length > 1 ? ' --request ID' : '';
-    io.out(display`  approve: airlock approve ${job.jobId}${request}   deny: airlock deny ${job.jobId} --reason TEXT`);
+    for (const card of cards.filter((c) => c.jobId === job.jobId)) for (const line of cardText(card)) io.out(line);
   }
+  io.out(`${cards.length} request(s) waiting in ${jobs.length} job(s)`);
+}
+
+/** Resolves when the user presses Ctrl-C (or the process is asked to stop), or after `ms`. */
+function sleepOrStop(ms: number, stop: Promise<void>): Promise<'tick' | 'stop'> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    new Promise<'tick'>((resolve) => {
+      timer = setTimeout(() => resolve('tick'), ms);
+    }),
+    stop.then(() => 'stop' as const),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Lists again every interval until Ctrl-C; on a terminal each listing replaces the last. */
+async function watch(client: AirlockClient, args: ParsedArgs, io: CommandIo, intervalMs: number): Promise<void> {
+  let onStop: () => void = () => undefined;
+  const stop = new Promise<void>((resolve) => {
+    onStop = resolve;
+  });
+  process.once('SIGINT', onStop);
+  process.once('SIGTERM', onStop);
+  const tty = process.stdout.isTTY === true && args.values.json !== true;
+  try {
+    for (;;) {
+      // Written directly: `io.out` shows control characters escaped, and this one is ours.
+      if (tty) process.stdout.write('\x1b[H\x1b[2J');
+      else io.out(`--- ${new Date().toISOString()} ---`);
+      await printOnce(client, args, io);
+      if (tty) io.out(`\nrefreshing every ${intervalMs / 1000}s; Ctrl-C to stop`);
+      if ((await sleepOrStop(intervalMs, stop)) === 'stop') return;
+    }
+  } finally {
+    process.removeListener('SIGINT', onStop);
+    process.removeListener('SIGTERM', onStop);
+  }
+}
+
+export const run: CommandRun = async (args, io, command) => {
+  if (args.positionals.length > 0) throw new UsageError(`pending takes no arguments; usage: ${command.usage}`);
+  if (args.values.watch !== true && args.values.interval !== undefined) throw new UsageError('--interval goes with --watch');
+  const intervalMs = intervalOf(args);
+  await withClient(io, (client) => (args.values.watch === true ? watch(client, args, io, intervalMs) : printOnce(client, args, io)));
 };

@@ -1,22 +1,11 @@
+import { approvalCard, cardText, type ApprovalCard, type CliName } from '../../core/approval-card';
 import type { AuditHealth } from '../../core/audit-backlog';
-import type { AgentJobStateView, PendingRequestView } from '../../core/job-view';
+import type { AgentJobStateView, DecidedRequestView } from '../../core/job-view';
 import { display } from '../../core/display-text';
+import type { JobStatusInfo } from '../airlock-client';
+import { cliName } from '../cli-name';
 import { jobIdArg, printJson, type CommandIo, type CommandRun } from '../command';
 import { withClient } from '../with-client';
-
-export function printRequest(io: CommandIo, r: PendingRequestView, indent = '  '): void {
-  io.out(display`${indent}request ${r.requestId}: ${r.toolName} ${JSON.stringify(r.args)}`);
-  io.out(display`${indent}  rule ${r.ruleId} v${r.ruleVersion}: ${r.reason}`);
-  for (const o of r.observed) {
-    const sha = o.exists && o.sha256 !== null ? `, sha256 ${o.sha256.slice(0, 16)}…` : '';
-    const entries = o.exists && o.entries !== null ? `, ${o.entries} entries` : '';
-    if (o.exists) io.out(display`${indent}  target ${o.path}: ${o.type}, ${o.size} bytes, mode ${o.mode}${sha}${entries}`);
-    else io.out(display`${indent}  target ${o.path}: does not exist`);
-  }
-  if (r.editable.length > 0) io.out(display`${indent}  editable: ${r.editable.join(', ')}`);
-  io.out(display`${indent}  fingerprint ${r.fingerprint}`);
-  io.out(display`${indent}  expires ${r.expiresAt}`);
-}
 
 /** What `show` says of a call a retry settled from its target. */
 const reconciledText = {
@@ -33,35 +22,87 @@ function auditText(a: AuditHealth, ended: boolean): string {
   return `AUDIT: ${a.failures} write(s) to the audit log failed; ${waiting}${dropped}${error}`;
 }
 
-function printState(io: CommandIo, s: AgentJobStateView): void {
-  io.out(display`job ${s.jobId}: ${s.status} (turn ${s.turns}/${s.maxTurns})`);
+/** How long `show` waits for an agent worker to replay a closed job. */
+const CLOSED_QUERY_MS = 10_000;
+
+const outcomeText = {
+  executed: 'executed',
+  failed: 'FAILED',
+  refused: 'NOT RUN: refused when checked again before running',
+  unknown: 'OUTCOME UNKNOWN',
+} as const;
+
+/** One decided request: the decision, and for an approved call what became of it. */
+function decidedLine(d: DecidedRequestView, ended: boolean): string {
+  const reviewer = d.reviewer !== null ? ` by ${d.reviewer}` : '';
+  const reason = d.reason !== null ? `: ${d.reason}` : '';
+  let after = '';
+  if (d.status === 'approved' && d.outcome != null) after = ` — ${outcomeText[d.outcome]}${d.outcomeDetail != null ? `: ${d.outcomeDetail}` : ''}`;
+  else if (d.status === 'approved' && d.outcome === null && ended) after = ' — not run';
+  else if (d.status === 'denied' || d.status === 'expired') after = ' — not run';
+  return display`  ${d.status} ${d.toolName} (request ${d.requestId})${reviewer}${reason}${after}`;
+}
+
+/** The cards of a running job's pending requests. */
+export function stateCards(s: AgentJobStateView, now: number, cli: CliName): ApprovalCard[] {
+  return s.pending.map((request) => approvalCard({ jobId: s.jobId, goal: s.goal, request, batch: s.batch ?? null }, { now, cli }));
+}
+
+function printState(io: CommandIo, s: AgentJobStateView, info: JobStatusInfo, cards: readonly ApprovalCard[]): void {
+  const closed = info.execution !== 'RUNNING';
+  const was = closed && s.status !== info.status ? ` (it was ${s.status})` : '';
+  io.out(display`job ${s.jobId}: ${info.status}${was} (turn ${s.turns}/${s.maxTurns})`);
+  if (info.closedAt !== null && ['cancelled', 'terminated', 'timed_out'].includes(info.status)) io.out(display`  ended ${info.closedAt}`);
   io.out(display`  goal: ${s.goal}`);
   if (s.policyVersion !== undefined) io.out(display`  policy ${s.policyVersion.slice(0, 12)}`);
   if (s.result !== null) {
     const reason = s.result.reason !== undefined ? ` (${s.result.reason})` : '';
-    const summary = s.result.summary !== undefined ? ` — ${s.result.summary}` : '';
-    io.out(display`  result: ${s.result.status}${reason}${summary}`);
+    io.out(display`  result: ${s.result.status}${reason}`);
+    // The summary is the model's claim; the decisions and outcomes below are what happened.
+    if (s.result.summary !== undefined) io.out(display`  the model's summary: ${s.result.summary}`);
+    if (s.result.detail !== undefined) io.out(display`  detail: ${s.result.detail}`);
   }
-  if (s.pending.length > 0) {
+  if (s.pending.length > 0 && !closed) {
     io.out(`  waiting for ${s.pending.length} decision(s):`);
-    for (const r of s.pending) printRequest(io, r, '    ');
+    for (const card of cards) for (const line of cardText(card, '    ')) io.out(line);
+  } else if (s.pending.length > 0) {
+    io.out(display`  undecided when it ended (nothing can decide them now):`);
+    for (const r of s.pending) io.out(display`    ${r.toolName} (request ${r.requestId}), rule ${r.ruleId}`);
   }
-  for (const d of s.decided.slice(-10)) {
-    const reviewer = d.reviewer !== null ? ` by ${d.reviewer}` : '';
-    const reason = d.reason !== null ? `: ${d.reason}` : '';
-    io.out(display`  ${d.status} ${d.toolName} (request ${d.requestId})${reviewer}${reason}`);
-  }
+  const ended = s.result !== null || closed;
+  for (const d of s.decided.slice(-10)) io.out(decidedLine(d, ended));
   // Older workers' views have no such list.
   for (const r of s.reconciled ?? []) io.out(display`  ${r.toolName} (call ${r.callId}): ${reconciledText[r.reconciled]}`);
   // Older workers' views have no audit field; it is there once an audit write failed.
   if (s.audit !== undefined) io.out(display`  ${auditText(s.audit, s.result !== null)}`);
   const c = s.counters;
-  io.out(display`  executed ${c.toolCallsExecuted} call(s), ${c.approvalRequests} approval request(s), ${c.rejectedDecisions} rejected decision(s)`);
+  const failed = s.decided.filter((d) => d.outcome === 'failed').length;
+  const failedText = failed > 0 ? `, ${failed} approved call(s) failed` : '';
+  io.out(display`  executed ${c.toolCallsExecuted} call(s)${failedText}, ${c.approvalRequests} approval request(s), ${c.rejectedDecisions} rejected decision(s)`);
+}
+
+/** A closed job no worker could be asked about: what its record says. */
+function printRecord(io: CommandIo, jobId: string, info: JobStatusInfo, problem: string): void {
+  io.out(display`job ${jobId}: ${info.status}`);
+  if (info.closedAt !== null) io.out(display`  ended ${info.closedAt}`);
+  io.out(display`  (its details need an agent worker: ${problem})`);
 }
 
 export const run: CommandRun = async (args, io, command) => {
   const jobId = jobIdArg(command, args);
-  const state = await withClient(io, (client) => client.state(jobId));
-  if (args.values.json === true) printJson(io, state);
-  else printState(io, state);
+  const { info, state, problem } = await withClient(io, async (client) => {
+    // The record first: it exists without a worker, and it says how a job that ran no code ended.
+    const info = await client.status(jobId);
+    if (info.execution === 'RUNNING') return { info, state: await client.state(jobId), problem: undefined };
+    try {
+      return { info, state: await client.stateWithin(jobId, CLOSED_QUERY_MS), problem: undefined };
+    } catch (err) {
+      return { info, state: undefined, problem: err instanceof Error ? err.message.split('\n')[0] : String(err) };
+    }
+  });
+  const cards = state !== undefined && info.execution === 'RUNNING' ? stateCards(state, Date.now(), cliName(io.env)) : [];
+  if (args.values.json === true) {
+    printJson(io, state === undefined ? { jobId, status: info.status, executionStatus: info.execution, closedAt: info.closedAt } : { ...state, status: info.status, jobStatus: state.status, executionStatus: info.execution, closedAt: info.closedAt, cards });
+  } else if (state === undefined) printRecord(io, jobId, info, problem ?? 'no answer');
+  else printState(io, state, info, cards);
 };

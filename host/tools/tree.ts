@@ -115,6 +115,8 @@ export async function walkTree(
 export interface TreeDigest {
   /** Entries below, recursively. */
   readonly entries: number;
+  /** Regular files among them. */
+  readonly files: number;
   /** Sum of the sizes of the regular files below. */
   readonly bytes: number;
   /** sha256 over the sorted (relative path, type, size, mtime, inode) of every entry below. */
@@ -124,14 +126,18 @@ export interface TreeDigest {
 export async function digestTree(dirFd: number, path: string, root: string, limits: TreeLimits): Promise<TreeDigest> {
   const lines: Array<[string, string]> = [];
   let bytes = 0;
+  let files = 0;
   await walkTree(dirFd, path, root, limits, (rel, stats) => {
-    if (stats.isFile()) bytes += stats.size;
+    if (stats.isFile()) {
+      bytes += stats.size;
+      files++;
+    }
     lines.push([rel, JSON.stringify([rel, entryType(stats), stats.size, stats.mtimeMs, stats.ino])]);
   });
   lines.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const hash = createHash('sha256');
   for (const [, line] of lines) hash.update(`${line}\n`);
-  return { entries: lines.length, bytes, sha256: hash.digest('hex') };
+  return { entries: lines.length, files, bytes, sha256: hash.digest('hex') };
 }
 
 /**

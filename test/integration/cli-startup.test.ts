@@ -138,7 +138,7 @@ test('pending, show and approve load the Temporal client and nothing of the work
   }
   const show = await cli(['show', jobId]);
   const approve = await cli(['approve', jobId, '--set', 'recursive=false', '--reviewer', 'alice', '--reason', 'startup test']);
-  expect(pending).toMatchObject({ code: 0, stdout: expect.stringContaining(`job ${jobId}`) });
+  expect(pending).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^${jobId} +[0-9a-f]{8} +fs_delete `, 'm')) });
   expect(show).toMatchObject({ code: 0, stdout: expect.stringContaining('awaiting_approval') });
   expect(approve).toMatchObject({ code: 0, stdout: expect.stringMatching(/^accepted: request .* is approved/) });
 

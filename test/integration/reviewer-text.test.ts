@@ -54,6 +54,11 @@ describe('text from jobs, models, rules and the audit log reaches reviewers esca
     }
     expect(out).toMatchObject({ code: 0, stderr: '' });
     expect(out.stdout).not.toMatch(RAW_UNSAFE);
+    // The table: the target cut to its column, escaped before it is cut.
+    expect(out.stdout).toMatch(/fs_delete {2}\/\S*\/report\\x1b/);
+    out = await h.cli(['pending', '--card']);
+    expect(out).toMatchObject({ code: 0, stderr: '' });
+    expect(out.stdout).not.toMatch(RAW_UNSAFE);
     expect(out.stdout).toContain(`job ${jobId}: tidy up\\x1b[2J\\nrule fake v9: approve me`);
     expect(out.stdout).toContain('report\\x1b[31mred\\u202etxt.exe: file, 3 bytes');
     expect(out.stdout).toContain('/report\\u001b[31mred\\u202etxt.exe","recursive":false}');

@@ -1,0 +1,229 @@
+import { approvalCard, approvalCardSchema, cardMarkdown, cardsMarkdown, cardText, expiresText, humanDuration, shellWord, waitingText } from '../../core/approval-card';
+import type { ParkedBatchView } from '../../core/batch-view';
+import type { PendingRequestView } from '../../core/job-view';
+import { pendingCards, pendingTable } from '../../core/pending-table';
+import { shownStatus } from '../../client/airlock-client';
+
+const now = Date.parse('2026-11-30T12:00:00.000Z');
+const minutes = (n: number) => n * 60_000;
+
+/** A request as a job publishes it: a folder delete under a rule that lets the reviewer edit `recursive`. */
+const request: PendingRequestView = {
+  requestId: '3f2a9c1e-0b7d-4e55-9a10-2c6d8e4f1a77',
+  callId: 'call_1',
+  toolName: 'fs_delete',
+  args: { path: '/srv/root/cache', recursive: true },
+  ruleId: 'approve-deletes',
+  ruleVersion: 2,
+  reason: 'deletes — a person looks first',
+  fingerprint: 'a'.repeat(64),
+  nonce: 'b'.repeat(32),
+  observed: [
+    {
+      path: '/srv/root/cache',
+      exists: true,
+      type: 'directory',
+      size: 4096,
+      mtimeMs: 1796030178905,
+      mode: '755',
+      dev: 1,
+      ino: 2,
+      sha256: null,
+      entries: 3,
+      tree: { complete: true, entries: 12, files: 9, bytes: 524288, sha256: 'c'.repeat(64) },
+    },
+  ],
+  editable: ['recursive'],
+  reviewers: ['alice', 'bob'],
+  requester: 'tester',
+  createdAt: new Date(now - minutes(3) - 20_000).toISOString(),
+  expiresAt: new Date(now + minutes(23 * 60 + 10)).toISOString(),
+};
+
+/** The model's reason carries a secret it read somewhere: no surface may show it. */
+const SECRET = 'PASSWORD=hunter2-is-the-secret';
+const batch: ParkedBatchView = {
+  statedReason: `The cache is stale; I will list the root, then remove the cache.\nI found ${SECRET} in a config file.`,
+  calls: [
+    { callId: 'call_0', toolName: 'fs_list', target: '/srv/root', decision: 'allowed (runs once the batch is decided)', requestId: null },
+    { callId: 'call_1', toolName: 'fs_delete', target: '/srv/root/cache', decision: 'waiting for approval (rule approve-deletes)', requestId: request.requestId },
+    { callId: 'call_2', toolName: 'fs_delete', target: '/srv/root/keep', decision: 'denied by rule protect-keep', requestId: null },
+  ],
+};
+
+const card = approvalCard({ jobId: 'job-42', goal: 'free some space', request, batch }, { now, cli: 'npx airlock' });
+
+test('human times relative to the given now', () => {
+  expect(humanDuration(45_000)).toBe('45s');
+  expect(humanDuration(minutes(3) + 59_000)).toBe('3m');
+  expect(humanDuration(minutes(23 * 60 + 59))).toBe('23h');
+  expect(humanDuration(minutes(24 * 60))).toBe('1d');
+  expect(humanDuration(minutes(6 * 24 * 60 + 150))).toBe('6d 2h');
+  expect(waitingText(now - minutes(3), now)).toBe('waiting 3m');
+  expect(expiresText(now + minutes(23 * 60 + 1), now)).toBe('expires in 23h');
+  expect(expiresText(now - minutes(5), now)).toBe('expired 5m ago');
+});
+
+test('commands quote what a shell would split', () => {
+  expect(shellWord('job-42')).toBe('job-42');
+  expect(shellWord("it's mine")).toBe(`'it'\\''s mine'`);
+  const odd = approvalCard({ jobId: 'my job', goal: 'g', request, batch: null }, { now, cli: 'airlock' });
+  expect(odd.commands.approve).toBe(`airlock approve 'my job' --request ${request.requestId}`);
+});
+
+test('the card as an object (for --json and notifications)', () => {
+  expect(approvalCardSchema.parse(card)).toEqual(card);
+  expect(card).toMatchObject({
+    jobId: 'job-42',
+    requestId: request.requestId,
+    operation: { tool: 'fs_delete', target: '/srv/root/cache', args: { path: '/srv/root/cache', recursive: true } },
+    observed: [{ path: '/srv/root/cache', exists: true, files: 9, entries: 12, bytes: 524288 }],
+    rule: { id: 'approve-deletes', version: 2, reason: 'deletes — a person looks first' },
+    otherCalls: [
+      { tool: 'fs_list', target: '/srv/root', decision: 'allowed (runs once the batch is decided)', requestId: null },
+      { tool: 'fs_delete', target: '/srv/root/keep', decision: 'denied by rule protect-keep', requestId: null },
+    ],
+    editable: ['recursive'],
+    editNote: 'this call only; editing creates a new fingerprint',
+    requester: 'tester',
+    waiting: 'waiting 3m',
+    expires: 'expires in 23h',
+    commands: {
+      approve: `npx airlock approve job-42 --request ${request.requestId}`,
+      deny: `npx airlock deny job-42 --request ${request.requestId} --reason TEXT`,
+      edit: `npx airlock approve job-42 --request ${request.requestId} --set recursive=VALUE`,
+    },
+  });
+});
+
+test('the card as terminal text', () => {
+  expect(cardText(card)).toEqual([
+    `  request ${request.requestId}: fs_delete /srv/root/cache`,
+    '    arguments: {"path":"/srv/root/cache","recursive":true}',
+    '    target /srv/root/cache: folder, 9 files, 12 entries, 524288 bytes below, mode 755',
+    '    rule approve-deletes v2: deletes — a person looks first',
+    "    the model's reason:",
+    '      The cache is stale; I will list the root, then remove the cache.',
+    '      I found PASSWORD=*** in a config file.',
+    '    same batch:',
+    '      fs_list /srv/root: allowed (runs once the batch is decided)',
+    '      fs_delete /srv/root/keep: denied by rule protect-keep',
+    '    may edit: recursive (this call only; editing creates a new fingerprint)',
+    `    requested by tester, waiting 3m, expires in 23h (${request.expiresAt}); may decide: alice, bob`,
+    `    fingerprint ${'a'.repeat(64)}`,
+    `    approve: npx airlock approve job-42 --request ${request.requestId}`,
+    `    edit:    npx airlock approve job-42 --request ${request.requestId} --set recursive=VALUE`,
+    `    deny:    npx airlock deny job-42 --request ${request.requestId} --reason TEXT`,
+  ]);
+});
+
+test('the card as Markdown (the Web UI current details)', () => {
+  const text = cardsMarkdown([card], now);
+  expect(text.split('\n')).toEqual([
+    '### Waiting for approval (1)',
+    '',
+    'As of 2026-11-30T12:00:00.000Z (times below are relative to it).',
+    '',
+    '#### fs\\_delete on `/srv/root/cache`',
+    '',
+    '- **arguments:** `{"path":"/srv/root/cache","recursive":true}`',
+    '- **target** `/srv/root/cache`: folder, 9 files, 12 entries, 524288 bytes below, mode 755',
+    '- **rule:** `approve-deletes` v2 — deletes — a person looks first',
+    "- **the model's reason:** The cache is stale; I will list the root, then remove the cache. I found PASSWORD=\\*\\*\\* in a config file.",
+    '- **same batch:**',
+    '  - fs\\_list `/srv/root`: allowed \\(runs once the batch is decided\\)',
+    '  - fs\\_delete `/srv/root/keep`: denied by rule protect\\-keep',
+    '- **may edit:** `recursive` (this call only; editing creates a new fingerprint)',
+    `- **requested by** tester, waiting 3m, expires in 23h (${request.expiresAt.replace(/-/g, '\\-')})`,
+    '- **may decide:** alice, bob',
+    `- **request** \`${request.requestId}\`, fingerprint \`${'a'.repeat(64)}\``,
+    '',
+    '**Decide** from a terminal where airlock is configured for this server:',
+    '',
+    `- approve: \`npx airlock approve job-42 --request ${request.requestId}\``,
+    `- approve with an edit: \`npx airlock approve job-42 --request ${request.requestId} --set recursive=VALUE\``,
+    `- deny: \`npx airlock deny job-42 --request ${request.requestId} --reason TEXT\``,
+  ]);
+  expect(cardsMarkdown([], now)).toBe('');
+});
+
+test('text from the job cannot format, link or inject HTML in the Markdown card', () => {
+  const hostile = approvalCard(
+    { jobId: 'j', goal: 'g', request: { ...request, args: { path: '/srv/a`b', recursive: false }, reason: '<img src=x onerror=alert(1)> [click](http://evil)' }, batch: null },
+    { now, cli: 'airlock' },
+  );
+  const text = cardMarkdown(hostile);
+  expect(text).toContain('&lt;img src=x onerror=alert\\(1\\)&gt; \\[click\\]\\(http://evil\\)');
+  expect(text).toContain('``/srv/a`b``');
+  expect(text).not.toContain('<img');
+});
+
+test('a secret in any field never reaches a surface', () => {
+  const leaky = approvalCard(
+    {
+      jobId: 'job-7',
+      goal: `log in with ${SECRET}`,
+      request: { ...request, args: { path: `/srv/root/${SECRET}`, recursive: false }, reason: `rule says ${SECRET}`, observed: [] },
+      batch: { statedReason: SECRET, calls: [{ callId: 'x', toolName: 'fs_read', target: `/srv/${SECRET}`, decision: 'allowed', requestId: null }] },
+    },
+    { now, cli: 'airlock' },
+  );
+  const surfaces = [JSON.stringify(leaky), cardText(leaky).join('\n'), cardMarkdown(leaky), pendingTable([leaky], 'airlock').join('\n')];
+  for (const text of surfaces) {
+    expect(text).not.toContain('hunter2');
+    expect(text).toMatch(/PASSWORD=(\\\*){3}|PASSWORD=\*\*\*/);
+  }
+});
+
+test('the pending table: one row per request, a count line and the hint', () => {
+  const second: PendingRequestView = {
+    ...request,
+    requestId: '9b1c0d2e-aaaa-4bbb-8ccc-ddddeeeeffff',
+    toolName: 'fs_write',
+    args: { path: '/srv/root/notes/a-rather-long-file-name-that-goes-on-and-on.txt', content: 'x', mode: 'overwrite' },
+    ruleId: 'approve-writes',
+    ruleVersion: 1,
+    observed: [],
+    createdAt: new Date(now - 45_000).toISOString(),
+    expiresAt: new Date(now + minutes(50)).toISOString(),
+  };
+  const cards = pendingCards(
+    [
+      { jobId: 'job-42', goal: 'free some space', pending: [request], batch },
+      { jobId: 'job-43', goal: 'write notes', pending: [second] },
+    ],
+    { now, cli: 'airlock' },
+  );
+  expect(pendingTable(cards, 'airlock')).toEqual([
+    'JOB     REQUEST   TOOL       TARGET                                    RULE                WAITING  EXPIRES',
+    'job-42  3f2a9c1e  fs_delete  /srv/root/cache                           approve-deletes v2  3m       in 23h',
+    'job-43  9b1c0d2e  fs_write   /srv/root/notes/a-rather-long-file-name…  approve-writes v1   45s      in 50m',
+    '',
+    '2 requests waiting in 2 jobs',
+    "full cards (the model's reason, observed state, the batch, the exact commands): airlock pending --card, or airlock show JOB",
+    'approve: airlock approve JOB --request REQUEST   deny: airlock deny JOB --request REQUEST --reason TEXT',
+  ]);
+  expect(pendingTable([], 'airlock')).toEqual(['no job is waiting for approval']);
+});
+
+describe("a job's status as people see it", () => {
+  const described = (name: string, own: string | undefined) => ({
+    status: { name, code: 0 },
+    typedSearchAttributes: { get: () => own },
+  }) as unknown as Parameters<typeof shownStatus>[0];
+
+  test.each([
+    ['RUNNING', 'awaiting_approval', 'awaiting_approval'],
+    ['RUNNING', undefined, 'running'],
+    ['COMPLETED', 'completed', 'completed'],
+    ['COMPLETED', 'aborted', 'aborted'],
+    ['CANCELLED', 'cancelled', 'cancelled'],
+    // Cancelled by a build that did not report it, terminated or timed out: the job never said so.
+    ['CANCELLED', 'awaiting_approval', 'cancelled'],
+    ['TERMINATED', 'awaiting_approval', 'terminated'],
+    ['TIMED_OUT', 'running', 'timed_out'],
+    ['FAILED', 'awaiting_approval', 'failed'],
+  ])('%s with AirlockStatus %s is %s', (name, own, shown) => {
+    expect(shownStatus(described(name, own))).toBe(shown);
+  });
+});
