@@ -1,3 +1,4 @@
+import { approvalCardSchema } from './approval-card';
 import { z } from 'zod';
 import { FailureTypes } from './failure-types';
 import { maskPreview, maskString, maskValue } from './masking';
@@ -66,6 +67,8 @@ export const auditEventSchemas = {
     /** What the call acts on and why it needs approval (absent in events written by builds before notifications). */
     target: z.string().optional(),
     reason: z.string().optional(),
+    /** The approval card as reviewers see it (masked; absent in events written by builds before the card). */
+    card: approvalCardSchema.optional(),
   }),
   approval_decided: z.strictObject({
     requestId: z.string(),

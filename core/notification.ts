@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { approvalCardSchema, cardText, type ApprovalCard } from './approval-card';
 import type { AuditEvent } from './audit';
 import { canonicalJson } from './canonical-json';
-import { maskPreview } from './masking';
+import { maskPreview, maskValue } from './masking';
 import { sha256Hex } from './sha256';
 
 /**
@@ -44,6 +45,8 @@ export const noticeSchema = z.strictObject({
   links: z.strictObject({ job: z.string(), approval: z.string().nullable() }),
   /** The exact commands that decide this request (only while it waits). */
   commands: z.strictObject({ approve: z.string(), deny: z.string() }).nullable(),
+  /** The approval card, the same one `pending`, `show` and the Web UI render (on `approval_requested` from builds that record it). */
+  card: approvalCardSchema.nullable(),
   title: z.string(),
   text: z.string(),
 });
@@ -82,6 +85,9 @@ export function noticeEventId(event: AuditEvent): string {
   return sha256Hex(canonicalJson({ type: event.type, jobId: event.jobId, at: event.at, data: event.data })).slice(0, 32);
 }
 
+/** The card masked again, like every other field of a notice. */
+const maskedCard = (card: ApprovalCard): ApprovalCard => approvalCardSchema.parse(maskValue(card));
+
 const text = (value: string | undefined | null): string | null => (value === undefined || value === null ? null : maskPreview(value, MAX_TEXT));
 
 /**
@@ -107,7 +113,8 @@ export function noticeFor(event: AuditEvent, ctx: NoticeContext): Notice | undef
         expiresAt: d.expiresAt,
         decision: null,
         links: { ...base.links, approval: approvalUrl(ctx, event.jobId, d.requestId) },
-        commands: decisionCommands(event.jobId, d.requestId),
+        commands: d.card === undefined ? decisionCommands(event.jobId, d.requestId) : { approve: d.card.commands.approve, deny: d.card.commands.deny },
+        card: d.card === undefined ? null : maskedCard(d.card),
       });
     }
     case 'approval_expired': {
@@ -125,6 +132,7 @@ export function noticeFor(event: AuditEvent, ctx: NoticeContext): Notice | undef
         expiresAt: event.at,
         decision: null,
         commands: null,
+        card: null,
       });
     }
     case 'approval_decided': {
@@ -143,6 +151,7 @@ export function noticeFor(event: AuditEvent, ctx: NoticeContext): Notice | undef
         expiresAt: null,
         decision: { outcome, reviewer: text(d.reviewer) ?? '', reason: text(d.reason) },
         commands: null,
+        card: null,
       });
     }
     case 'policy_notification_queued': {
@@ -160,6 +169,7 @@ export function noticeFor(event: AuditEvent, ctx: NoticeContext): Notice | undef
         expiresAt: null,
         decision: null,
         commands: null,
+        card: null,
       });
     }
     default:
@@ -180,6 +190,11 @@ function withText(notice: Omit<Notice, 'title' | 'text'>): Notice {
   switch (notice.event) {
     case 'approval_requested':
       title = `Approval needed: ${notice.tool}${on}`;
+      // The card is the one wording of a waiting request; events from builds before it fall back to the fields.
+      if (notice.card !== null) {
+        lines = [`Job ${notice.jobId} waits for a decision:`, ...cardText(notice.card, '')];
+        break;
+      }
       lines = [
         `Job ${notice.jobId} waits for a decision on ${notice.tool}${on}.`,
         ...(notice.args !== null ? [`arguments: ${notice.args}`] : []),

@@ -1,5 +1,8 @@
 import { condition, isCancellation } from '@temporalio/workflow';
 import { buildApprovalRequest, requestTarget } from '../core/approval-request';
+import { approvalCard } from '../core/approval-card';
+import { parkedBatchView } from '../core/batch-view';
+import { pendingView } from '../core/job-view';
 import { approvalRules, type BatchPlan, type Planned, type RuleRef } from '../core/batch-plan';
 import { resumedSteps } from '../core/call-steps';
 import { describeError } from '../core/describe-error';
@@ -44,6 +47,9 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
     }
     requests.push(buildApprovalRequest({ snapshot: state.snapshot, planned: p, prepared: prep, requester: job.input.requester, now }));
   }
+  state.park({ plan, requests, prepareFailures, parkedAt: now, ...(job.statedReason !== undefined ? { statedReason: job.statedReason } : {}) });
+  const parked = state.parked;
+  const batch = parked === null ? null : parkedBatchView(parked);
   for (const r of requests) {
     job.audit.record({
       type: 'approval_requested',
@@ -59,10 +65,10 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
         expiresAt: new Date(r.expiresAt).toISOString(),
         target: requestTarget(r),
         reason: r.reason,
+        card: approvalCard({ jobId: job.jobId, goal: job.input.goal, request: pendingView(r), batch }, { now, cli: 'npx airlock' }),
       },
     });
   }
-  state.park({ plan, requests, prepareFailures, parkedAt: now, ...(job.statedReason !== undefined ? { statedReason: job.statedReason } : {}) });
   job.status = 'awaiting_approval';
 }
 

@@ -276,11 +276,25 @@ test('a parked job notifies once per endpoint, in the generic and the ntfy form,
       approve: `npx airlock approve ${jobId} --request ${requestId}`,
       deny: `npx airlock deny ${jobId} --request ${requestId} --reason TEXT`,
     },
+    // The same card `pending`, `show` and the Web UI render.
+    card: expect.objectContaining({
+      schemaVersion: 1,
+      jobId,
+      requestId,
+      operation: expect.objectContaining({ tool: 'fs_write', target: `${join(dir, 'root')}/password=***` }),
+      rule: { id: 'approve-writes', version: 2, reason: 'Writes need approval — Ask ops first (their token: ***)' },
+      editNote: 'this call only; editing creates a new fingerprint',
+      requester: 'tester',
+      expiresAt: requested.data.expiresAt,
+      expires: expect.stringMatching(/^expires in /),
+      commands: { approve: `npx airlock approve ${jobId} --request ${requestId}`, deny: `npx airlock deny ${jobId} --request ${requestId} --reason TEXT`, edit: null },
+    }),
     title: `Approval needed: fs_write on ${join(dir, 'root')}/password=***`,
     text: expect.stringContaining(`approve: npx airlock approve ${jobId} --request ${requestId}`),
   });
-  expect(generic.text).toContain('rule: approve-writes v2 — Writes need approval — Ask ops first (their token: ***)');
-  expect(generic.text).toContain(`expires: ${requested.data.expiresAt}`);
+  expect(generic.text).toContain('rule approve-writes v2: Writes need approval — Ask ops first (their token: ***)');
+  expect(generic.text).toContain(`(${requested.data.expiresAt})`);
+  expect(generic.text).toContain('this call only; editing creates a new fingerprint');
 
   const ntfyRequests = await endpoints.until('the ntfy message', () => {
     const found = endpoints.at('/ntfy/').filter((r) => r.body.title === generic.title);
