@@ -20,7 +20,7 @@ import { AirlockSearchAttributes, jobStatuses, statusKey, type JobStatus, type S
 import type { ParkedBatchView } from '../core/batch-view';
 import { TaskQueues } from '../core/task-queues';
 import { maskString, maskValue, truncate } from '../core/masking';
-import { getTool } from '../core/tools/definitions';
+import { getTool } from '../core/tools/registry';
 import type { ZodType } from 'zod';
 import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
 import { temporal } from '@temporalio/proto';

@@ -4,7 +4,7 @@ import { callTarget } from './batch-view';
 import { display, displayText } from './display-text';
 import type { PendingRequestView } from './job-view';
 import { maskPreview, maskString, maskValue, summarizeArgs } from './masking';
-import { describeObserved } from './observed-state';
+import { describeObserved, isFileState, observedSubject } from './observed-state';
 
 /**
  * The approval card: everything a reviewer needs to decide one request,
@@ -116,14 +116,16 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
     goal: maskPreview(source.goal, 500),
     operation: { tool: r.toolName, target: callTarget(r.toolName, record), args, summary: summarizeArgs(args, 300) },
     observed: r.observed.map((o) => {
-      const tree = o.exists && o.tree?.complete === true ? o.tree : undefined;
+      // Services and other subjects have no folder totals; their line says what they are.
+      const file = isFileState(o) ? o : undefined;
+      const tree = file?.exists === true && file.tree?.complete === true ? file.tree : undefined;
       return {
-        path: maskString(o.path),
+        path: maskString(observedSubject(o)),
         exists: o.exists,
-        text: describeObserved(o),
+        text: maskString(describeObserved(o)),
         files: tree?.files ?? null,
         entries: tree?.entries ?? null,
-        bytes: tree !== undefined ? tree.bytes : o.exists && o.type !== 'directory' ? o.size : null,
+        bytes: tree !== undefined ? tree.bytes : file?.exists === true && file.type !== 'directory' ? file.size : null,
       };
     }),
     rule: { id: r.ruleId, version: r.ruleVersion, reason: maskString(r.reason) },

@@ -1,10 +1,10 @@
 import type { ApprovalRequest, PendingRequest } from './approvals';
 import { approvalRules, type Planned } from './batch-plan';
-import type { ObservedState } from './observed-state';
+import { observedSubject, type ObservedState } from './observed-state';
 import { mergeApprovalSettings } from './policy/approval-settings';
 import { ruleById } from './policy/evaluate';
 import type { PolicySnapshot } from './policy/snapshot';
-import { getTool } from './tools/definitions';
+import { getTool } from './tools/registry';
 
 /** What `prepareApproval` saw on the tools side for one gated call. */
 export interface PreparedTarget {
@@ -60,7 +60,7 @@ export function buildApprovalRequest(input: {
 
 /** What a request acts on, as the reviewer sees it: the observed paths (canonical), else the call's own. */
 export function requestTarget(request: ApprovalRequest): string | undefined {
-  const observed = request.observed.map((o) => o.path);
+  const observed = request.observed.map(observedSubject);
   const paths = observed.length > 0 ? observed : (getTool(request.toolName)?.targets(request.args) ?? []);
   return paths.length === 0 ? undefined : paths.join(' → ');
 }

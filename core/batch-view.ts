@@ -3,7 +3,7 @@ import type { ApprovalRequest } from './approvals';
 import type { PlannedCall } from './batch-plan';
 import type { ParkedBatch } from './carried-state';
 import { maskPreview, summarizeArgs } from './masking';
-import { getTool } from './tools/definitions';
+import { getTool } from './tools/registry';
 
 /** The model's stated reason is shown up to this length (masked). */
 export const STATED_REASON_CHARS = 1_000;

@@ -51,7 +51,7 @@ export const callOutcomeSchema = z.strictObject({
   requestId: z.string(),
   callId: z.string(),
   toolName: z.string(),
-  outcome: z.enum(['executed', 'failed', 'refused', 'unknown']),
+  outcome: z.enum(['executed', 'failed', 'refused', 'unknown', 'not_needed']),
   /** The tool's output or the error, shortened (masked when shown). */
   detail: z.string(),
 });

@@ -30,6 +30,7 @@ const outcomeText = {
   failed: 'FAILED',
   refused: 'NOT RUN: refused when checked again before running',
   unknown: 'OUTCOME UNKNOWN',
+  not_needed: 'not run: no longer needed',
 } as const;
 
 /** One decided request: the decision, and for an approved call what became of it. */
