@@ -1,50 +1,142 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command as Program, CommanderError, Option } from 'commander';
 import { commands } from './command-registry';
-import { createIo, isGroup, parseCommandArgs, type Command, type CommandIo } from './command';
+import { createIo, isGroup, type Command, type CommandGroup, type CommandIo, type ParsedArgs } from './command';
 import { describeOperatorError } from '../host/operator-errors';
 import { display } from '../core/display-text';
 import { UsageError } from './errors';
+import { closest, commandHelp, groupHelp, programHelp } from './help-text';
 import { flushed, guardStream, writeLine } from './process-output';
 
-function help(io: CommandIo): void {
-  io.out('airlock: a durable approval gate between what an AI agent proposes and what happens on your server\n');
-  io.out('usage: airlock COMMAND [options]    (airlock COMMAND --help for its options)\n');
-  for (const c of commands) io.out(`  ${c.name.padEnd(9)} ${c.summary}`);
+/** What the command line asks for, once the registry knows the command. */
+type Target =
+  | { readonly kind: 'program'; readonly argv: readonly string[] }
+  | { readonly kind: 'group'; readonly group: CommandGroup; readonly argv: readonly string[] }
+  | { readonly kind: 'command'; readonly command: Command; readonly label: string; readonly argv: readonly string[] };
+
+const isHelp = (arg: string) => arg === '--help' || arg === '-h';
+const isFlag = (arg: string) => arg.startsWith('-');
+
+function unknownCommand(typed: string, names: readonly string[], where: string): UsageError {
+  const guess = closest(typed, names);
+  const hint = guess !== undefined ? ` (did you mean ${guess}?)` : '';
+  return new UsageError(`unknown command ${JSON.stringify(typed)}${hint}; run ${where} --help`);
 }
 
-/** The command to run and its arguments, looking one level into a group. */
-function pick(name: string, rest: readonly string[]): { command: Command; label: string; args: readonly string[] } {
-  const entry = commands.find((c) => c.name === name);
-  if (entry === undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}; run airlock --help`);
-  if (!isGroup(entry)) return { command: entry, label: entry.name, args: rest };
-  const [sub, ...subArgs] = rest;
-  const names = entry.subcommands.map((c) => c.name).join(', ');
-  const command = entry.subcommands.find((c) => c.name === sub);
-  if (command === undefined) {
-    throw new UsageError(`${entry.name} takes a subcommand (${names})${sub === undefined ? '' : `, not ${JSON.stringify(sub)}`}`);
+/**
+ * Finds the command before commander parses, so an unknown name is one line
+ * with a hint (commander would print the whole help for `frobnicate --help`),
+ * `help CMD [SUB]` is `CMD [SUB] --help`, and a bare group shows its help.
+ */
+function resolve(argv: readonly string[]): Target {
+  const [first, ...rest] = argv;
+  if (first === undefined) return { kind: 'program', argv: ['--help'] };
+  if (first === 'help') return rest.length === 0 ? { kind: 'program', argv: ['--help'] } : resolve([...rest.filter((a) => !isHelp(a)), '--help']);
+  if (isFlag(first)) return { kind: 'program', argv };
+  const entry = commands.find((c) => c.name === first);
+  if (entry === undefined) throw unknownCommand(first, [...commands.map((c) => c.name), 'help'], 'airlock');
+  if (!isGroup(entry)) return { kind: 'command', command: entry, label: entry.name, argv };
+  const subIndex = rest.findIndex((a) => !isFlag(a));
+  const subName = rest[subIndex];
+  if (subName === undefined) {
+    if (rest.length === 0 || rest.some(isHelp)) return { kind: 'group', group: entry, argv: [entry.name, '--help'] };
+    const names = entry.subcommands.map((c) => c.name).join(', ');
+    throw new UsageError(`choose a subcommand (${names}); run airlock ${entry.name} --help`);
   }
-  return { command, label: `${entry.name} ${command.name}`, args: subArgs };
+  const command = entry.subcommands.find((c) => c.name === subName);
+  if (command === undefined) throw unknownCommand(subName, entry.subcommands.map((c) => c.name), `airlock ${entry.name}`);
+  return { kind: 'command', command, label: `${entry.name} ${command.name}`, argv };
+}
+
+/** package.json's version: beside `dist/` once built, beside `client/` when run from source. */
+function packageVersion(): string {
+  for (const file of [join(__dirname, '..', '..', 'package.json'), join(__dirname, '..', 'package.json')]) {
+    if (!existsSync(file)) continue;
+    const version: unknown = (JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version;
+    if (typeof version === 'string') return version;
+  }
+  return 'unknown';
+}
+
+const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((v) => typeof v === 'string');
+
+/** A commander command for one registry entry; its action hands back the parsed arguments. */
+function addCommand(parent: Program, spec: Command, picked: (args: ParsedArgs) => void): void {
+  const cmd = parent.command(spec.name).description(spec.summary).usage(spec.usage);
+  for (const a of spec.arguments ?? []) cmd.argument(a.optional === true ? `[${a.name}]` : `<${a.name}>`, a.description);
+  const options = Object.entries(spec.options).map(([name, def]) => {
+    const value = def.type === 'string' ? ` <${def.value ?? 'VALUE'}>` : '';
+    const option = new Option(`${def.short !== undefined ? `-${def.short}, ` : ''}--${name}${value}`, def.description);
+    if (def.multiple === true) option.argParser((value: string, previous: unknown): string[] => [...(isStringList(previous) ? previous : []), value]);
+    cmd.addOption(option);
+    return { name, option };
+  });
+  cmd.configureHelp({ formatHelp: () => commandHelp(spec) });
+  // Checked here, to name the argument that is one too many (commander only counts them).
+  cmd.allowExcessArguments(true);
+  cmd.action(() => {
+    const extra = cmd.args[spec.arguments?.length ?? 0];
+    if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}; usage: ${spec.usage}`);
+    const values: Record<string, string | boolean | string[] | undefined> = {};
+    for (const { name, option } of options) values[name] = cmd.getOptionValue(option.attributeName()) as string | boolean | string[] | undefined;
+    picked({ values, positionals: [...cmd.args] });
+  });
+}
+
+/** The commander program for the registry: parsing, `--help` and `--version`; running is left to `runCli`. */
+function program(io: CommandIo, picked: (args: ParsedArgs) => void): Program {
+  const root = new Program('airlock')
+    .exitOverride()
+    // Help and the version go through the CLI's own output (flushed before exit); errors become one line in `runCli`.
+    .configureOutput({ writeOut: (text) => io.out(text.replace(/\n$/, '')), writeErr: (text) => io.err(text.replace(/\n$/, '')), outputError: () => undefined })
+    .helpCommand(false)
+    .version(packageVersion(), '-V, --version', "Print airlock's version")
+    .configureHelp({ formatHelp: () => programHelp(commands) });
+  for (const entry of commands) {
+    if (!isGroup(entry)) {
+      addCommand(root, entry, picked);
+      continue;
+    }
+    const group = root.command(entry.name).description(entry.summary).configureHelp({ formatHelp: () => groupHelp(entry) });
+    for (const sub of entry.subcommands) addCommand(group, sub, picked);
+  }
+  return root;
+}
+
+/** Commander's error as one line of ours: what was wrong, and where to look. */
+function usageLine(err: CommanderError, usage: string | undefined): string {
+  const tail = usage !== undefined ? `; usage: ${usage}` : '; run airlock --help';
+  const missingValue = /option '(?:-\w, )?(--[\w-]+) <([^>]+)>' argument missing/.exec(err.message);
+  if (missingValue !== null) return `${missingValue[1] ?? ''} takes a value (${missingValue[2] ?? ''})${tail}`;
+  const [first = err.message, ...more] = err.message.split('\n');
+  const text = first.replace(/^error: /, '').replace(/'([^']*)'/g, '"$1"');
+  const guess = /\(Did you mean (.+?)\?\)/.exec(more.join(' '))?.[1];
+  const hint = guess !== undefined ? ` (did you mean ${guess}?)` : '';
+  return `${text}${hint}${tail}`;
 }
 
 /** Runs one command; every known error becomes one line on stderr and a non-zero exit code. */
 export async function runCli(argv: readonly string[], io: CommandIo = createIo()): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    help(io);
-    return name === undefined ? 2 : 0;
-  }
-  let label = name;
+  // Named from the first word already: an unknown subcommand is `airlock rules: …`.
+  let label = commands.find((c) => c.name === argv[0])?.name;
   try {
-    const picked = pick(name, rest);
-    label = picked.label;
-    const args = parseCommandArgs(picked.command, picked.args);
-    if (args.values.help === true) {
-      io.out(`${picked.command.summary}\nusage: ${picked.command.usage}`);
-      return 0;
+    const target = resolve(argv);
+    label = target.kind === 'command' ? target.label : target.kind === 'group' ? target.group.name : undefined;
+    let args: ParsedArgs | undefined;
+    try {
+      await program(io, (parsed) => (args = parsed)).parseAsync([...target.argv], { from: 'user' });
+    } catch (err) {
+      if (!(err instanceof CommanderError)) throw err;
+      // `--help` and `--version` end the parse with exit code 0, having printed what was asked.
+      if (err.exitCode === 0) return 0;
+      throw new UsageError(usageLine(err, target.kind === 'command' ? target.command.usage : undefined));
     }
-    const run = await picked.command.load();
-    return (await run(args, io, picked.command)) ?? 0;
+    if (target.kind !== 'command' || args === undefined) return 0;
+    const run = await target.command.load();
+    return (await run(args, io, target.command)) ?? 0;
   } catch (err) {
-    io.err(display`airlock ${label}: ${describeOperatorError(err)}`);
+    io.err(label !== undefined ? display`airlock ${label}: ${describeOperatorError(err)}` : display`airlock: ${describeOperatorError(err)}`);
     return err instanceof UsageError ? 2 : 1;
   }
 }
