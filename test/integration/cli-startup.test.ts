@@ -88,15 +88,20 @@ test('the reporter sees what a command loads', async () => {
   expect(out.files.some((f) => f.endsWith(join('dist', 'client', 'cli.js')))).toBe(true);
 });
 
-test('--help loads no package at all, so it starts about as fast as node itself', async () => {
+test('--help, help CMD and --version load no package but the command-line parser, so they start about as fast as node itself', async () => {
   const out = await cli(['--help']);
   expect(out.code).toBe(0);
   expect(out.stdout).toMatch(/approve .*Approve a pending request/);
   expect(temporalPackages(out)).toEqual([]);
-  expect(out.packages).toEqual([]);
+  expect(out.packages).toEqual(['commander']);
   const sub = await cli(['rules', 'test', '--help']);
   expect(sub.stdout).toMatch(/^Dry-run one call/);
-  expect(sub.packages).toEqual([]);
+  expect(sub.packages).toEqual(['commander']);
+  for (const args of [['help', 'approve'], ['--version'], ['completion', 'bash']]) {
+    const light = await cli(args);
+    expect({ args, code: light.code, packages: light.packages }).toEqual({ args, code: 0, packages: ['commander'] });
+    expect(devStackFiles(light)).toEqual([]);
+  }
 });
 
 test.each([
@@ -109,6 +114,10 @@ test.each([
   [['worker', '--queue', 'nowhere']],
   [['dev', 'extra']],
   [['judge', 'eval']],
+  [['cancel']],
+  [['run', '--goal', 'x', '--new-run']],
+  [['approve', 'job-x', '--bogus']],
+  [['rules', 'frobnicate']],
 ])('the usage error of %j loads no Temporal package', async (args) => {
   const out = await cli(args);
   expect(out.code).toBe(2);
