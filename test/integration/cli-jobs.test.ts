@@ -82,6 +82,26 @@ describe('cancel', () => {
     expect(await statusOf(jobId)).toBe('CANCELLED');
   });
 
+  test('with no agent worker running, the cancellation is requested and the job ends cancelled once one runs', async () => {
+    writeFileSync(join(h.root, 'old.tar'), 'old backup');
+    const { jobId } = await h.start({ script: parks });
+    await h.waitForPending(jobId);
+    await h.stopWorkers();
+    try {
+      const out = await cli(['cancel', jobId, '--json']);
+      expect(out).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(out.stdout)).toMatchObject({ jobId, status: 'cancel_requested' });
+      expect(await statusOf(jobId)).toBe('RUNNING');
+      // Asked twice: the second request is the same request, not an error.
+      const again = await cli(['cancel', jobId]);
+      expect(again).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining(`cancellation of job ${jobId} requested`) });
+    } finally {
+      await h.resumeWorkers();
+    }
+    await expect(h.result(jobId)).rejects.toThrow();
+    expect(await statusOf(jobId)).toBe('CANCELLED');
+  });
+
   test('a finished job is not cancelled: one line saying how it ended, exit 1', async () => {
     const { jobId } = await h.start({ script: readsAndCompletes });
     expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
