@@ -45,7 +45,7 @@ export function bashCompletion(entries: Entries): string {
   return [
     '# bash completion for airlock; load it with: source <(airlock completion bash)',
     '_airlock() {',
-    '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="" words="" i w',
+    '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" cmd="" words="" i w',
     '  (( COMP_CWORD > 0 )) && prev="${COMP_WORDS[COMP_CWORD-1]}"',
     // A flag's value is the user's to type (or a file name).
     `  case "$prev" in ${valueFlags || '--none'}) return 0 ;; esac`,
@@ -56,11 +56,11 @@ export function bashCompletion(entries: Entries): string {
     `    case "$w" in -*) continue ;; esac`,
     `    case "\${COMP_WORDS[i-1]}" in ${valueFlags || '--none'}) continue ;; esac`,
     '    n=$((n+1))',
-    '    if (( n == 1 )); then path="$w"; elif (( n == 2 )); then',
-    `      case "$path" in ${['help', ...entries.filter(isGroup).map((g) => g.name)].join('|')}) path="$path $w" ;; esac`,
+    '    if (( n == 1 )); then cmd="$w"; elif (( n == 2 )); then',
+    `      case "$cmd" in ${['help', ...entries.filter(isGroup).map((g) => g.name)].join('|')}) cmd="$cmd $w" ;; esac`,
     '    fi',
     '  done',
-    '  case "$path" in',
+    '  case "$cmd" in',
     `    '') words=${quote(topWords)} ;;`,
     `    help) words=${quote(entries.map((e) => e.name).join(' '))} ;;`,
     ...groups.map((g) => `    ${quote(`help ${g.name}`)}|${quote(g.name)}) words=${quote([...g.subcommands.map((s) => s.name), '--help'].join(' '))} ;;`),
@@ -78,6 +78,7 @@ function described(name: string, description: string): string {
   return quote(`${name.replace(/:/g, '\\:')}:${description}`);
 }
 
+/** Its locals avoid zsh's special names (`path` is $PATH as an array). */
 export function zshCompletion(entries: Entries): string {
   const top = [...entries.map((e) => described(e.name, e.summary)), described('help', 'Show help for a command')];
   const groups = entries.filter(isGroup);
@@ -98,17 +99,17 @@ export function zshCompletion(entries: Entries): string {
     '# zsh completion for airlock; load it with: source <(airlock completion zsh), or save it as _airlock in a folder of $fpath',
     '_airlock() {',
     '  local -a items',
-    '  local prev="${words[CURRENT-1]}" path="" n=0 i w',
+    '  local prev="${words[CURRENT-1]}" cmd="" n=0 i w',
     '  for (( i=2; i<CURRENT; i++ )); do',
     '    w="${words[i]}"',
     '    [[ "$w" == -* ]] && continue',
     `    case "\${words[i-1]}" in ${valueFlags || '--none'}) continue ;; esac`,
     '    n=$((n+1))',
-    '    if (( n == 1 )); then path="$w"; elif (( n == 2 )); then',
-    `      case "$path" in ${['help', ...entries.filter(isGroup).map((g) => g.name)].join('|')}) path="$path $w" ;; esac`,
+    '    if (( n == 1 )); then cmd="$w"; elif (( n == 2 )); then',
+    `      case "$cmd" in ${['help', ...entries.filter(isGroup).map((g) => g.name)].join('|')}) cmd="$cmd $w" ;; esac`,
     '    fi',
     '  done',
-    '  case "$path" in',
+    '  case "$cmd" in',
     `    '')`,
     `      items=(${top.join(' ')})`,
     "      _describe -t commands 'airlock command' items ;;",
