@@ -1,12 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Command as Program, CommanderError, Option } from 'commander';
 import { commands } from './command-registry';
-import { createIo, isGroup, type Command, type CommandGroup, type CommandIo, type ParsedArgs } from './command';
+import { createIo, isGroup, type Command, type CommandGroup, type CommandIo } from './command';
 import { describeOperatorError } from '../host/operator-errors';
 import { display } from '../core/display-text';
 import { UsageError } from './errors';
 import { closest, commandHelp, groupHelp, programHelp } from './help-text';
+import { packageVersion } from './package-version';
 import { flushed, guardStream, writeLine } from './process-output';
 
 /** What the command line asks for, once the registry knows the command. */
@@ -49,71 +47,22 @@ function resolve(argv: readonly string[]): Target {
   return { kind: 'command', command, label: `${entry.name} ${command.name}`, argv };
 }
 
-/** package.json's version: beside `dist/` once built, beside `client/` when run from source. */
-function packageVersion(): string {
-  for (const file of [join(__dirname, '..', '..', 'package.json'), join(__dirname, '..', 'package.json')]) {
-    if (!existsSync(file)) continue;
-    const version: unknown = (JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version;
-    if (typeof version === 'string') return version;
+/**
+ * The help (or version) asked for in a plain form (`airlock`, `--help`,
+ * `help CMD`, a bare group, `CMD --help`, `--version`), printed without
+ * loading the parser: it is the text the parser would print. Undefined for
+ * anything else.
+ */
+function plainHelp(target: Target): string | undefined {
+  const [first, ...more] = target.argv;
+  if (target.kind === 'program') {
+    if (more.length > 0 || first === undefined) return undefined;
+    return isHelp(first) ? programHelp(commands) : first === '--version' || first === '-V' ? packageVersion() : undefined;
   }
-  return 'unknown';
-}
-
-const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((v) => typeof v === 'string');
-
-/** A commander command for one registry entry; its action hands back the parsed arguments. */
-function addCommand(parent: Program, spec: Command, picked: (args: ParsedArgs) => void): void {
-  const cmd = parent.command(spec.name).description(spec.summary).usage(spec.usage);
-  for (const a of spec.arguments ?? []) cmd.argument(a.optional === true ? `[${a.name}]` : `<${a.name}>`, a.description);
-  const options = Object.entries(spec.options).map(([name, def]) => {
-    const value = def.type === 'string' ? ` <${def.value ?? 'VALUE'}>` : '';
-    const option = new Option(`${def.short !== undefined ? `-${def.short}, ` : ''}--${name}${value}`, def.description);
-    if (def.multiple === true) option.argParser((value: string, previous: unknown): string[] => [...(isStringList(previous) ? previous : []), value]);
-    cmd.addOption(option);
-    return { name, option };
-  });
-  cmd.configureHelp({ formatHelp: () => commandHelp(spec) });
-  // Checked here, to name the argument that is one too many (commander only counts them).
-  cmd.allowExcessArguments(true);
-  cmd.action(() => {
-    const extra = cmd.args[spec.arguments?.length ?? 0];
-    if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}; usage: ${spec.usage}`);
-    const values: Record<string, string | boolean | string[] | undefined> = {};
-    for (const { name, option } of options) values[name] = cmd.getOptionValue(option.attributeName()) as string | boolean | string[] | undefined;
-    picked({ values, positionals: [...cmd.args] });
-  });
-}
-
-/** The commander program for the registry: parsing, `--help` and `--version`; running is left to `runCli`. */
-function program(io: CommandIo, picked: (args: ParsedArgs) => void): Program {
-  const root = new Program('airlock')
-    .exitOverride()
-    // Help and the version go through the CLI's own output (flushed before exit); errors become one line in `runCli`.
-    .configureOutput({ writeOut: (text) => io.out(text.replace(/\n$/, '')), writeErr: (text) => io.err(text.replace(/\n$/, '')), outputError: () => undefined })
-    .helpCommand(false)
-    .version(packageVersion(), '-V, --version', "Print airlock's version")
-    .configureHelp({ formatHelp: () => programHelp(commands) });
-  for (const entry of commands) {
-    if (!isGroup(entry)) {
-      addCommand(root, entry, picked);
-      continue;
-    }
-    const group = root.command(entry.name).description(entry.summary).configureHelp({ formatHelp: () => groupHelp(entry) });
-    for (const sub of entry.subcommands) addCommand(group, sub, picked);
-  }
-  return root;
-}
-
-/** Commander's error as one line of ours: what was wrong, and where to look. */
-function usageLine(err: CommanderError, usage: string | undefined): string {
-  const tail = usage !== undefined ? `; usage: ${usage}` : '; run airlock --help';
-  const missingValue = /option '(?:-\w, )?(--[\w-]+) <([^>]+)>' argument missing/.exec(err.message);
-  if (missingValue !== null) return `${missingValue[1] ?? ''} takes a value (${missingValue[2] ?? ''})${tail}`;
-  const [first = err.message, ...more] = err.message.split('\n');
-  const text = first.replace(/^error: /, '').replace(/'([^']*)'/g, '"$1"');
-  const guess = /\(Did you mean (.+?)\?\)/.exec(more.join(' '))?.[1];
-  const hint = guess !== undefined ? ` (did you mean ${guess}?)` : '';
-  return `${text}${hint}${tail}`;
+  if (target.kind === 'group') return groupHelp(target.group);
+  const words = target.label.split(' ').length;
+  const rest = target.argv.slice(words);
+  return rest.length === 1 && isHelp(rest[0] ?? '') ? commandHelp(target.command) : undefined;
 }
 
 /** Runs one command; every known error becomes one line on stderr and a non-zero exit code. */
@@ -123,15 +72,14 @@ export async function runCli(argv: readonly string[], io: CommandIo = createIo()
   try {
     const target = resolve(argv);
     label = target.kind === 'command' ? target.label : target.kind === 'group' ? target.group.name : undefined;
-    let args: ParsedArgs | undefined;
-    try {
-      await program(io, (parsed) => (args = parsed)).parseAsync([...target.argv], { from: 'user' });
-    } catch (err) {
-      if (!(err instanceof CommanderError)) throw err;
-      // `--help` and `--version` end the parse with exit code 0, having printed what was asked.
-      if (err.exitCode === 0) return 0;
-      throw new UsageError(usageLine(err, target.kind === 'command' ? target.command.usage : undefined));
+    const help = plainHelp(target);
+    if (help !== undefined) {
+      io.out(help);
+      return 0;
     }
+    // The parser loads only for a command line that is more than a plain request for help.
+    const { parseCommandLine } = await import('./command-line');
+    const args = await parseCommandLine(target.argv, io, target.kind === 'command' ? target.command.usage : undefined);
     if (target.kind !== 'command' || args === undefined) return 0;
     const run = await target.command.load();
     return (await run(args, io, target.command)) ?? 0;

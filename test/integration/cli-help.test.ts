@@ -68,9 +68,12 @@ describe.each(leaves)('airlock %s', (path, spec) => {
     expect(examples.every((e) => e.startsWith('  $ ') && e.includes(`airlock ${path}`))).toBe(true);
   });
 
-  test('help CMD prints the same as CMD --help', async () => {
-    const [viaHelp, viaFlag] = await Promise.all([cli(['help', ...path.split(' ')]), cli([...path.split(' '), '-h'])]);
+  test('help CMD prints the same as CMD --help, and so does the parser', async () => {
+    const words = path.split(' ');
+    // `-h --help` is not the plain form the CLI answers before loading the parser: commander prints this one.
+    const [viaHelp, viaFlag, viaParser] = await Promise.all([cli(['help', ...words]), cli([...words, '-h']), cli([...words, '-h', '--help'])]);
     expect(viaHelp).toEqual({ code: 0, stdout: viaFlag.stdout, stderr: '' });
+    expect(viaParser).toEqual({ code: 0, stdout: viaFlag.stdout, stderr: '' });
   });
 
   test('an unknown flag is one line naming it, with where to look, exit 2', async () => {
@@ -98,7 +101,7 @@ describe.each(groups.map((g) => [g.name, g] as const))('airlock %s (a group)', (
 });
 
 test('bare airlock, --help and help print the command list and exit 0', async () => {
-  const outs = await Promise.all([cli([]), cli(['--help']), cli(['help'])]);
+  const outs = await Promise.all([cli([]), cli(['--help']), cli(['help']), cli(['-h', '--help'])]);
   for (const out of outs) expect(out).toEqual({ code: 0, stdout: outs[0]?.stdout, stderr: '' });
   const listed = section(outs[0]?.stdout ?? '', 'COMMANDS').map((l) => l.trim().split(/\s+/)[0]);
   expect(listed).toEqual([...commands.map((c) => c.name), 'help']);
@@ -106,8 +109,10 @@ test('bare airlock, --help and help print the command list and exit 0', async ()
 
 test('--version and -V print the version in package.json', async () => {
   const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
-  expect(await cli(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
-  expect(await cli(['-V'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  // The last two through the parser.
+  for (const args of [['--version'], ['-V'], ['-V', '-V'], ['--version', '--version']]) {
+    expect({ args, out: await cli(args) }).toEqual({ args, out: { code: 0, stdout: `${version}\n`, stderr: '' } });
+  }
 });
 
 test.each([
