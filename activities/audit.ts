@@ -34,10 +34,13 @@ export interface AuditDeps {
  * only records what it owes (it never waits on an endpoint).
  */
 export function writeAudit(deps: AuditDeps, events: readonly AuditEvent[] | undefined): RecordAuditResult {
-  if (events === undefined || events.length === 0 || Context.current().info.attempt > 1) return { written: 0 };
+  const { info } = Context.current();
+  if (events === undefined || events.length === 0 || info.attempt > 1) return { written: 0 };
   const metrics = deps.metrics ?? noMetrics;
+  // Stamped here, from the activity's own context: the job's events do not carry it, and its code need not change.
+  const runId = info.workflowExecution?.runId;
   try {
-    const sanitized = events.map(sanitizeAuditEvent);
+    const sanitized = events.map((event) => ({ ...sanitizeAuditEvent(event), ...(runId !== undefined ? { runId } : {}) }));
     deps.audit.write(sanitized);
     metrics.audited(events);
     deps.notifier?.enqueue(sanitized);

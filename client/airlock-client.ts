@@ -8,8 +8,10 @@ import {
   type ConnectionOptions,
   type WorkflowExecutionDescription,
   type WorkflowExecutionInfo,
+  type WorkflowHandleWithFirstExecutionRunId,
+  type WorkflowStartOptions,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { decisionSigningText, type DecisionPayload } from '../core/approvals';
 import type { AirlockConfig } from '../core/config';
 import { FailureTypes } from '../core/failure-types';
@@ -35,6 +37,8 @@ export interface StartJobOptions {
   readonly tools?: string[];
   readonly requester: string;
   readonly historyEventLimit?: number;
+  /** Start even when a finished job has this id (a new run under it); a running one is always refused. */
+  readonly newRun?: boolean;
 }
 
 export interface StartedJob {
@@ -101,6 +105,22 @@ export type DecideOutcome =
       readonly lastAgentPoll: string | null;
     };
 
+export interface CancelOutcome {
+  readonly jobId: string;
+  readonly runId: string;
+  /** How the run ended (`cancelled`, or another end it reached first), or `cancel_requested` while no worker has acted on it. */
+  readonly status: string;
+}
+
+/** Temporal's execution status as words: `TIMED_OUT` is `timed out`. */
+export function temporalStatusText(name: string): string {
+  return name.toLowerCase().replace(/_/g, ' ');
+}
+
+function notRunning(jobId: string, status: string): JobError {
+  return new JobError(`job ${jobId} is not running: it ended ${temporalStatusText(status)}; only a running job can be cancelled`);
+}
+
 /** How long `decide` waits for an agent worker to take a decision before sending it to wait for one. */
 export const WORKER_WAIT_MS = 10_000;
 
@@ -135,7 +155,7 @@ export class AirlockClient {
       ...(options.tools !== undefined ? { tools: options.tools } : {}),
       ...(options.historyEventLimit !== undefined ? { historyEventLimit: options.historyEventLimit } : {}),
     };
-    const handle = await this.client.workflow.start<typeof agentJob>(AGENT_JOB_WORKFLOW, {
+    const handle = await this.startOrExplain(jobId, options.newRun === true, {
       taskQueue: TaskQueues.agent,
       workflowId: jobId,
       args: [input],
@@ -144,6 +164,69 @@ export class AirlockClient {
       staticSummary: `airlock job: ${maskString(truncate(options.goal.replace(/\s+/g, ' '), 120))}`,
     });
     return { jobId, runId: handle.firstExecutionRunId };
+  }
+
+  /**
+   * Asks Temporal to cancel the job's current run; the job's wait (for a
+   * decision, a model turn, a tool) is cancelled and the run ends cancelled.
+   * Waits up to `waitMs` for it to end, which needs an agent worker; a job
+   * that is not running is a `JobError` naming how it ended.
+   */
+  async cancel(jobId: string, options: { readonly reason?: string; readonly waitMs?: number } = {}): Promise<CancelOutcome> {
+    const handle = this.client.workflow.getHandle(jobId);
+    const before = await handle.describe();
+    if (before.status.name !== 'RUNNING') throw notRunning(jobId, before.status.name);
+    try {
+      await this.client.workflowService.requestCancelWorkflowExecution({
+        namespace: this.client.options.namespace,
+        workflowExecution: { workflowId: jobId, runId: before.runId },
+        identity: this.client.options.identity,
+        // The same request id makes a retried call one request.
+        requestId: randomUUID(),
+        reason: options.reason ?? '',
+      });
+    } catch (err) {
+      // It may have ended between the two calls: say how, rather than the server's words.
+      const now = await handle.describe();
+      if (now.runId === before.runId && now.status.name !== 'RUNNING') throw notRunning(jobId, now.status.name);
+      throw err;
+    }
+    const deadline = Date.now() + (options.waitMs ?? WORKER_WAIT_MS);
+    for (;;) {
+      const { status } = await this.client.workflow.getHandle(jobId, before.runId).describe();
+      if (status.name !== 'RUNNING') return { jobId, runId: before.runId, status: temporalStatusText(status.name) };
+      if (Date.now() >= deadline) return { jobId, runId: before.runId, status: 'cancel_requested' };
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /**
+   * Starts under an id no job has used, unless `newRun`: a finished job's id
+   * is refused by the server (REJECT_DUPLICATE) and the refusal says how that
+   * job ended and which flag starts a new run; a running job's id is refused
+   * either way (the conflict policy is FAIL).
+   */
+  private async startOrExplain(
+    jobId: string,
+    newRun: boolean,
+    options: WorkflowStartOptions<typeof agentJob>,
+  ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentJob>> {
+    try {
+      return await this.client.workflow.start<typeof agentJob>(AGENT_JOB_WORKFLOW, {
+        ...options,
+        workflowIdReusePolicy: newRun ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
+        workflowIdConflictPolicy: 'FAIL',
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      const existing = await this.client.workflow.getHandle(jobId).describe();
+      if (existing.status.name === 'RUNNING') {
+        throw new JobError(`job ${jobId} is running (run ${existing.runId}); choose another --id, or cancel it with \`airlock cancel ${jobId}\``);
+      }
+      throw new JobError(
+        `job ${jobId} already ran and ended ${temporalStatusText(existing.status.name)} (run ${existing.runId}); pass --new-run to start a new run under this id, or choose another --id`,
+      );
+    }
   }
 
   async state(jobId: string): Promise<AgentJobStateView> {

@@ -1,50 +1,90 @@
 import { commands } from './command-registry';
-import { createIo, isGroup, parseCommandArgs, type Command, type CommandIo } from './command';
+import { createIo, isGroup, type Command, type CommandGroup, type CommandIo } from './command';
 import { describeOperatorError } from '../host/operator-errors';
 import { display } from '../core/display-text';
 import { UsageError } from './errors';
+import { closest, commandHelp, groupHelp, programHelp } from './help-text';
+import { packageVersion } from './package-version';
 import { flushed, guardStream, writeLine } from './process-output';
 
-function help(io: CommandIo): void {
-  io.out('airlock: a durable approval gate between what an AI agent proposes and what happens on your server\n');
-  io.out('usage: airlock COMMAND [options]    (airlock COMMAND --help for its options)\n');
-  for (const c of commands) io.out(`  ${c.name.padEnd(9)} ${c.summary}`);
+/** What the command line asks for, once the registry knows the command. */
+type Target =
+  | { readonly kind: 'program'; readonly argv: readonly string[] }
+  | { readonly kind: 'group'; readonly group: CommandGroup; readonly argv: readonly string[] }
+  | { readonly kind: 'command'; readonly command: Command; readonly label: string; readonly argv: readonly string[] };
+
+const isHelp = (arg: string) => arg === '--help' || arg === '-h';
+const isFlag = (arg: string) => arg.startsWith('-');
+
+function unknownCommand(typed: string, names: readonly string[], where: string): UsageError {
+  const guess = closest(typed, names);
+  const hint = guess !== undefined ? ` (did you mean ${guess}?)` : '';
+  return new UsageError(`unknown command ${JSON.stringify(typed)}${hint}; run ${where} --help`);
 }
 
-/** The command to run and its arguments, looking one level into a group. */
-function pick(name: string, rest: readonly string[]): { command: Command; label: string; args: readonly string[] } {
-  const entry = commands.find((c) => c.name === name);
-  if (entry === undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}; run airlock --help`);
-  if (!isGroup(entry)) return { command: entry, label: entry.name, args: rest };
-  const [sub, ...subArgs] = rest;
-  const names = entry.subcommands.map((c) => c.name).join(', ');
-  const command = entry.subcommands.find((c) => c.name === sub);
-  if (command === undefined) {
-    throw new UsageError(`${entry.name} takes a subcommand (${names})${sub === undefined ? '' : `, not ${JSON.stringify(sub)}`}`);
+/**
+ * Finds the command before commander parses, so an unknown name is one line
+ * with a hint (commander would print the whole help for `frobnicate --help`),
+ * `help CMD [SUB]` is `CMD [SUB] --help`, and a bare group shows its help.
+ */
+function resolve(argv: readonly string[]): Target {
+  const [first, ...rest] = argv;
+  if (first === undefined) return { kind: 'program', argv: ['--help'] };
+  if (first === 'help') return rest.length === 0 ? { kind: 'program', argv: ['--help'] } : resolve([...rest.filter((a) => !isHelp(a)), '--help']);
+  if (isFlag(first)) return { kind: 'program', argv };
+  const entry = commands.find((c) => c.name === first);
+  if (entry === undefined) throw unknownCommand(first, [...commands.map((c) => c.name), 'help'], 'airlock');
+  if (!isGroup(entry)) return { kind: 'command', command: entry, label: entry.name, argv };
+  const subIndex = rest.findIndex((a) => !isFlag(a));
+  const subName = rest[subIndex];
+  if (subName === undefined) {
+    if (rest.length === 0 || rest.some(isHelp)) return { kind: 'group', group: entry, argv: [entry.name, '--help'] };
+    const names = entry.subcommands.map((c) => c.name).join(', ');
+    throw new UsageError(`choose a subcommand (${names}); run airlock ${entry.name} --help`);
   }
-  return { command, label: `${entry.name} ${command.name}`, args: subArgs };
+  const command = entry.subcommands.find((c) => c.name === subName);
+  if (command === undefined) throw unknownCommand(subName, entry.subcommands.map((c) => c.name), `airlock ${entry.name}`);
+  return { kind: 'command', command, label: `${entry.name} ${command.name}`, argv };
+}
+
+/**
+ * The help (or version) asked for in a plain form (`airlock`, `--help`,
+ * `help CMD`, a bare group, `CMD --help`, `--version`), printed without
+ * loading the parser: it is the text the parser would print. Undefined for
+ * anything else.
+ */
+function plainHelp(target: Target): string | undefined {
+  const [first, ...more] = target.argv;
+  if (target.kind === 'program') {
+    if (more.length > 0 || first === undefined) return undefined;
+    return isHelp(first) ? programHelp(commands) : first === '--version' || first === '-V' ? packageVersion() : undefined;
+  }
+  if (target.kind === 'group') return groupHelp(target.group);
+  const words = target.label.split(' ').length;
+  const rest = target.argv.slice(words);
+  return rest.length === 1 && isHelp(rest[0] ?? '') ? commandHelp(target.command) : undefined;
 }
 
 /** Runs one command; every known error becomes one line on stderr and a non-zero exit code. */
 export async function runCli(argv: readonly string[], io: CommandIo = createIo()): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    help(io);
-    return name === undefined ? 2 : 0;
-  }
-  let label = name;
+  // Named from the first word already: an unknown subcommand is `airlock rules: …`.
+  let label = commands.find((c) => c.name === argv[0])?.name;
   try {
-    const picked = pick(name, rest);
-    label = picked.label;
-    const args = parseCommandArgs(picked.command, picked.args);
-    if (args.values.help === true) {
-      io.out(`${picked.command.summary}\nusage: ${picked.command.usage}`);
+    const target = resolve(argv);
+    label = target.kind === 'command' ? target.label : target.kind === 'group' ? target.group.name : undefined;
+    const help = plainHelp(target);
+    if (help !== undefined) {
+      io.out(help);
       return 0;
     }
-    const run = await picked.command.load();
-    return (await run(args, io, picked.command)) ?? 0;
+    // The parser loads only for a command line that is more than a plain request for help.
+    const { parseCommandLine } = await import('./command-line');
+    const args = await parseCommandLine(target.argv, io, target.kind === 'command' ? target.command.usage : undefined);
+    if (target.kind !== 'command' || args === undefined) return 0;
+    const run = await target.command.load();
+    return (await run(args, io, target.command)) ?? 0;
   } catch (err) {
-    io.err(display`airlock ${label}: ${describeOperatorError(err)}`);
+    io.err(label !== undefined ? display`airlock ${label}: ${describeOperatorError(err)}` : display`airlock: ${describeOperatorError(err)}`);
     return err instanceof UsageError ? 2 : 1;
   }
 }

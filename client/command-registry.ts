@@ -1,29 +1,39 @@
-import type { Command, CommandGroup, OptionSpec } from './command';
+import type { Command, CommandGroup, OptionDef, OptionSpec } from './command';
 
 /**
- * Every command's name, summary, usage and options, and how to load it.
- * Nothing here imports a command's module: `airlock --help` and usage errors
- * load no Temporal package, and each command loads only what it uses.
+ * Every command's name, summary, usage, arguments, flags (each with one line
+ * of help), examples, and how to load it. The CLI parser, `--help` and shell
+ * completion are all built from this list. Nothing here imports a command's
+ * module: `airlock --help` and usage errors load no Temporal package, and
+ * each command loads only what it uses.
  */
 
-const toggleOptions: OptionSpec = { file: { type: 'string' }, json: { type: 'boolean' } };
+const json: OptionDef = { type: 'boolean', description: 'Print JSON instead of text' };
+const rulesFile: OptionDef = { type: 'string', value: 'FILE', description: 'The rules file (default: AIRLOCK_RULES, else the built-in rules)' };
+const jobId = { name: 'JOB_ID', description: 'The job (its workflow id), as `run`, `pending` or the Web UI show it' } as const;
+
+const toggleOptions: OptionSpec = { file: rulesFile, json };
 
 const rulesCommands: CommandGroup = {
   name: 'rules',
   summary: 'List, validate, dry-run, add, enable and disable rules',
+  examples: ['airlock rules list', 'airlock rules test --tool fs_delete --args \'{"path": "old.tar"}\''],
   subcommands: [
     {
       name: 'list',
       summary: 'List the rules a new job would get',
       usage: 'airlock rules list [--file FILE] [--json]',
-      options: { file: { type: 'string' }, json: { type: 'boolean' } },
+      options: { file: rulesFile, json },
+      examples: ['airlock rules list', 'airlock rules list --file rules.yaml --json'],
       load: async () => (await import('./commands/rules/list')).run,
     },
     {
       name: 'validate',
       summary: 'Check a rules file; every problem is listed with its rule id and field',
       usage: 'airlock rules validate [FILE] [--json]',
-      options: { json: { type: 'boolean' } },
+      arguments: [{ name: 'FILE', description: 'The rules file (default: AIRLOCK_RULES, else the built-in rules)', optional: true }],
+      options: { json },
+      examples: ['airlock rules validate rules.yaml'],
       load: async () => (await import('./commands/rules/validate')).run,
     },
     {
@@ -31,35 +41,45 @@ const rulesCommands: CommandGroup = {
       summary: 'Dry-run one call against the rules: candidates, matches, decision and why (no job, no judge call); --tools lists every tool',
       usage: 'airlock rules test --tool NAME --args JSON [--piece P] [--movement M] [--file FILE] [--json] | airlock rules test --tools [--json]',
       options: {
-        tools: { type: 'boolean' },
-        tool: { type: 'string' },
-        args: { type: 'string' },
-        piece: { type: 'string' },
-        movement: { type: 'string' },
-        file: { type: 'string' },
-        json: { type: 'boolean' },
+        tools: { type: 'boolean', description: 'List every tool with its category and whether this machine offers it, instead of testing a call' },
+        tool: { type: 'string', value: 'NAME', description: 'The tool the call is for (fs_delete, fs_write, …); required' },
+        args: { type: 'string', value: 'JSON', description: "The call's arguments as a JSON object (default {})" },
+        piece: { type: 'string', value: 'P', description: 'The piece the call is made in, for rules scoped to pieces' },
+        movement: { type: 'string', value: 'M', description: 'The movement the call is made in, for rules scoped to movements' },
+        file: rulesFile,
+        json,
       },
+      examples: ['airlock rules test --tool fs_delete --args \'{"path": "old.tar", "recursive": true}\'', 'airlock rules test --tools'],
       load: async () => (await import('./commands/rules/test')).run,
     },
     {
       name: 'add',
       summary: 'Add a rule (YAML or JSON, inline or @file) to the rules file; running jobs keep their snapshot',
       usage: "airlock rules add --rule '{id: x, name: ..., action: audit_only}' | --rule @rule.yaml [--file FILE] [--json]",
-      options: { rule: { type: 'string' }, file: { type: 'string' }, json: { type: 'boolean' } },
+      options: {
+        rule: { type: 'string', value: 'RULE', description: 'The rule as YAML or JSON, or @FILE to read it from a file; required' },
+        file: rulesFile,
+        json,
+      },
+      examples: ["airlock rules add --rule '{id: audit-reads, name: Record reads, scope: {categories: [read]}, action: audit_only}'", 'airlock rules add --rule @rule.yaml'],
       load: async () => (await import('./commands/rules/add')).run,
     },
     {
       name: 'enable',
       summary: 'Enable a rule, writing it as a new version; running jobs keep their snapshot',
       usage: 'airlock rules enable RULE_ID [--file FILE] [--json]',
+      arguments: [{ name: 'RULE_ID', description: "The rule's id, as `rules list` shows it" }],
       options: toggleOptions,
+      examples: ['airlock rules enable no-recursive'],
       load: async () => (await import('./commands/rules/toggle')).enable,
     },
     {
       name: 'disable',
       summary: 'Disable a rule, writing it as a new version; running jobs keep their snapshot',
       usage: 'airlock rules disable RULE_ID [--file FILE] [--json]',
+      arguments: [{ name: 'RULE_ID', description: "The rule's id, as `rules list` shows it" }],
       options: toggleOptions,
+      examples: ['airlock rules disable no-recursive'],
       load: async () => (await import('./commands/rules/toggle')).disable,
     },
   ],
@@ -68,12 +88,15 @@ const rulesCommands: CommandGroup = {
 const reviewerCommands: CommandGroup = {
   name: 'reviewer',
   summary: 'Manage reviewer signing keys (decisions the built-in rules accept must be signed)',
+  examples: ['airlock reviewer add alice'],
   subcommands: [
     {
       name: 'add',
       summary: "Create a reviewer's signing key on this machine and list its public key for the agent workers",
       usage: 'airlock reviewer add NAME [--json]',
-      options: { json: { type: 'boolean' } },
+      arguments: [{ name: 'NAME', description: "The reviewer's name, as decisions will carry it" }],
+      options: { json },
+      examples: ['airlock reviewer add alice'],
       load: async () => (await import('./commands/reviewer/add')).run,
     },
   ],
@@ -82,85 +105,116 @@ const reviewerCommands: CommandGroup = {
 const judgeCommands: CommandGroup = {
   name: 'judge',
   summary: 'Measure the small-LLM rule judge against a labelled set',
+  examples: ['airlock judge eval --set rules/judge-eval.json'],
   subcommands: [
     {
       name: 'eval',
       summary: 'Run a labelled set against the configured judge: precision, recall, unknown rate, routing rate, latency',
       usage: 'airlock judge eval --set FILE [--json]',
-      options: { set: { type: 'string' }, json: { type: 'boolean' } },
+      options: { set: { type: 'string', value: 'FILE', description: 'The labelled set (JSON); rules/judge-eval.json is a starting set; required' }, json },
+      examples: ['airlock judge eval --set rules/judge-eval.json'],
       load: async () => (await import('./commands/judge/eval')).run,
     },
   ],
 };
+
+const decisionOptions = {
+  request: { type: 'string', value: 'ID', description: 'The request to decide (needed when the job waits on more than one)' },
+  reason: { type: 'string', value: 'TEXT', description: 'Why; recorded with the decision and in the audit log' },
+  reviewer: { type: 'string', value: 'NAME', description: 'Who decides (default: AIRLOCK_REVIEWER, else the login name)' },
+  sign: { type: 'string', value: 'KEYFILE', description: "Sign with this reviewer's private key (default: this machine's key for the reviewer, if any)" },
+} as const satisfies OptionSpec;
 
 export const commands: ReadonlyArray<Command | CommandGroup> = [
   {
     name: 'dev',
     summary: 'Run the embedded stack: Temporal dev server (Web UI on 8233), workers, replay model',
     usage: 'airlock dev [--demo] [--codec]',
-    options: { demo: { type: 'boolean' }, codec: { type: 'boolean' } },
+    options: {
+      demo: { type: 'boolean', description: 'Seed demo files and start the demo job' },
+      codec: { type: 'boolean', description: 'Turn payload encryption on (creates the keys and runs the codec server)' },
+    },
+    examples: ['airlock dev --demo', 'airlock dev --codec'],
     load: async () => (await import('./commands/dev')).run,
   },
   {
     name: 'run',
     summary: 'Start a job toward a goal',
-    usage: 'airlock run --goal TEXT [--id JOB_ID] [--max-turns N] [--tools fs_read,fs_list] [--wait] [--json]',
+    usage: 'airlock run --goal TEXT [--id JOB_ID [--new-run]] [--max-turns N] [--tools fs_read,fs_list] [--wait] [--json]',
     options: {
-      goal: { type: 'string' },
-      id: { type: 'string' },
-      'max-turns': { type: 'string' },
-      tools: { type: 'string' },
-      wait: { type: 'boolean' },
-      json: { type: 'boolean' },
+      goal: { type: 'string', value: 'TEXT', description: 'What the agent should achieve; required' },
+      id: { type: 'string', value: 'JOB_ID', description: "The job's id (default: a new random id); an id in use or already run is refused" },
+      'new-run': { type: 'boolean', description: 'With --id: start a new run under an id whose job has finished' },
+      'max-turns': { type: 'string', value: 'N', description: 'Stop after N model turns (1-1000)' },
+      tools: { type: 'string', value: 'LIST', description: 'The tools the agent may use, comma-separated (default: all)' },
+      wait: { type: 'boolean', description: 'Wait for the job to end and print its result (exit 1 unless completed)' },
+      json,
     },
+    examples: ['airlock run --goal "Tidy the downloads folder"', 'airlock run --goal "Archive old backups" --id backups-2026-05 --wait', 'airlock run --goal "Archive old backups" --id backups-2026-05 --new-run'],
     load: async () => (await import('./commands/run')).run,
+  },
+  {
+    name: 'cancel',
+    summary: 'Cancel a running job (its pending requests can no longer be decided)',
+    usage: 'airlock cancel JOB_ID [--reason TEXT] [--json]',
+    arguments: [jobId],
+    options: { reason: { type: 'string', value: 'TEXT', description: "Why; recorded in the job's history with the cancellation" }, json },
+    examples: ['airlock cancel job-1f0c2a --reason "wrong folder"'],
+    load: async () => (await import('./commands/cancel')).run,
   },
   {
     name: 'pending',
     summary: 'List requests waiting for approval as a table (--card: full approval cards; --watch: refresh until Ctrl-C)',
     usage: 'airlock pending [--card] [--watch [--interval 5s]] [--json]',
-    options: { card: { type: 'boolean' }, watch: { type: 'boolean' }, interval: { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      card: { type: 'boolean', description: 'Print the full approval card of every request instead of the table' },
+      watch: { type: 'boolean', description: 'Refresh the listing until Ctrl-C' },
+      interval: { type: 'string', value: 'DURATION', description: 'How often --watch refreshes (default 5s)' },
+      json,
+    },
+    examples: ['airlock pending', 'airlock pending --card', 'airlock pending --watch --interval 10s', 'airlock pending --json'],
     load: async () => (await import('./commands/pending')).run,
   },
   {
     name: 'show',
     summary: "Show a job's status, pending requests and counters",
     usage: 'airlock show JOB_ID [--json]',
-    options: { json: { type: 'boolean' } },
+    arguments: [jobId],
+    options: { json },
+    examples: ['airlock show job-1f0c2a', 'airlock show job-1f0c2a --json'],
     load: async () => (await import('./commands/show')).run,
   },
   {
     name: 'approve',
     summary: 'Approve a pending request (optionally editing its editable fields)',
     usage: 'airlock approve JOB_ID [--request ID] [--set field=value]... [--reason TEXT] [--reviewer NAME] [--sign KEYFILE] [--json]',
+    arguments: [jobId],
     options: {
-      request: { type: 'string' },
-      set: { type: 'string', multiple: true },
-      reason: { type: 'string' },
-      reviewer: { type: 'string' },
-      sign: { type: 'string' },
-      json: { type: 'boolean' },
+      request: decisionOptions.request,
+      set: { type: 'string', multiple: true, value: 'FIELD=VALUE', description: 'Change an editable field before approving; the edited call gets a new fingerprint' },
+      reason: decisionOptions.reason,
+      reviewer: decisionOptions.reviewer,
+      sign: decisionOptions.sign,
+      json,
     },
+    examples: ['airlock approve job-1f0c2a', 'airlock approve job-1f0c2a --request req-2 --set recursive=false --reason "only the top folder"'],
     load: async () => (await import('./commands/approve')).run,
   },
   {
     name: 'deny',
     summary: 'Deny a pending request; the model is told the reason',
     usage: 'airlock deny JOB_ID [--request ID] [--reason TEXT] [--reviewer NAME] [--sign KEYFILE] [--json]',
-    options: {
-      request: { type: 'string' },
-      reason: { type: 'string' },
-      reviewer: { type: 'string' },
-      sign: { type: 'string' },
-      json: { type: 'boolean' },
-    },
+    arguments: [jobId],
+    options: { ...decisionOptions, reason: { type: 'string', value: 'TEXT', description: 'Why; the model is told, and the audit log records it' }, json },
+    examples: ['airlock deny job-1f0c2a --reason "keep the backups"'],
     load: async () => (await import('./commands/deny')).run,
   },
   {
     name: 'worker',
     summary: 'Run the workers of one task queue (or all) until stopped',
     usage: 'airlock worker [--queue all|agent|tools|judge]',
-    options: { queue: { type: 'string' } },
+    options: { queue: { type: 'string', value: 'QUEUE', description: 'all (default), agent, tools or judge' } },
+    examples: ['airlock worker', 'airlock worker --queue tools'],
     load: async () => (await import('./commands/worker')).run,
   },
   rulesCommands,
@@ -168,31 +222,55 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   judgeCommands,
   {
     name: 'audit',
-    summary: "Read this machine's audit log (newest last), filtered by job and event type",
+    summary: "Read this machine's audit log (newest last), filtered by job, run and event type",
+    details: 'Each event names the run of its job that wrote it; with --job, the events of each run are headed by the run.',
     // The first two of core/audit's event types; spelled out, since loading core/audit loads zod.
-    usage: 'airlock audit [--job JOB_ID] [--type policy_evaluation|policy_rule_matched|…] [--limit N] [--json]',
-    options: { job: { type: 'string' }, type: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    usage: 'airlock audit [--job JOB_ID [--run RUN_ID]] [--type policy_evaluation|policy_rule_matched|…] [--limit N] [--json]',
+    options: {
+      job: { type: 'string', value: 'JOB_ID', description: "Only this job's events" },
+      run: { type: 'string', value: 'RUN_ID', description: 'Only the events of this run of the job (its id or a prefix of it)' },
+      type: { type: 'string', value: 'TYPE', description: 'Only events of this type (approval_decided, tool_executed, …)' },
+      limit: { type: 'string', value: 'N', description: 'At most the last N events (default 100)' },
+      json,
+    },
+    examples: ['airlock audit --job job-1f0c2a', 'airlock audit --type approval_decided --limit 20 --json'],
     load: async () => (await import('./commands/audit')).run,
   },
   {
     name: 'replay',
     summary: 'Serve a scripted conversation as a local OpenAI-compatible endpoint',
     usage: 'airlock replay --script FILE [--port N]',
-    options: { script: { type: 'string' }, port: { type: 'string' } },
+    options: {
+      script: { type: 'string', value: 'FILE', description: 'The replay script (JSON); required' },
+      port: { type: 'string', value: 'N', description: 'The port to listen on (default: any free port)' },
+    },
+    examples: ['airlock replay --script script.json --port 8600'],
     load: async () => (await import('./commands/replay')).run,
   },
   {
     name: 'codec-server',
     summary: 'Serve the payload codec to the Web UI, so it shows encrypted jobs decoded',
     usage: 'airlock codec-server [--port N]   (AIRLOCK_CODEC_KEYS, AIRLOCK_CODEC_UI_ORIGIN)',
-    options: { port: { type: 'string' } },
+    options: { port: { type: 'string', value: 'N', description: 'The port to listen on (default: AIRLOCK_CODEC_PORT, else 8234)' } },
+    examples: ['airlock codec-server', 'AIRLOCK_CODEC_UI_ORIGIN=http://nas:8233 airlock codec-server --port 8234'],
     load: async () => (await import('./commands/codec-server')).run,
   },
   {
     name: 'setup',
     summary: "Register airlock's search attributes in the configured namespace (for a server you run yourself)",
     usage: 'airlock setup [--json]',
-    options: { json: { type: 'boolean' } },
+    options: { json },
+    examples: ['TEMPORAL_ADDRESS=temporal.lan:7233 airlock setup'],
     load: async () => (await import('./commands/setup')).run,
+  },
+  {
+    name: 'completion',
+    summary: 'Print a shell completion script (bash or zsh) for airlock',
+    details: 'Load it in your shell\'s startup file, e.g. `source <(airlock completion bash)` in ~/.bashrc.',
+    usage: 'airlock completion bash|zsh',
+    arguments: [{ name: 'SHELL', description: 'bash or zsh' }],
+    options: {},
+    examples: ['source <(airlock completion bash)', 'airlock completion zsh > "${fpath[1]}/_airlock"'],
+    load: async () => (await import('./commands/completion')).run,
   },
 ];

@@ -1,9 +1,29 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { AirlockConfig, parseConfig } from '../core/config';
 import { UsageError } from './errors';
 import { writeLine } from './process-output';
 
-export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+/** One flag of a command, as `--help`, completion and the parser see it. */
+export interface OptionDef {
+  readonly type: 'string' | 'boolean';
+  /** The flag may be given more than once; its values are collected in order. */
+  readonly multiple?: boolean;
+  /** A one-letter alias (`-q`). */
+  readonly short?: string;
+  /** The value's placeholder in help and usage errors (`--goal TEXT`); string flags only. */
+  readonly value?: string;
+  /** One line for `--help`. */
+  readonly description: string;
+}
+
+/** The flags of a command by long name (`max-turns` for `--max-turns`); `--help` is added to every command. */
+export type OptionSpec = Readonly<Record<string, OptionDef>>;
+
+/** A positional argument, in order; only the last may be optional. */
+export interface ArgumentDef {
+  readonly name: string;
+  readonly description: string;
+  readonly optional?: boolean;
+}
 
 export interface CommandIo {
   /**
@@ -26,9 +46,15 @@ export interface ParsedArgs {
 /** What the top level knows of a command without loading it: enough for help, usage errors and parsing. */
 export interface CommandSpec {
   readonly name: string;
+  /** One line: the command list and the first line of `--help`. */
   readonly summary: string;
+  /** More about the command, shown by `--help` after the summary. */
+  readonly details?: string;
   readonly usage: string;
+  readonly arguments?: readonly ArgumentDef[];
   readonly options: OptionSpec;
+  /** Whole command lines (`airlock show job-1`); `--help` shows each, and every command has one. */
+  readonly examples: readonly string[];
 }
 
 /** What a command does once its arguments parse; returns the exit code (0 when omitted). */
@@ -44,24 +70,11 @@ export interface CommandGroup {
   readonly name: string;
   readonly summary: string;
   readonly subcommands: readonly Command[];
+  readonly examples: readonly string[];
 }
 
 export function isGroup(entry: Command | CommandGroup): entry is CommandGroup {
   return 'subcommands' in entry;
-}
-
-export function parseCommandArgs(command: CommandSpec, argv: readonly string[]): ParsedArgs {
-  try {
-    const { values, positionals } = parseArgs({
-      args: [...argv],
-      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: true,
-      strict: true,
-    });
-    return { values, positionals };
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message.split('\n')[0]}; usage: ${command.usage}`);
-  }
 }
 
 /** Required on first use: `--help` and usage errors end before anything loads zod. */

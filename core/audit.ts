@@ -153,6 +153,13 @@ interface AuditEnvelope<T extends AuditEventType> {
   /** Workflow time, ISO 8601. */
   readonly at: string;
   readonly policyVersion: string | undefined;
+  /**
+   * The run of the job that wrote the event, set by the activity that writes
+   * it: one job id can have several runs (`run --id X --new-run`), and a
+   * job continued as new has a run per part. Events written before it was
+   * recorded have none.
+   */
+  readonly runId?: string;
   readonly data: AuditData<T>;
 }
 

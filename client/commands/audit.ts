@@ -8,7 +8,14 @@ import { printJson, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 
 /** The envelope every event has; its data is shown as written. */
-const lineSchema = z.looseObject({ type: z.string(), jobId: z.string(), at: z.string(), data: z.record(z.string(), z.unknown()) });
+const lineSchema = z.looseObject({
+  type: z.string(),
+  jobId: z.string(),
+  at: z.string(),
+  /** Absent in events written before runs were recorded. */
+  runId: z.string().optional(),
+  data: z.record(z.string(), z.unknown()),
+});
 
 type AuditLine = z.infer<typeof lineSchema>;
 
@@ -35,6 +42,8 @@ export const run: CommandRun = async (args, io) => {
   if (!limit.success) throw new UsageError('--limit takes a whole number between 1 and 100000');
   const file = statePaths(io.config()).audit;
   const job = stringOption(args, 'job');
+  const runId = stringOption(args, 'run');
+  if (runId !== undefined && runId.trim() === '') throw new UsageError('--run takes a run id (or the start of one), as `airlock audit --job JOB_ID` shows it');
   const events: AuditLine[] = [];
   const unreadable: number[] = [];
   if (existsSync(file)) {
@@ -48,7 +57,8 @@ export const run: CommandRun = async (args, io) => {
         unreadable.push(lineNumber);
         continue;
       }
-      if ((job === undefined || event.jobId === job) && (type === undefined || event.type === type)) {
+      const inRun = runId === undefined || (event.runId !== undefined && event.runId.startsWith(runId));
+      if ((job === undefined || event.jobId === job) && inRun && (type === undefined || event.type === type)) {
         events.push(event);
         if (events.length > limit.data) events.shift();
       }
@@ -63,6 +73,17 @@ export const run: CommandRun = async (args, io) => {
     printJson(io, events);
     return;
   }
-  if (events.length === 0) io.out(display`no audit events${job !== undefined ? ` for job ${job}` : ''} in ${file}`);
-  for (const e of events) io.out(display`${e.at} ${e.type} ${e.jobId} ${JSON.stringify(e.data)}`);
+  if (events.length === 0) {
+    const of = [job !== undefined ? ` for job ${job}` : '', runId !== undefined ? ` in run ${runId}` : ''].join('');
+    io.out(display`no audit events${of} in ${file}`);
+  }
+  // A job id can have several runs (`run --id X --new-run`): each event says which one wrote it.
+  for (const e of events) {
+    const run = e.runId !== undefined ? display` (run ${e.runId})` : '';
+    io.out(display`${e.at} ${e.type} ${e.jobId}` + run + display` ${JSON.stringify(e.data)}`);
+  }
+  const runs = new Set(events.flatMap((e) => (e.runId !== undefined ? [e.runId] : [])));
+  if (job !== undefined && runId === undefined && runs.size > 1) {
+    io.err(display`airlock audit: job ${job} has events of ${runs.size} runs (${[...runs].join(', ')}); show one with --run RUN_ID`);
+  }
 };

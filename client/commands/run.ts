@@ -29,11 +29,13 @@ export const run: CommandRun = async (args, io, command) => {
   });
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]?.message ?? 'invalid options');
   const options = parsed.data;
+  const newRun = args.values['new-run'] === true;
+  if (newRun && options.id === undefined) throw new UsageError('--new-run goes with --id (a job without --id gets a new id anyway)');
   return withClient(io, async (client) => {
     const started = await client.startJob({
       goal: options.goal,
       requester: io.config().reviewer ?? userInfo().username,
-      ...(options.id !== undefined ? { jobId: options.id } : {}),
+      ...(options.id !== undefined ? { jobId: options.id, newRun } : {}),
       ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
       ...(options.tools !== undefined ? { tools: options.tools } : {}),
     });

@@ -97,6 +97,14 @@ test('--help loads no package at all, so it starts about as fast as node itself'
   const sub = await cli(['rules', 'test', '--help']);
   expect(sub.stdout).toMatch(/^Dry-run one call/);
   expect(sub.packages).toEqual([]);
+  for (const args of [[], ['help', 'approve'], ['rules'], ['--version']]) {
+    const plain = await cli(args);
+    expect({ args, code: plain.code, packages: plain.packages }).toEqual({ args, code: 0, packages: [] });
+  }
+  // Anything else is parsed by commander, and by nothing more until the command runs.
+  const parsed = await cli(['completion', 'bash']);
+  expect({ code: parsed.code, packages: parsed.packages }).toEqual({ code: 0, packages: ['commander'] });
+  expect(devStackFiles(parsed)).toEqual([]);
 });
 
 test.each([
@@ -109,6 +117,10 @@ test.each([
   [['worker', '--queue', 'nowhere']],
   [['dev', 'extra']],
   [['judge', 'eval']],
+  [['cancel']],
+  [['run', '--goal', 'x', '--new-run']],
+  [['approve', 'job-x', '--bogus']],
+  [['rules', 'frobnicate']],
 ])('the usage error of %j loads no Temporal package', async (args) => {
   const out = await cli(args);
   expect(out.code).toBe(2);
