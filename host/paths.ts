@@ -23,5 +23,7 @@ export function statePaths(config: AirlockConfig) {
     contents: join(dataDir, 'agent', 'contents.sqlite'),
     audit: join(dataDir, 'audit', 'audit.jsonl'),
     temporalDb: join(dataDir, 'temporal.sqlite'),
+    /** The pid of the Temporal dev server `airlock dev` runs, while it runs. */
+    temporalPid: join(dataDir, 'temporal.pid'),
   };
 }

@@ -3,6 +3,8 @@ import { Connection } from '@temporalio/client';
 import { AirlockError } from '../../core/errors';
 import { ensureSearchAttributes } from '../search-attributes';
 import { isPortFree } from './ports';
+import { describeProcess, listeningPid } from './process-info';
+import { removeServerPidFile, writeServerPidFile } from './server-pid-file';
 
 /** The Temporal dev server could not be started or did not become ready. */
 export class DevServerError extends AirlockError {
@@ -28,6 +30,17 @@ export interface DevServerOptions {
   readonly onOutput?: (line: string) => void;
   /** The Web UI's remote codec endpoint (see `airlock codec-server`). */
   readonly uiCodecEndpoint?: string;
+  /**
+   * Where the server's pid is kept while it runs (with `dbFile`), so a
+   * start after this process was killed finds the server it left behind.
+   */
+  readonly pidFile?: string;
+}
+
+/** Who listens on a port, when this machine tells. */
+function portHolder(port: number): string {
+  const pid = listeningPid(port);
+  return pid === undefined ? '' : ` by ${describeProcess(pid)}`;
 }
 
 export interface DevServer {
@@ -49,11 +62,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const address = `${ip}:${options.port}`;
   if (!(await isPortFree(options.port, ip))) {
     throw new DevServerError(
-      `${address} is already in use: another Temporal server (perhaps another airlock dev) is running there; stop it, or choose another port with TEMPORAL_ADDRESS`,
+      `${address} is already in use${portHolder(options.port) || ' (perhaps by another Temporal server or airlock dev)'}; stop it, or choose another port with TEMPORAL_ADDRESS`,
     );
   }
   if (options.uiPort !== undefined && !(await isPortFree(options.uiPort, ip))) {
-    throw new DevServerError(`Web UI port ${options.uiPort} is already in use; stop what uses it or set AIRLOCK_UI_PORT`);
+    throw new DevServerError(`Web UI port ${options.uiPort} is already in use${portHolder(options.uiPort)}; stop what uses it or set AIRLOCK_UI_PORT`);
   }
   const namespaces = ['default', ...(options.namespaces ?? []).filter((n) => n !== 'default')];
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(options.port), '--log-level', 'warn'];
@@ -72,6 +85,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownProcessGroup ?? false });
   } finally {
     process.umask(umask);
+  }
+  const pidFile = options.pidFile;
+  if (pidFile !== undefined && options.dbFile !== undefined && child.pid !== undefined) {
+    writeServerPidFile(pidFile, { pid: child.pid, dbFile: options.dbFile, address });
   }
   const tail: string[] = [];
   const onChunk = (chunk: Buffer) => {
@@ -95,6 +112,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   void exited.then(() => {
     hasExited = true;
     process.off('exit', killOnExit);
+    if (pidFile !== undefined) removeServerPidFile(pidFile, child.pid);
   });
 
   const stop = async (): Promise<void> => {

@@ -1,0 +1,348 @@
+import { setMaxListeners } from 'node:events';
+import type { Client } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex, decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non-workflow';
+import { temporal } from '@temporalio/proto';
+import { z } from 'zod';
+import { AGENT_JOB_WORKFLOW } from '../core/job-input';
+import { PENDING_MEMO_KEY, pendingMemoSchema } from '../core/pending-memo';
+import { callTarget, type JobEnd, type ProgressEvent } from '../core/progress';
+
+/**
+ * A job's progress read from its history on the server: true wherever the
+ * workers run, needs no worker to answer, and misses nothing between two
+ * looks (a long poll returns each new event). Parked requests come from
+ * the memo the job publishes, decisions from their signals and updates,
+ * executions from the `execute` activity, the end from the close event.
+ */
+
+const EventType = temporal.api.enums.v1.EventType;
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+const startInputSchema = z.object({ goal: z.string() });
+const decisionSchema = z.object({
+  requestId: z.string(),
+  decision: z.enum(['approve', 'deny']),
+  reviewer: z.string(),
+  reason: z.string().optional(),
+  args: z.record(z.string(), z.unknown()).optional(),
+});
+const executeInputSchema = z.object({ toolName: z.string(), args: z.unknown() });
+const executeResultSchema = z.object({ ok: z.boolean(), output: z.string().optional(), refused: z.string().optional() });
+const revalidateResultSchema = z.object({ ok: z.boolean(), reason: z.string().optional() });
+const jobResultSchema = z.object({
+  schemaVersion: z.literal(1),
+  status: z.enum(['completed', 'aborted', 'failed']),
+  reason: z.enum(['policy_stopped', 'max_turns', 'model_error', 'state_too_large']).optional(),
+  detail: z.string().optional(),
+  summary: z.string().optional(),
+  turns: z.number(),
+});
+
+interface Call {
+  readonly activity: string;
+  readonly toolName: string;
+  readonly target: string;
+}
+
+/** Turns history events into progress events; keeps what it needs across events and runs. */
+class HistoryReader {
+  private readonly pending = new Map<string, { toolName: string }>();
+  /** The last decision sent for each request (a rejected one is replaced or never applied). */
+  private readonly decisions = new Map<string, z.infer<typeof decisionSchema>>();
+  private readonly calls = new Map<string, Call>();
+
+  constructor(private readonly client: Client) {}
+
+  private async decode<T>(schema: z.ZodType<T>, payloads: temporal.api.common.v1.IPayloads | null | undefined): Promise<T | undefined> {
+    try {
+      const value = await decodeFromPayloadsAtIndex(this.client.options.loadedDataConverter, 0, payloads?.payloads);
+      const parsed = schema.safeParse(value);
+      return parsed.success ? parsed.data : undefined;
+    } catch {
+      // A payload this client cannot decode (another codec key) shows as nothing rather than failing the watch.
+      return undefined;
+    }
+  }
+
+  /** What the event means to someone waiting, if anything; `next` is the run a continue-as-new hands over to. */
+  async read(event: HistoryEvent): Promise<{ events: ProgressEvent[]; next?: string; end?: JobEnd }> {
+    const none = { events: [] };
+    switch (event.eventType) {
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: {
+        const a = event.workflowExecutionStartedEventAttributes;
+        // A continued run is the same job going on.
+        if (a === null || a === undefined || (a.continuedExecutionRunId ?? '') !== '') return none;
+        const input = await this.decode(startInputSchema, a.input);
+        return { events: [{ kind: 'started', goal: input?.goal ?? '' }] };
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED: {
+        const payload = event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[PENDING_MEMO_KEY];
+        if (payload === undefined) return none;
+        let raw: unknown;
+        try {
+          raw = await decodeOptionalSinglePayload(this.client.options.loadedDataConverter, payload);
+        } catch {
+          return none;
+        }
+        const memo = pendingMemoSchema.safeParse(raw);
+        return memo.success ? { events: this.pendingNow(memo.data.requests) } : none;
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: {
+        const a = event.workflowExecutionSignaledEventAttributes;
+        if (a?.signalName === 'approvalDecision') this.noteDecision(await this.decode(decisionSchema, a.input));
+        return none;
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: {
+        const request = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+        if (request?.name === 'decide') this.noteDecision(await this.decode(decisionSchema, request.args));
+        return none;
+      }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
+        const a = event.activityTaskScheduledEventAttributes;
+        const activity = a?.activityType?.name ?? '';
+        if (activity !== 'execute' && activity !== 'revalidate') return none;
+        const input = await this.decode(executeInputSchema, a?.input);
+        if (input !== undefined) this.calls.set(String(event.eventId), { activity, toolName: input.toolName, target: callTarget(input.toolName, input.args) });
+        return none;
+      }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
+        const a = event.activityTaskCompletedEventAttributes;
+        const call = this.takeCall(a?.scheduledEventId);
+        if (call === undefined) return none;
+        if (call.activity === 'revalidate') {
+          const check = await this.decode(revalidateResultSchema, a?.result);
+          return check === undefined || check.ok ? none : { events: [{ kind: 'refused', toolName: call.toolName, target: call.target, reason: check.reason ?? '' }] };
+        }
+        const result = await this.decode(executeResultSchema, a?.result);
+        if (result === undefined) return none;
+        if (result.refused !== undefined) return { events: [{ kind: 'refused', toolName: call.toolName, target: call.target, reason: result.refused }] };
+        return { events: [{ kind: 'executed', toolName: call.toolName, target: call.target, ok: result.ok, detail: result.ok ? undefined : result.output }] };
+      }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: {
+        const a = event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
+        const call = this.takeCall(a?.scheduledEventId);
+        if (call === undefined || call.activity !== 'execute') return none;
+        return { events: [{ kind: 'executed', toolName: call.toolName, target: call.target, ok: false, detail: a?.failure?.message ?? 'timed out' }] };
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: {
+        const result = await this.decode(jobResultSchema, event.workflowExecutionCompletedEventAttributes?.result);
+        const end: JobEnd = result === undefined ? { status: 'failed', message: 'the job ended with a result this client cannot read' } : { status: 'result', result };
+        return { events: [{ kind: 'ended', end }], end };
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
+        return ended({ status: 'failed', message: event.workflowExecutionFailedEventAttributes?.failure?.message ?? '' });
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
+        return ended({ status: 'cancelled' });
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+        return ended({ status: 'terminated', reason: event.workflowExecutionTerminatedEventAttributes?.reason ?? '' });
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+        return ended({ status: 'timed_out' });
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+        return { events: [], next: event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined };
+      default:
+        return none;
+    }
+  }
+
+  private noteDecision(decision: z.infer<typeof decisionSchema> | undefined): void {
+    if (decision !== undefined) this.decisions.set(decision.requestId, decision);
+  }
+
+  private takeCall(scheduledEventId: Long | number | null | undefined): Call | undefined {
+    const key = String(scheduledEventId ?? '');
+    const call = this.calls.get(key);
+    this.calls.delete(key);
+    return call;
+  }
+
+  /** The memo lists what waits now: new requests parked, gone ones were decided (or expired, with no decision sent). */
+  private pendingNow(requests: z.infer<typeof pendingMemoSchema>['requests']): ProgressEvent[] {
+    const out: ProgressEvent[] = [];
+    const now = new Set(requests.map((r) => r.requestId));
+    for (const [requestId, { toolName }] of this.pending) {
+      if (now.has(requestId)) continue;
+      this.pending.delete(requestId);
+      const d = this.decisions.get(requestId);
+      out.push(
+        d === undefined
+          ? { kind: 'expired', requestId, toolName }
+          : { kind: 'decided', requestId, toolName, decision: d.decision, reviewer: d.reviewer, edited: d.args !== undefined, reason: d.reason },
+      );
+    }
+    for (const r of requests) {
+      if (this.pending.has(r.requestId)) continue;
+      this.pending.set(r.requestId, { toolName: r.toolName });
+      out.push({ kind: 'parked', requestId: r.requestId, toolName: r.toolName, target: callTarget(r.toolName, r.args), ruleId: r.ruleId, reason: r.reason });
+    }
+    return out;
+  }
+}
+
+/** A protobuf int64 (history event ids). */
+type Long = { toString(): string };
+
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function ended(end: JobEnd): { events: ProgressEvent[]; end: JobEnd } {
+  return { events: [{ kind: 'ended', end }], end };
+}
+
+export interface FollowJobOptions {
+  readonly client: Client;
+  readonly jobId: string;
+  /** The run to start from (its continuations are followed); default the latest. */
+  readonly runId?: string;
+  /** Events up to this id (of the first run) are read for context but not reported: they happened before anyone watched. */
+  readonly reportAfterEventId?: number;
+  readonly onEvent: (event: ProgressEvent) => void;
+  /** Called with each run followed (the first and every continuation). */
+  readonly onRun?: (runId: string) => void;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Follows a job's history until it ends (or `signal` aborts), reporting
+ * each progress event once, in order. Resolves with how the job ended,
+ * or undefined when aborted.
+ */
+export async function followJob(options: FollowJobOptions): Promise<JobEnd | undefined> {
+  const { client, jobId, signal } = options;
+  const reader = new HistoryReader(client);
+  let runId = options.runId ?? '';
+  let quietUpTo = options.reportAfterEventId ?? 0;
+  let token: Uint8Array | undefined;
+  if (runId !== '') options.onRun?.(runId);
+  for (;;) {
+    if (aborted(signal)) return undefined;
+    const request = {
+      namespace: client.options.namespace,
+      execution: { workflowId: jobId, runId },
+      waitNewEvent: true,
+      ...(token !== undefined ? { nextPageToken: token } : {}),
+    };
+    let page: temporal.api.workflowservice.v1.GetWorkflowExecutionHistoryResponse;
+    try {
+      page = await poll(client, request, signal);
+    } catch (err) {
+      // Aborted while the poll waited (TS cannot see the signal change during the await).
+      if (aborted(signal)) return undefined;
+      throw err;
+    }
+    let next: string | undefined;
+    for (const event of page.history?.events ?? []) {
+      const read = await reader.read(event);
+      if (Number(event.eventId ?? 0) > quietUpTo) for (const e of read.events) options.onEvent(e);
+      if (read.end !== undefined) return read.end;
+      next = read.next ?? next;
+    }
+    if (next !== undefined && next !== '') {
+      runId = next;
+      token = undefined;
+      quietUpTo = 0;
+      options.onRun?.(runId);
+      continue;
+    }
+    // An empty token with no close event read: the history ended under a run this client did not see (a reset); follow the latest.
+    if (page.nextPageToken === undefined || page.nextPageToken === null || page.nextPageToken.length === 0) {
+      if (runId === '') return undefined;
+      runId = '';
+      token = undefined;
+      continue;
+    }
+    token = page.nextPageToken;
+  }
+}
+
+/**
+ * One long poll, cancelled when `signal` aborts. The connection adds an
+ * abort listener per call and never removes it: each call gets a signal
+ * of its own, linked to the caller's only while it runs.
+ */
+async function poll(
+  client: Client,
+  request: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryRequest,
+  signal: AbortSignal | undefined,
+): Promise<temporal.api.workflowservice.v1.GetWorkflowExecutionHistoryResponse> {
+  if (signal === undefined) return client.workflowService.getWorkflowExecutionHistory(request);
+  const call = new AbortController();
+  const forward = () => call.abort();
+  signal.addEventListener('abort', forward, { once: true });
+  try {
+    return await client.connection.withAbortSignal(call.signal, () => client.workflowService.getWorkflowExecutionHistory(request));
+  } finally {
+    signal.removeEventListener('abort', forward);
+  }
+}
+
+export interface WatchJobsOptions {
+  readonly client: Client;
+  readonly onEvent: (jobId: string, event: ProgressEvent) => void;
+  /** Reports a job that could not be followed; the watch goes on. */
+  readonly onError: (jobId: string, err: unknown) => void;
+  readonly signal: AbortSignal;
+  /** How often to look for new jobs. */
+  readonly intervalMs?: number;
+}
+
+/**
+ * Follows every job of the namespace: those running when the watch
+ * starts from their next event on, those started later from their start.
+ * Returns when `signal` aborts and every follower has stopped.
+ */
+export async function watchJobs(options: WatchJobsOptions): Promise<void> {
+  const { client, signal } = options;
+  // Each followed job listens on the signal while it polls: many jobs are not a leak.
+  setMaxListeners(10_000, signal);
+  const since = new Date(Date.now() - 1000).toISOString();
+  const following = new Map<string, Promise<void>>();
+  /** Runs followed already (with their continuations): a listing that shows them again starts nothing. */
+  const seenRuns = new Set<string>();
+  let first = true;
+  while (!signal.aborted) {
+    try {
+      const query = `WorkflowType = "${AGENT_JOB_WORKFLOW}" AND (ExecutionStatus = "Running" OR StartTime >= "${since}")`;
+      for await (const info of client.workflow.list({ query })) {
+        if (seenRuns.has(info.runId) || following.has(info.workflowId)) continue;
+        seenRuns.add(info.runId);
+        const fresh = info.startTime.getTime() >= Date.parse(since);
+        const reportAfterEventId = first && !fresh ? info.historyLength : 0;
+        const jobId = info.workflowId;
+        const follower = followJob({
+          client,
+          jobId,
+          runId: info.runId,
+          reportAfterEventId,
+          signal,
+          onRun: (runId) => seenRuns.add(runId),
+          onEvent: (event) => options.onEvent(jobId, event),
+        })
+          .then(() => undefined)
+          .catch((err: unknown) => {
+            if (!signal.aborted) options.onError(jobId, err);
+          })
+          .finally(() => following.delete(jobId));
+        following.set(jobId, follower);
+      }
+      first = false;
+    } catch (err) {
+      if (!signal.aborted) options.onError('(listing jobs)', err);
+    }
+    await sleep(options.intervalMs ?? 1000, signal);
+  }
+  await Promise.all(following.values());
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
