@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { AirlockError } from '../../core/errors';
 import { ensureSearchAttributes } from '../search-attributes';
@@ -26,8 +27,15 @@ export interface DevServerOptions {
   readonly readyTimeoutMs?: number;
   /** Own process group, so a terminal's Ctrl-C reaches only airlock, which then stops the server last. */
   readonly ownProcessGroup?: boolean;
-  /** Receives the server's own log lines. */
+  /** Receives the server's own log lines (not with `logFile`). */
   readonly onOutput?: (line: string) => void;
+  /**
+   * Where the server's output goes (rewritten at each start) instead of a
+   * pipe to this process: whether a server outlives a killed stack then
+   * does not depend on whether it happens to write (a write to a closed
+   * pipe ends it), and the next start finds it by its pid file.
+   */
+  readonly logFile?: string;
   /** The Web UI's remote codec endpoint (see `airlock codec-server`). */
   readonly uiCodecEndpoint?: string;
   /**
@@ -81,10 +89,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // The server inherits the umask: its database (every job's history) is created 0600, not world-readable.
   const umask = process.umask(0o077);
   let child: ChildProcess;
+  const logFd = options.logFile === undefined ? undefined : openSync(options.logFile, 'w', 0o600);
   try {
-    child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownProcessGroup ?? false });
+    child = spawn(options.cli, args, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: options.ownProcessGroup ?? false });
   } finally {
     process.umask(umask);
+    if (logFd !== undefined) closeSync(logFd);
   }
   const pidFile = options.pidFile;
   if (pidFile !== undefined && options.dbFile !== undefined && child.pid !== undefined) {
@@ -128,7 +138,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     let connection: Connection | undefined;
     while (connection === undefined) {
       if (hasExited) {
-        throw new DevServerError(`the Temporal dev server exited during start-up: ${tail.slice(-5).join(' | ') || '(no output)'}`);
+        const last = options.logFile === undefined ? tail : logTail(options.logFile);
+        throw new DevServerError(`the Temporal dev server exited during start-up: ${last.slice(-5).join(' | ') || '(no output)'}`);
       }
       if (Date.now() > deadline) {
         throw new DevServerError(`the Temporal dev server at ${address} did not become ready in time`);
@@ -162,6 +173,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     exited,
     stop,
   };
+}
+
+function logTail(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '').slice(-5);
+  } catch {
+    return [];
+  }
 }
 
 async function waitForNamespace(connection: Connection, namespace: string, deadline: number): Promise<void> {

@@ -106,6 +106,7 @@ async function runStack(options: DevStackOptions, stop: AbortController, paths: 
     namespaces: [options.config.temporal.namespace],
     ownProcessGroup: true,
     pidFile: paths.temporalPid,
+    logFile: paths.temporalLog,
     ...(codec !== undefined ? { uiCodecEndpoint: codec.endpoint } : {}),
   }).catch(async (err: unknown) => {
     await codec?.close();
