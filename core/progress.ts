@@ -1,5 +1,5 @@
 import { display } from './display-text';
-import { maskPreview, maskString } from './masking';
+import { maskPreview, maskString, summarizeArgs } from './masking';
 import type { AgentJobResult } from './job-input';
 import { getTool } from './tools/definitions';
 
@@ -58,7 +58,7 @@ export function callTarget(toolName: string, args: unknown): string {
     const targets = tool.targets(parsed.data);
     if (targets.length > 0) return maskString(targets.join(', '));
   }
-  return maskPreview(JSON.stringify(args) ?? '', 80);
+  return summarizeArgs(args, 80);
 }
 
 /** The status word of an end, as `show` and the search attribute spell it. */

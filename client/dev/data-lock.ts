@@ -66,7 +66,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const held = readLock(file);
-      if (held !== undefined && held.pid !== process.pid && holderAlive(held)) throw new DataDirLockedError(dataDir, held.pid);
+      if (held !== undefined && holderAlive(held)) throw new DataDirLockedError(dataDir, held.pid);
       takeOver(file, held);
     }
     throw new AirlockError(`could not lock the data folder ${dataDir}: its lock file ${file} kept changing; try again`);

@@ -117,7 +117,7 @@ test('a pid file naming a process that is not this folder\'s server is not acted
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     try {
-      await new Promise((resolve) => holder.stdout!.once('data', resolve));
+      await new Promise((resolve) => holder.stdout.once('data', resolve));
       const refused = await airlock(env, ['dev']);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain(`${env.TEMPORAL_ADDRESS} is already in use by pid ${holder.pid}`);
