@@ -277,6 +277,9 @@ async function poll(
   }
 }
 
+/** Visibility is updated a moment after a job closes. */
+const CLOSE_MARGIN_MS = 10_000;
+
 export interface WatchJobsOptions {
   readonly client: Client;
   readonly onEvent: (jobId: string, event: ProgressEvent) => void;
@@ -296,18 +299,22 @@ export async function watchJobs(options: WatchJobsOptions): Promise<void> {
   const { client, signal } = options;
   // Each followed job listens on the signal while it polls: many jobs are not a leak.
   setMaxListeners(10_000, signal);
-  const since = new Date(Date.now() - 1000).toISOString();
+  const since = Date.now() - 1000;
   const following = new Map<string, Promise<void>>();
   /** Runs followed already (with their continuations): a listing that shows them again starts nothing. */
   const seenRuns = new Set<string>();
   let first = true;
+  let lookedAt = since;
   while (!signal.aborted) {
+    const now = Date.now();
     try {
-      const query = `WorkflowType = "${AGENT_JOB_WORKFLOW}" AND (ExecutionStatus = "Running" OR StartTime >= "${since}")`;
+      // Open jobs, and those that closed since the last look (a short job may start and end between two looks).
+      const closedSince = new Date(lookedAt - CLOSE_MARGIN_MS).toISOString();
+      const query = `WorkflowType = "${AGENT_JOB_WORKFLOW}" AND (ExecutionStatus = "Running" OR CloseTime >= "${closedSince}")`;
       for await (const info of client.workflow.list({ query })) {
         if (seenRuns.has(info.runId) || following.has(info.workflowId)) continue;
         seenRuns.add(info.runId);
-        const fresh = info.startTime.getTime() >= Date.parse(since);
+        const fresh = info.startTime.getTime() >= since;
         const reportAfterEventId = first && !fresh ? info.historyLength : 0;
         const jobId = info.workflowId;
         const follower = followJob({
@@ -327,6 +334,7 @@ export async function watchJobs(options: WatchJobsOptions): Promise<void> {
         following.set(jobId, follower);
       }
       first = false;
+      lookedAt = now;
     } catch (err) {
       if (!signal.aborted) options.onError('(listing jobs)', err);
     }

@@ -84,6 +84,8 @@ async function runStack(options: DevStackOptions, stop: AbortController, paths: 
   ensureReviewer(paths, options.requester, log);
   const cli = await resolveTemporalCli({ log });
   log(`airlock: Temporal CLI ${cli.path} (${cli.source})`);
+  // Asked to stop while the CLI was found or built: nothing runs yet.
+  if (stop.signal.aborted) return 0;
   if (options.codec === true && ensureCodecKeys(paths.codecKeys).created) {
     log(`airlock: created payload encryption keys ${paths.codecKeys}; history on the server holds no plaintext from now on`);
   }
