@@ -6,7 +6,7 @@ import { getTool } from './tools/definitions';
 /**
  * What people waiting on a job see happen, one line per event: `airlock
  * dev` for every job, `airlock run --wait` for its own. The events are
- * read from the job's history (see client/job-progress.ts); every text
+ * read from the job's history (see client/progress/); every text
  * is masked and escaped here, whatever its source.
  */
 export type ProgressEvent =

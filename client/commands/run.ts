@@ -6,7 +6,7 @@ import { endStatus, endText, progressLine } from '../../core/progress';
 import type { AirlockClient, StartedJob } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type CommandRun } from '../command';
 import { JobError, UsageError } from '../errors';
-import { followJob } from '../job-progress';
+import { followJob } from '../progress/follow-job';
 import { withClient } from '../with-client';
 
 const optionsSchema = z.strictObject({

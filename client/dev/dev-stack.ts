@@ -15,7 +15,7 @@ import { lockDataDir } from './data-lock';
 import { loadReplayScript, startReplayServer, type ReplayServer } from './replay-server';
 import { stopLeftoverServer } from './server-pid-file';
 import { resolveTemporalCli } from './temporal-cli';
-import { watchJobs } from '../job-progress';
+import { watchJobs } from '../progress/watch-jobs';
 import { progressLine } from '../../core/progress';
 import { describeError } from '../../core/describe-error';
 

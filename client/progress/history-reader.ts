@@ -1,18 +1,15 @@
-import { setMaxListeners } from 'node:events';
 import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex, decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { AGENT_JOB_WORKFLOW } from '../core/job-input';
-import { PENDING_MEMO_KEY, pendingMemoSchema } from '../core/pending-memo';
-import { callTarget, type JobEnd, type ProgressEvent } from '../core/progress';
+import { PENDING_MEMO_KEY, pendingMemoSchema } from '../../core/pending-memo';
+import { callTarget, type JobEnd, type ProgressEvent } from '../../core/progress';
 
 /**
- * A job's progress read from its history on the server: true wherever the
- * workers run, needs no worker to answer, and misses nothing between two
- * looks (a long poll returns each new event). Parked requests come from
- * the memo the job publishes, decisions from their signals and updates,
- * executions from the `execute` activity, the end from the close event.
+ * A job's progress as its history tells it: true wherever the workers run,
+ * and needing no worker to answer. Parked requests come from the memo the
+ * job publishes, decisions from their signals and updates, executions from
+ * the `execute` activity, the end from the close event.
  */
 
 const EventType = temporal.api.enums.v1.EventType;
@@ -45,7 +42,7 @@ interface Call {
 }
 
 /** Turns history events into progress events; keeps what it needs across events and runs. */
-class HistoryReader {
+export class HistoryReader {
   private readonly pending = new Map<string, { toolName: string }>();
   /** The last decision sent for each request (a rejected one is replaced or never applied). */
   private readonly decisions = new Map<string, z.infer<typeof decisionSchema>>();
@@ -182,175 +179,7 @@ class HistoryReader {
 /** A protobuf int64 (history event ids). */
 type Long = { toString(): string };
 
-function aborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true;
-}
 
 function ended(end: JobEnd): { events: ProgressEvent[]; end: JobEnd } {
   return { events: [{ kind: 'ended', end }], end };
-}
-
-export interface FollowJobOptions {
-  readonly client: Client;
-  readonly jobId: string;
-  /** The run to start from (its continuations are followed); default the latest. */
-  readonly runId?: string;
-  /** Events up to this id (of the first run) are read for context but not reported: they happened before anyone watched. */
-  readonly reportAfterEventId?: number;
-  readonly onEvent: (event: ProgressEvent) => void;
-  /** Called with each run followed (the first and every continuation). */
-  readonly onRun?: (runId: string) => void;
-  readonly signal?: AbortSignal;
-}
-
-/**
- * Follows a job's history until it ends (or `signal` aborts), reporting
- * each progress event once, in order. Resolves with how the job ended,
- * or undefined when aborted.
- */
-export async function followJob(options: FollowJobOptions): Promise<JobEnd | undefined> {
-  const { client, jobId, signal } = options;
-  const reader = new HistoryReader(client);
-  let runId = options.runId ?? '';
-  let quietUpTo = options.reportAfterEventId ?? 0;
-  let token: Uint8Array | undefined;
-  if (runId !== '') options.onRun?.(runId);
-  for (;;) {
-    if (aborted(signal)) return undefined;
-    const request = {
-      namespace: client.options.namespace,
-      execution: { workflowId: jobId, runId },
-      waitNewEvent: true,
-      ...(token !== undefined ? { nextPageToken: token } : {}),
-    };
-    let page: temporal.api.workflowservice.v1.GetWorkflowExecutionHistoryResponse;
-    try {
-      page = await poll(client, request, signal);
-    } catch (err) {
-      // Aborted while the poll waited (TS cannot see the signal change during the await).
-      if (aborted(signal)) return undefined;
-      throw err;
-    }
-    let next: string | undefined;
-    for (const event of page.history?.events ?? []) {
-      const read = await reader.read(event);
-      if (Number(event.eventId ?? 0) > quietUpTo) for (const e of read.events) options.onEvent(e);
-      if (read.end !== undefined) return read.end;
-      next = read.next ?? next;
-    }
-    if (next !== undefined && next !== '') {
-      runId = next;
-      token = undefined;
-      quietUpTo = 0;
-      options.onRun?.(runId);
-      continue;
-    }
-    // An empty token with no close event read: the history ended under a run this client did not see (a reset); follow the latest.
-    if (page.nextPageToken === undefined || page.nextPageToken === null || page.nextPageToken.length === 0) {
-      if (runId === '') return undefined;
-      runId = '';
-      token = undefined;
-      continue;
-    }
-    token = page.nextPageToken;
-  }
-}
-
-/**
- * One long poll, cancelled when `signal` aborts. The connection adds an
- * abort listener per call and never removes it: each call gets a signal
- * of its own, linked to the caller's only while it runs.
- */
-async function poll(
-  client: Client,
-  request: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryRequest,
-  signal: AbortSignal | undefined,
-): Promise<temporal.api.workflowservice.v1.GetWorkflowExecutionHistoryResponse> {
-  if (signal === undefined) return client.workflowService.getWorkflowExecutionHistory(request);
-  const call = new AbortController();
-  const forward = () => call.abort();
-  signal.addEventListener('abort', forward, { once: true });
-  try {
-    return await client.connection.withAbortSignal(call.signal, () => client.workflowService.getWorkflowExecutionHistory(request));
-  } finally {
-    signal.removeEventListener('abort', forward);
-  }
-}
-
-/** Visibility is updated a moment after a job closes. */
-const CLOSE_MARGIN_MS = 10_000;
-
-export interface WatchJobsOptions {
-  readonly client: Client;
-  readonly onEvent: (jobId: string, event: ProgressEvent) => void;
-  /** Reports a job that could not be followed; the watch goes on. */
-  readonly onError: (jobId: string, err: unknown) => void;
-  readonly signal: AbortSignal;
-  /** How often to look for new jobs. */
-  readonly intervalMs?: number;
-}
-
-/**
- * Follows every job of the namespace: those running when the watch
- * starts from their next event on, those started later from their start.
- * Returns when `signal` aborts and every follower has stopped.
- */
-export async function watchJobs(options: WatchJobsOptions): Promise<void> {
-  const { client, signal } = options;
-  // Each followed job listens on the signal while it polls: many jobs are not a leak.
-  setMaxListeners(10_000, signal);
-  const since = Date.now() - 1000;
-  const following = new Map<string, Promise<void>>();
-  /** Runs followed already (with their continuations): a listing that shows them again starts nothing. */
-  const seenRuns = new Set<string>();
-  let first = true;
-  let lookedAt = since;
-  while (!signal.aborted) {
-    const now = Date.now();
-    try {
-      // Open jobs, and those that closed since the last look (a short job may start and end between two looks).
-      const closedSince = new Date(lookedAt - CLOSE_MARGIN_MS).toISOString();
-      const query = `WorkflowType = "${AGENT_JOB_WORKFLOW}" AND (ExecutionStatus = "Running" OR CloseTime >= "${closedSince}")`;
-      for await (const info of client.workflow.list({ query })) {
-        if (seenRuns.has(info.runId) || following.has(info.workflowId)) continue;
-        seenRuns.add(info.runId);
-        const fresh = info.startTime.getTime() >= since;
-        const reportAfterEventId = first && !fresh ? info.historyLength : 0;
-        const jobId = info.workflowId;
-        const follower = followJob({
-          client,
-          jobId,
-          runId: info.runId,
-          reportAfterEventId,
-          signal,
-          onRun: (runId) => seenRuns.add(runId),
-          onEvent: (event) => options.onEvent(jobId, event),
-        })
-          .then(() => undefined)
-          .catch((err: unknown) => {
-            if (!signal.aborted) options.onError(jobId, err);
-          })
-          .finally(() => following.delete(jobId));
-        following.set(jobId, follower);
-      }
-      first = false;
-      lookedAt = now;
-    } catch (err) {
-      if (!signal.aborted) options.onError('(listing jobs)', err);
-    }
-    await sleep(options.intervalMs ?? 1000, signal);
-  }
-  await Promise.all(following.values());
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
