@@ -6,7 +6,6 @@ import { endStatus, endText, progressLine } from '../../core/progress';
 import type { AirlockClient, StartedJob } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type CommandRun } from '../command';
 import { JobError, UsageError } from '../errors';
-import { followJob } from '../progress/follow-job';
 import { withClient } from '../with-client';
 
 const optionsSchema = z.strictObject({
@@ -61,6 +60,8 @@ export const run: CommandRun = async (args, io, command) => {
  */
 async function waitWithProgress(io: CommandIo, client: AirlockClient, started: StartedJob): Promise<number> {
   const { jobId } = started;
+  // Loaded here: a usage error of `run` loads no Temporal package.
+  const { followJob } = await import('../progress/follow-job');
   const end = await followJob({
     client: client.client,
     jobId,
