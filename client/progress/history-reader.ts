@@ -43,7 +43,7 @@ interface Call {
 
 /** Turns history events into progress events; keeps what it needs across events and runs. */
 export class HistoryReader {
-  private readonly pending = new Map<string, { toolName: string }>();
+  private readonly pending = new Map<string, { toolName: string; expiresAt: number }>();
   /** The last decision sent for each request (a rejected one is replaced or never applied). */
   private readonly decisions = new Map<string, z.infer<typeof decisionSchema>>();
   private readonly calls = new Map<string, Call>();
@@ -82,7 +82,7 @@ export class HistoryReader {
           return none;
         }
         const memo = pendingMemoSchema.safeParse(raw);
-        return memo.success ? { events: this.pendingNow(memo.data.requests) } : none;
+        return memo.success ? { events: this.pendingNow(memo.data.requests, eventMs(event)) } : none;
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: {
         const a = event.workflowExecutionSignaledEventAttributes;
@@ -153,27 +153,40 @@ export class HistoryReader {
     return call;
   }
 
-  /** The memo lists what waits now: new requests parked, gone ones were decided (or expired, with no decision sent). */
-  private pendingNow(requests: z.infer<typeof pendingMemoSchema>['requests']): ProgressEvent[] {
+  /**
+   * The memo lists what waits now: new requests parked; a request gone
+   * before its expiry was decided (by the last decision sent for it: the
+   * job applies no other), one gone at or after its expiry expired, even
+   * when a decision was sent (the job rejected it, or it came too late).
+   */
+  private pendingNow(requests: z.infer<typeof pendingMemoSchema>['requests'], at: number | undefined): ProgressEvent[] {
     const out: ProgressEvent[] = [];
     const now = new Set(requests.map((r) => r.requestId));
-    for (const [requestId, { toolName }] of this.pending) {
+    for (const [requestId, { toolName, expiresAt }] of this.pending) {
       if (now.has(requestId)) continue;
       this.pending.delete(requestId);
       const d = this.decisions.get(requestId);
+      const expired = d === undefined || (at !== undefined && at >= expiresAt);
       out.push(
-        d === undefined
+        expired
           ? { kind: 'expired', requestId, toolName }
           : { kind: 'decided', requestId, toolName, decision: d.decision, reviewer: d.reviewer, edited: d.args !== undefined, reason: d.reason },
       );
     }
     for (const r of requests) {
       if (this.pending.has(r.requestId)) continue;
-      this.pending.set(r.requestId, { toolName: r.toolName });
+      this.pending.set(r.requestId, { toolName: r.toolName, expiresAt: Date.parse(r.expiresAt) });
       out.push({ kind: 'parked', requestId: r.requestId, toolName: r.toolName, target: callTarget(r.toolName, r.args), ruleId: r.ruleId, reason: r.reason });
     }
     return out;
   }
+}
+
+/** When the event was recorded (workflow time), in ms. */
+function eventMs(event: HistoryEvent): number | undefined {
+  const t = event.eventTime;
+  if (t === null || t === undefined) return undefined;
+  return Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
 }
 
 /** A protobuf int64 (history event ids). */
