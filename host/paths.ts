@@ -25,5 +25,9 @@ export function statePaths(config: AirlockConfig) {
     /** Notifications owed to the configured endpoints (agent side). */
     notifications: join(dataDir, 'agent', 'notifications.sqlite'),
     temporalDb: join(dataDir, 'temporal.sqlite'),
+    /** The pid of the Temporal dev server `airlock dev` runs, while it runs. */
+    temporalPid: join(dataDir, 'temporal.pid'),
+    /** Its output, rewritten at each start. */
+    temporalLog: join(dataDir, 'temporal.log'),
   };
 }

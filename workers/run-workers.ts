@@ -27,8 +27,11 @@ export function runtimeLogger(level: AirlockConfig['logLevel']): DefaultLogger {
 
 let runtimeInstalled = false;
 
+/** The SDK's shutdown signals, and SIGHUP: a closed terminal stops workers as Ctrl-C does. */
+const SHUTDOWN_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGUSR2', 'SIGHUP'];
+
 /**
- * Installs the Temporal runtime once per process; SIGINT/SIGTERM then shut
+ * Installs the Temporal runtime once per process; SIGINT/SIGTERM/SIGHUP then shut
  * workers down gracefully. With `AIRLOCK_METRICS_ADDRESS` it serves
  * Prometheus metrics there: the SDK's own and airlock's, one endpoint for
  * every worker of the process.
@@ -41,7 +44,7 @@ export function installRuntime(config: AirlockConfig): void {
       ? {}
       : { telemetryOptions: { metrics: { prometheus: { bindAddress: address, histogramBucketOverrides: { [MetricNames.judgeLatency]: JUDGE_LATENCY_BUCKETS_MS } } } } };
   try {
-    Runtime.install({ logger: runtimeLogger(config.logLevel), ...telemetryOptions });
+    Runtime.install({ logger: runtimeLogger(config.logLevel), shutdownSignals: SHUTDOWN_SIGNALS, ...telemetryOptions });
   } catch (err) {
     // The address was well-formed (checked at start-up); binding it failed, e.g. the port is taken.
     if (address === undefined) throw err;
@@ -66,6 +69,8 @@ export interface RunWorkersOptions {
   readonly log?: (line: string) => void;
   /** Called once every worker is polling. */
   readonly onReady?: () => void;
+  /** Stops the workers (gracefully) when aborted, also before they run. */
+  readonly signal?: AbortSignal;
 }
 
 /** Runs the workers of the given queues until the process is asked to stop. */
@@ -93,12 +98,25 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
     log(
       `airlock: workers polling ${roles.map((r) => TaskQueues[r]).join(', ')} on ${config.temporal.address} (namespace ${config.temporal.namespace})`,
     );
+    if (options.signal?.aborted === true) return;
     if (notifier !== undefined) {
       notifier.start();
       log(`airlock: notifications to ${config.notify.endpoints.map((e) => e.shown).join(', ')}`);
     }
+    const running = Promise.all(workers.map((w) => w.run()));
+    const stop = () => {
+      for (const w of workers) {
+        // A worker already stopping (a signal reached the runtime too) refuses a second shutdown.
+        if (w.getState() === 'RUNNING') w.shutdown();
+      }
+    };
+    options.signal?.addEventListener('abort', stop, { once: true });
     options.onReady?.();
-    await Promise.all(workers.map((w) => w.run()));
+    try {
+      await running;
+    } finally {
+      options.signal?.removeEventListener('abort', stop);
+    }
     log('airlock: workers stopped');
   } finally {
     await notifier?.stop();

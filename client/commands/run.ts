@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { userInfo } from 'node:os';
 import { sideEffectToolNames } from '../../core/tools/registry';
 import { display } from '../../core/display-text';
-import { printJson, stringOption, type CommandRun } from '../command';
-import { UsageError } from '../errors';
+import { endStatus, endText, progressLine } from '../../core/progress';
+import type { AirlockClient, StartedJob } from '../airlock-client';
+import { printJson, stringOption, type CommandIo, type CommandRun } from '../command';
+import { JobError, UsageError } from '../errors';
 import { withClient } from '../with-client';
 
 const optionsSchema = z.strictObject({
@@ -44,13 +46,38 @@ export const run: CommandRun = async (args, io, command) => {
       else io.out(display`started job ${started.jobId}\n  follow it: airlock show ${started.jobId}`);
       return 0;
     }
-    const result = await client.result(started.jobId);
-    if (args.values.json === true) printJson(io, { ...started, result });
-    else {
-      const reason = result.reason !== undefined ? ` (${result.reason})` : '';
-      const summary = result.summary !== undefined ? `: ${result.summary}` : '';
-      io.out(display`job ${started.jobId} ${result.status}${reason}${summary}`);
+    if (args.values.json === true) {
+      const result = await client.result(started.jobId);
+      printJson(io, { ...started, result });
+      return result.status === 'completed' ? 0 : 1;
     }
-    return result.status === 'completed' ? 0 : 1;
+    return waitWithProgress(io, client, started);
   });
 };
+
+/**
+ * Shows the job's progress while it runs, read from its history on the
+ * server (the workers may be on other machines), and ends with its result.
+ * A parked call says how to decide it.
+ */
+async function waitWithProgress(io: CommandIo, client: AirlockClient, started: StartedJob): Promise<number> {
+  const { jobId } = started;
+  // Loaded here: a usage error of `run` loads no Temporal package.
+  const { followJob } = await import('../progress/follow-job');
+  const end = await followJob({
+    client: client.client,
+    jobId,
+    runId: started.runId,
+    onEvent: (event) => {
+      if (event.kind === 'ended') return;
+      io.out(progressLine(jobId, event));
+      if (event.kind === 'parked') {
+        io.out(display`  waiting for approval; in another terminal: npx airlock approve ${jobId} --request ${event.requestId}`);
+        io.out(display`  or: npx airlock deny ${jobId} --request ${event.requestId} --reason "…"   (details: npx airlock show ${jobId})`);
+      }
+    },
+  });
+  if (end === undefined) throw new JobError(`lost track of job ${jobId}; see npx airlock show ${jobId}`);
+  io.out(display`job ${jobId} ${endText(end)}`);
+  return endStatus(end) === 'completed' ? 0 : 1;
+}

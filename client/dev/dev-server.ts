@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { AirlockError } from '../../core/errors';
 import { ensureSearchAttributes } from '../search-attributes';
 import { isPortFree } from './ports';
+import { describeProcess, listeningPid } from './process-info';
+import { removeServerPidFile, writeServerPidFile } from './server-pid-file';
 
 /** The Temporal dev server could not be started or did not become ready. */
 export class DevServerError extends AirlockError {
@@ -24,10 +27,28 @@ export interface DevServerOptions {
   readonly readyTimeoutMs?: number;
   /** Own process group, so a terminal's Ctrl-C reaches only airlock, which then stops the server last. */
   readonly ownProcessGroup?: boolean;
-  /** Receives the server's own log lines. */
+  /** Receives the server's own log lines (not with `logFile`). */
   readonly onOutput?: (line: string) => void;
+  /**
+   * Where the server's output goes (rewritten at each start) instead of a
+   * pipe to this process: whether a server outlives a killed stack then
+   * does not depend on whether it happens to write (a write to a closed
+   * pipe ends it), and the next start finds it by its pid file.
+   */
+  readonly logFile?: string;
   /** The Web UI's remote codec endpoint (see `airlock codec-server`). */
   readonly uiCodecEndpoint?: string;
+  /**
+   * Where the server's pid is kept while it runs (with `dbFile`), so a
+   * start after this process was killed finds the server it left behind.
+   */
+  readonly pidFile?: string;
+}
+
+/** Who listens on a port, when this machine tells. */
+function portHolder(port: number): string {
+  const pid = listeningPid(port);
+  return pid === undefined ? '' : ` by ${describeProcess(pid)}`;
 }
 
 export interface DevServer {
@@ -49,11 +70,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const address = `${ip}:${options.port}`;
   if (!(await isPortFree(options.port, ip))) {
     throw new DevServerError(
-      `${address} is already in use: another Temporal server (perhaps another airlock dev) is running there; stop it, or choose another port with TEMPORAL_ADDRESS`,
+      `${address} is already in use${portHolder(options.port) || ' (perhaps by another Temporal server or airlock dev)'}; stop it, or choose another port with TEMPORAL_ADDRESS`,
     );
   }
   if (options.uiPort !== undefined && !(await isPortFree(options.uiPort, ip))) {
-    throw new DevServerError(`Web UI port ${options.uiPort} is already in use; stop what uses it or set AIRLOCK_UI_PORT`);
+    throw new DevServerError(`Web UI port ${options.uiPort} is already in use${portHolder(options.uiPort)}; stop what uses it or set AIRLOCK_UI_PORT`);
   }
   const namespaces = ['default', ...(options.namespaces ?? []).filter((n) => n !== 'default')];
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(options.port), '--log-level', 'warn'];
@@ -68,10 +89,16 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // The server inherits the umask: its database (every job's history) is created 0600, not world-readable.
   const umask = process.umask(0o077);
   let child: ChildProcess;
+  const logFd = options.logFile === undefined ? undefined : openSync(options.logFile, 'w', 0o600);
   try {
-    child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownProcessGroup ?? false });
+    child = spawn(options.cli, args, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: options.ownProcessGroup ?? false });
   } finally {
     process.umask(umask);
+    if (logFd !== undefined) closeSync(logFd);
+  }
+  const pidFile = options.pidFile;
+  if (pidFile !== undefined && options.dbFile !== undefined && child.pid !== undefined) {
+    writeServerPidFile(pidFile, { pid: child.pid, dbFile: options.dbFile, address });
   }
   const tail: string[] = [];
   const onChunk = (chunk: Buffer) => {
@@ -95,6 +122,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   void exited.then(() => {
     hasExited = true;
     process.off('exit', killOnExit);
+    if (pidFile !== undefined) removeServerPidFile(pidFile, child.pid);
   });
 
   const stop = async (): Promise<void> => {
@@ -110,7 +138,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     let connection: Connection | undefined;
     while (connection === undefined) {
       if (hasExited) {
-        throw new DevServerError(`the Temporal dev server exited during start-up: ${tail.slice(-5).join(' | ') || '(no output)'}`);
+        const last = options.logFile === undefined ? tail : logTail(options.logFile);
+        throw new DevServerError(`the Temporal dev server exited during start-up: ${last.slice(-5).join(' | ') || '(no output)'}`);
       }
       if (Date.now() > deadline) {
         throw new DevServerError(`the Temporal dev server at ${address} did not become ready in time`);
@@ -144,6 +173,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     exited,
     stop,
   };
+}
+
+function logTail(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '').slice(-5);
+  } catch {
+    return [];
+  }
 }
 
 async function waitForNamespace(connection: Connection, namespace: string, deadline: number): Promise<void> {

@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { AesGcmCodec, ensureCodecKeys, loadCodecKeys } from '../../host/payload-codec';
 import { loadOrCreateCodecToken, startCodecServer } from './codec-server';
-import { Runtime } from '@temporalio/worker';
 import type { AirlockConfig } from '../../core/config';
 import { queueRoles } from '../../core/task-queues';
 import { statePaths } from '../../host/paths';
@@ -12,9 +11,14 @@ import { AirlockClient } from '../airlock-client';
 import { UsageError } from '../errors';
 import { DEMO_GOAL, demoScript, seedDemoFiles } from './demo';
 import { startDevServer, type DevServer } from './dev-server';
+import { lockDataDir } from './data-lock';
 import { loadReplayScript, startReplayServer, type ReplayServer } from './replay-server';
+import { stopLeftoverServer } from './server-pid-file';
 import { resolveTemporalCli } from './temporal-cli';
 import { loadToolsSetup } from '../../host/tools-config-file';
+import { watchJobs } from '../progress/watch-jobs';
+import { progressLine } from '../../core/progress';
+import { describeError } from '../../core/describe-error';
 
 export interface DevStackOptions {
   readonly config: AirlockConfig;
@@ -28,24 +32,61 @@ export interface DevStackOptions {
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
+/** Ctrl-C, `kill`, and a closed terminal: each stops the stack and everything it started. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 /**
  * The embedded default: a Temporal dev server on a persistent SQLite file,
  * the replay model when no endpoint is configured, and every worker in this
- * process. Ctrl-C stops the workers, then the model, then the server.
+ * process. The data folder is locked while it runs. Ctrl-C, SIGTERM or
+ * SIGHUP stop the workers, then the model, then the server.
  */
 export async function runDevStack(options: DevStackOptions): Promise<number> {
   const { log } = options;
+  const stop = new AbortController();
+  // Installed first: a signal during start-up stops what has started so far, never leaves it running.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stop.signal.aborted) log(`airlock: ${signal}: stopping the dev stack`);
+    stop.abort();
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  try {
+    return await runLocked(options, stop);
+  } finally {
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+  }
+}
+
+async function runLocked(options: DevStackOptions, stop: AbortController): Promise<number> {
   const address = options.config.temporal.address;
   const host = address.slice(0, address.lastIndexOf(':'));
-  const port = Number(address.slice(address.lastIndexOf(':') + 1));
   if (!LOOPBACK.has(host)) {
     throw new UsageError(`airlock dev runs a local server; TEMPORAL_ADDRESS must be on 127.0.0.1 or localhost (got ${address})`);
   }
   const paths = statePaths(options.config);
   mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+  const lock = lockDataDir(paths.dataDir);
+  try {
+    return await runStack(options, stop, paths);
+  } finally {
+    lock.release();
+  }
+}
+
+async function runStack(options: DevStackOptions, stop: AbortController, paths: ReturnType<typeof statePaths>): Promise<number> {
+  const { log } = options;
+  const address = options.config.temporal.address;
+  const host = address.slice(0, address.lastIndexOf(':'));
+  const port = Number(address.slice(address.lastIndexOf(':') + 1));
+  const leftover = await stopLeftoverServer(paths.temporalPid);
+  if (leftover.kind === 'stopped') {
+    log(`airlock: stopped the Temporal dev server (pid ${leftover.pid}, ${leftover.address}) that an earlier airlock dev on this data folder left running`);
+  }
   ensureReviewer(paths, options.requester, log);
   const cli = await resolveTemporalCli({ log });
   log(`airlock: Temporal CLI ${cli.path} (${cli.source})`);
+  // Asked to stop while the CLI was found or built: nothing runs yet.
+  if (stop.signal.aborted) return 0;
   if (options.codec === true && ensureCodecKeys(paths.codecKeys).created) {
     log(`airlock: created payload encryption keys ${paths.codecKeys}; history on the server holds no plaintext from now on`);
   }
@@ -67,6 +108,8 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
     dbFile: paths.temporalDb,
     namespaces: [options.config.temporal.namespace],
     ownProcessGroup: true,
+    pidFile: paths.temporalPid,
+    logFile: paths.temporalLog,
     ...(codec !== undefined ? { uiCodecEndpoint: codec.endpoint } : {}),
   }).catch(async (err: unknown) => {
     await codec?.close();
@@ -75,7 +118,9 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
   let replay: ReplayServer | undefined;
   let stopping = false;
   let crashed = false;
+  let watching: Promise<void> | undefined;
   try {
+    if (stop.signal.aborted) return 0;
     let config = options.config;
     let modelNote = `${config.model.baseUrl} (model ${config.model.name})`;
     if (config.model.baseUrl === undefined) {
@@ -96,14 +141,17 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
       if (stopping) return;
       crashed = true;
       log(`airlock: the Temporal dev server exited unexpectedly (code ${String(code)}); stopping`);
-      void Runtime.instance().shutdown();
+      stop.abort();
     });
 
+    if (stop.signal.aborted) return 0;
     await runWorkers({
       config,
       roles: queueRoles,
       log,
+      signal: stop.signal,
       onReady: () => {
+        watching = watchProgress(config, log, stop.signal);
         log(
           [
             '',
@@ -125,10 +173,34 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
     return crashed ? 1 : 0;
   } finally {
     stopping = true;
+    // The workers have stopped; the watch ends with them.
+    stop.abort();
+    await watching;
     await replay?.close();
     await codec?.close();
     await server.stop();
     log('airlock: dev stack stopped');
+  }
+}
+
+/** One line per event of every job, for as long as the stack runs. */
+async function watchProgress(config: AirlockConfig, log: (line: string) => void, signal: AbortSignal): Promise<void> {
+  let client: AirlockClient;
+  try {
+    client = await AirlockClient.connect(config);
+  } catch (err) {
+    log(`airlock: cannot follow the jobs' progress: ${describeError(err)}`);
+    return;
+  }
+  try {
+    await watchJobs({
+      client: client.client,
+      signal,
+      onEvent: (jobId, event) => log(progressLine(jobId, event)),
+      onError: (jobId, err) => log(`airlock: stopped following ${jobId}: ${describeError(err)}`),
+    });
+  } finally {
+    await client.close();
   }
 }
 
