@@ -41,6 +41,13 @@ const rulesCommands: CommandGroup = {
       load: async () => (await import('./commands/rules/test')).run,
     },
     {
+      name: 'rehearse',
+      summary: 'Decide the tool calls of past jobs again under other rules and list every decision that would change (nothing runs)',
+      usage: 'airlock rules rehearse --rules NEW.yaml [--since 7d] [--job JOB_ID] [--json]',
+      options: { rules: { type: 'string' }, since: { type: 'string' }, job: { type: 'string' }, json: { type: 'boolean' } },
+      load: async () => (await import('./commands/rules/rehearse')).run,
+    },
+    {
       name: 'add',
       summary: 'Add a rule (YAML or JSON, inline or @file) to the rules file; running jobs keep their snapshot',
       usage: "airlock rules add --rule '{id: x, name: ..., action: audit_only}' | --rule @rule.yaml [--file FILE] [--json]",
