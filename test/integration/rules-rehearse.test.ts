@@ -146,6 +146,8 @@ beforeAll(async () => {
 
   files.stricter = join(h.dir, 'stricter.yaml');
   files.looser = join(h.dir, 'looser.yaml');
+  files.same = join(h.dir, 'same.json');
+  writeFileSync(files.same, JSON.stringify(firstRules));
   writeFileSync(files.stricter, stricter);
   writeFileSync(files.looser, looser);
 }, 120_000);
@@ -196,6 +198,14 @@ test('stricter rules: exactly the calls whose decision changes, counted per rule
   expect(lines).toContain('  approve-writes: 3 (allowed → needs approval: 3)');
   expect(lines).toContain('  no-bak-deletes: 2 (approved → denied: 1; denied by reviewer → denied: 1)');
   expect(text.stdout).toContain('judged rules are not asked in a rehearsal');
+}, 60_000);
+
+test('the rules the jobs ran under: every call rehearsed, none changes (the rehearsal decides as the jobs did)', async () => {
+  const { code, report } = await rehearse(['--rules', files.same ?? '', '--json']);
+  expect(code).toBe(0);
+  expect(report).toMatchObject({ jobs: 3, calls: 7, changes: [], byRule: [], skipped: [] });
+  const text = await rehearse(['--rules', files.same ?? '']);
+  expect(text.stdout).toMatch(/: 3 job\(s\), 7 tool call\(s\), 0 decision\(s\) would change\n$/);
 }, 60_000);
 
 test('looser rules: approved and denied calls that would now be allowed; the reviewer-denied one still needs approval', async () => {
@@ -251,3 +261,35 @@ test('an invalid rules file gets the same listing as `rules validate`, exit code
   expect(since.code).toBe(2);
   expect(since.stderr).toMatch(/--since takes a duration such as 7d/);
 }, 60_000);
+
+test('a job parked across continue-as-new and approved in its next run is one job: the approval is found', async () => {
+  writeFileSync(join(h.root, 'long.bak'), 'long');
+  const jobId = `long-${Date.now()}`;
+  await h.start({
+    jobId,
+    script: { turns: [{ tool_calls: [{ name: 'fs_delete', arguments: { path: 'long.bak' } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] }] },
+    input: { historyEventLimit: 60 },
+  });
+  const before = await h.waitForPending(jobId);
+  const request = before.pending[0];
+  if (request === undefined) throw new Error('no request');
+  // Stray decisions (each audited) grow the parked job's history past its limit: it continues as new, still parked.
+  let after = await h.state(jobId);
+  for (let i = 0; i < 30 && after.counters.continuedAsNew === 0; i++) {
+    await h.airlock.sendDecision(jobId, { requestId: 'stray', fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve', reviewer: 'nobody' });
+    after = await h.state(jobId);
+  }
+  expect(after.counters.continuedAsNew).toBeGreaterThan(0);
+  await h.waitForPending(jobId);
+  await expect(h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).resolves.toMatchObject({ accepted: true, status: 'approved' });
+  await finished(jobId);
+  for (let i = 0; i < 100; i++) {
+    const runs = await h.env.client.workflow.count(`WorkflowId = "${jobId}" AND ExecutionStatus != "Running"`);
+    if (runs.count >= 2) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const { code, report } = await rehearse(['--rules', files.stricter ?? '', '--job', jobId, '--json']);
+  expect(code).toBe(0);
+  expect(report).toMatchObject({ jobs: 1, calls: 1, skipped: [] });
+  expect(report?.changes.map(key)).toEqual([`${jobId} fs_delete long.bak: approved → denied [no-bak-deletes]`]);
+}, 120_000);
