@@ -2,7 +2,8 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { batchPlanSchema } from '../core/batch-plan';
+import { batchPlanSchema, type BatchPlan } from '../core/batch-plan';
+import { batchPlanV1Schema, heldPlanFromV1, LegacyShapeError } from '../core/legacy-v1';
 import { describeError } from '../core/describe-error';
 import { agentJobInputSchema, AGENT_JOB_WORKFLOW } from '../core/job-input';
 import { callFactsSchema, type CallFacts } from '../core/policy/facts';
@@ -19,6 +20,14 @@ import { toolPlanOf, type Happened, type PlannedToolKind, type RecordedBatch, ty
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
+/** The first value of a payload list, decoded as this installation's clients decode it. */
+export type DecodePayloads = (payloads: temporal.api.common.v1.IPayload[]) => Promise<unknown>;
+
+/** One run's history, as fetched from the server or read from a file. */
+export interface RunHistory {
+  readonly runId: string;
+  readonly events: readonly HistoryEvent[];
+}
 
 export interface ListedRun {
   readonly workflowId: string;
@@ -59,7 +68,7 @@ export async function listRuns(client: Client, query: string): Promise<ListedRun
 const snapshotRootsSchema = z.looseObject({ snapshot: z.looseObject({ detectors: z.looseObject({ roots: z.array(z.string()) }) }) });
 const carriedRootsSchema = z.looseObject({ carried: snapshotRootsSchema });
 const markerDataSchema = z.looseObject({ activity_type: z.string() });
-const planResultSchema = z.looseObject({ plan: batchPlanSchema });
+const planResultSchema = z.looseObject({ plan: z.unknown() });
 const factsResultSchema = z.looseObject({ facts: z.record(z.string(), callFactsSchema) });
 const preparedSchema = z.looseObject({ requestId: z.string(), nonce: z.string() });
 const decisionSchema = z.looseObject({ requestId: z.string(), fingerprint: z.string(), nonce: z.string(), decision: z.enum(['approve', 'deny']) });
@@ -103,13 +112,13 @@ class RunReader {
   private facts: Record<string, CallFacts> | undefined;
 
   constructor(
-    private readonly client: Client,
+    private readonly decodePayloads: DecodePayloads,
     private readonly runId: string,
     private readonly job: JobReading,
   ) {}
 
   private async decode(payloads: Payloads): Promise<unknown> {
-    return decodeFromPayloadsAtIndex(this.client.options.loadedDataConverter, 0, payloads?.payloads ?? []);
+    return this.decodePayloads(payloads?.payloads ?? []);
   }
 
   /** Requests still open when the job went on: the job only goes on once each is decided or expired. */
@@ -172,9 +181,10 @@ class RunReader {
       if (!data.success || data.data.activity_type !== 'evaluatePolicy' || !this.batchOpen) return;
       const result = planResultSchema.safeParse(await this.decode(marker.details?.result));
       // A pass that asked for facts or the judge first carries no plan; the batch stays open for the next pass.
-      if (!result.success) return;
+      const plan = result.success ? recordedPlan(result.data.plan) : undefined;
+      if (plan === undefined) return;
       this.batchOpen = false;
-      this.freshBatch(result.data.plan, timeOf(event));
+      this.freshBatch(plan, timeOf(event));
       return;
     }
     const signal = event.workflowExecutionSignaledEventAttributes;
@@ -206,7 +216,7 @@ class RunReader {
     }
   }
 
-  private freshBatch(plan: z.infer<typeof batchPlanSchema>, at: number): void {
+  private freshBatch(plan: BatchPlan, at: number): void {
     const calls: CallRecord[] = [];
     this.awaitingPrepare = [];
     for (const planned of plan.calls) {
@@ -230,6 +240,20 @@ class RunReader {
   }
 }
 
+/** A recorded plan in the current shape; builds before plan version 2 wrote another one. */
+function recordedPlan(raw: unknown): BatchPlan | undefined {
+  const current = batchPlanSchema.safeParse(raw);
+  if (current.success) return current.data;
+  const v1 = batchPlanV1Schema.safeParse(raw);
+  if (!v1.success) return undefined;
+  try {
+    return heldPlanFromV1(v1.data);
+  } catch (err) {
+    if (err instanceof LegacyShapeError) return undefined;
+    throw err;
+  }
+}
+
 function happenedOfPlan(kind: PlannedToolKind): Happened {
   switch (kind) {
     case 'run':
@@ -247,11 +271,43 @@ function happenedOfPlan(kind: PlannedToolKind): Happened {
 }
 
 /**
- * Every listed run, grouped by job and read in start order (a job that
- * continued as new is one job). A run whose history cannot be read or
- * decoded is skipped with the reason.
+ * One job from its runs' histories, oldest first (a job that continued as
+ * new is one job). Undefined when the first run's input is not an agent
+ * job's input this build reads.
+ */
+export async function readJob(jobId: string, runs: readonly RunHistory[], decode: DecodePayloads): Promise<{ job: RecordedJob | undefined; skipped: SkippedRun[] }> {
+  const reading: JobReading = { requests: new Map(), batches: [], roots: undefined };
+  const skipped: SkippedRun[] = [];
+  let input: z.infer<typeof agentJobInputSchema> | undefined;
+  for (const run of runs) {
+    const started = run.events[0]?.workflowExecutionStartedEventAttributes;
+    const parsed = agentJobInputSchema.safeParse(await decode(started?.input?.payloads ?? []));
+    if (!parsed.success) {
+      skipped.push({ jobId, runId: run.runId, reason: 'its input is not an agent job input this build reads' });
+      continue;
+    }
+    input ??= parsed.data;
+    const carried = carriedRootsSchema.safeParse(parsed.data);
+    if (carried.success) reading.roots ??= carried.data.carried.snapshot.detectors.roots;
+    await new RunReader(decode, run.runId, reading).read(run.events);
+  }
+  if (input === undefined) return { job: undefined, skipped };
+  const job: RecordedJob = {
+    jobId,
+    scope: input.scope,
+    roots: reading.roots,
+    maxApprovalRequests: input.maxApprovalRequests,
+    batches: reading.batches.map((b): RecordedBatch => ({ runId: b.runId, at: b.at, calls: b.calls.map(({ fingerprint: _f, ...c }) => c) })),
+  };
+  return { job, skipped };
+}
+
+/**
+ * Every listed run's history, grouped by job and read in start order. A
+ * run whose history cannot be fetched or decoded is skipped with the reason.
  */
 export async function readJobs(client: Client, runs: readonly ListedRun[]): Promise<ReadJobs> {
+  const decode: DecodePayloads = (payloads) => decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads);
   const byJob = new Map<string, ListedRun[]>();
   for (const r of [...runs].sort((a, b) => a.startTime.getTime() - b.startTime.getTime())) {
     byJob.set(r.workflowId, [...(byJob.get(r.workflowId) ?? []), r]);
@@ -259,36 +315,23 @@ export async function readJobs(client: Client, runs: readonly ListedRun[]): Prom
   const jobs: RecordedJob[] = [];
   const skipped: SkippedRun[] = [];
   for (const [jobId, jobRuns] of byJob) {
-    const reading: JobReading = { requests: new Map(), batches: [], roots: undefined };
-    let input: z.infer<typeof agentJobInputSchema> | undefined;
+    const histories: RunHistory[] = [];
     for (const run of jobRuns) {
       try {
         const history = await client.workflow.getHandle(jobId, run.runId).fetchHistory();
-        const events = history.events ?? [];
-        const started = events[0]?.workflowExecutionStartedEventAttributes;
-        const parsed = agentJobInputSchema.safeParse(
-          await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, started?.input?.payloads ?? []),
-        );
-        if (!parsed.success) {
-          skipped.push({ jobId, runId: run.runId, reason: 'its input is not an agent job input this build reads' });
-          continue;
-        }
-        input ??= parsed.data;
-        const carried = carriedRootsSchema.safeParse(parsed.data);
-        if (carried.success) reading.roots ??= carried.data.carried.snapshot.detectors.roots;
-        await new RunReader(client, run.runId, reading).read(events);
+        histories.push({ runId: run.runId, events: history.events ?? [] });
       } catch (err) {
         skipped.push({ jobId, runId: run.runId, reason: describeError(err) });
       }
     }
-    if (input === undefined) continue;
-    jobs.push({
-      jobId,
-      scope: input.scope,
-      roots: reading.roots,
-      maxApprovalRequests: input.maxApprovalRequests,
-      batches: reading.batches.map((b): RecordedBatch => ({ runId: b.runId, at: b.at, calls: b.calls.map((c) => ({ ...c })) })),
-    });
+    try {
+      const read = await readJob(jobId, histories, decode);
+      skipped.push(...read.skipped);
+      if (read.job !== undefined) jobs.push(read.job);
+    } catch (err) {
+      // A payload this process cannot decode (a codec key it lacks) leaves the whole job out, said so.
+      skipped.push({ jobId, runId: histories.map((h) => h.runId).join(','), reason: describeError(err) });
+    }
   }
   return { jobs, runs: runs.length, skipped };
 }
