@@ -10,7 +10,7 @@ const toggleOptions: OptionSpec = { file: { type: 'string' }, json: { type: 'boo
 
 const rulesCommands: CommandGroup = {
   name: 'rules',
-  summary: 'List, validate, dry-run, add, enable and disable rules',
+  summary: 'List, validate, dry-run, rehearse on past jobs, add, enable and disable rules',
   subcommands: [
     {
       name: 'list',
