@@ -43,7 +43,7 @@ const rulesCommands: CommandGroup = {
     {
       name: 'rehearse',
       summary: 'Decide the tool calls of past jobs again under other rules and list every decision that would change (nothing runs)',
-      usage: 'airlock rules rehearse --rules NEW.yaml [--since 7d] [--job JOB_ID] [--json]',
+      usage: 'airlock rules rehearse --rules NEW.yaml [--since 7d|2026-11-30T14:00:00Z] [--job JOB_ID] [--json]',
       options: { rules: { type: 'string' }, since: { type: 'string' }, job: { type: 'string' }, json: { type: 'boolean' } },
       load: async () => (await import('./commands/rules/rehearse')).run,
     },

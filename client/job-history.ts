@@ -109,6 +109,10 @@ class RunReader {
   /** Gated calls of the last fresh batch, in plan order, waiting for their `prepareApproval`. */
   private awaitingPrepare: CallRecord[] = [];
   private batchOpen = false;
+  /** Workflow time of the task that last started: a job's clock (`Date.now()` in workflow code) reads it. */
+  private taskStartedAt = 0;
+  /** Workflow time when the open batch was first evaluated: its `now` for cooldowns. */
+  private batchAt: number | undefined;
   private facts: Record<string, CallFacts> | undefined;
 
   constructor(
@@ -140,6 +144,10 @@ class RunReader {
 
   private async apply(event: HistoryEvent): Promise<void> {
     const id = String(event.eventId ?? '');
+    if (event.workflowTaskStartedEventAttributes != null) {
+      this.taskStartedAt = timeOf(event);
+      return;
+    }
     if (event.activityTaskScheduledEventAttributes != null) {
       const type = event.activityTaskScheduledEventAttributes.activityType?.name ?? '';
       this.activities.set(id, type);
@@ -156,6 +164,7 @@ class RunReader {
       const type = this.activities.get(scheduled);
       if (type === 'modelTurn') {
         this.batchOpen = true;
+        this.batchAt = undefined;
         this.facts = undefined;
       } else if (type === 'resolveTargets' && this.batchOpen) {
         const parsed = factsResultSchema.safeParse(await this.decode(completed.result));
@@ -179,12 +188,14 @@ class RunReader {
         return;
       }
       if (!data.success || data.data.activity_type !== 'evaluatePolicy' || !this.batchOpen) return;
+      this.batchAt ??= this.taskStartedAt;
       const result = planResultSchema.safeParse(await this.decode(marker.details?.result));
       // A pass that asked for facts or the judge first carries no plan; the batch stays open for the next pass.
       const plan = result.success ? recordedPlan(result.data.plan) : undefined;
       if (plan === undefined) return;
       this.batchOpen = false;
-      this.freshBatch(plan, timeOf(event));
+      this.freshBatch(plan, this.batchAt);
+      this.batchAt = undefined;
       return;
     }
     const signal = event.workflowExecutionSignaledEventAttributes;

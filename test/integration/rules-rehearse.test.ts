@@ -55,7 +55,8 @@ let h: JobHarness;
 let older: string;
 let main: string;
 let other: string;
-let mainStartedAt: number;
+/** A time after the older job ended and before the main job started. */
+let between: string;
 const files: Record<string, string> = {};
 
 async function finished(jobId: string): Promise<void> {
@@ -100,12 +101,12 @@ beforeAll(async () => {
     script: { turns: [{ tool_calls: [{ name: 'fs_write', arguments: { path: 'notes.txt', content: 'n' } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] }] },
   });
   await finished(older);
-  // `--since` is relative to now: the jobs below start well after the older one.
-  await new Promise((r) => setTimeout(r, 3500));
+  await new Promise((r) => setTimeout(r, 1100));
+  between = new Date().toISOString();
+  await new Promise((r) => setTimeout(r, 1100));
 
   // The main job: two allowed calls and an approved delete; then a write the rules deny and a delete the reviewer denies.
   main = `main-${Date.now()}`;
-  mainStartedAt = Date.now();
   await h.start({
     jobId: main,
     script: {
@@ -228,12 +229,16 @@ test('--job rehearses one job; --since leaves out jobs started before it', async
   expect(one.report?.calls).toBe(1);
   expect(one.report?.changes.map(key)).toEqual([`${other} fs_write c.txt: allowed → needs approval [approve-writes]`]);
 
-  // A window that reaches back to just before the main job started: the older job is out.
-  const seconds = Math.ceil((Date.now() - mainStartedAt) / 1000) + 1;
-  const recent = await rehearse(['--rules', files.stricter ?? '', '--since', `${seconds}s`, '--json']);
+  // Jobs started since a time between the older job and the main one: the older job is out.
+  const recent = await rehearse(['--rules', files.stricter ?? '', '--since', between, '--json']);
   expect(recent.code).toBe(0);
   expect(recent.report?.jobs).toBe(2);
   expect(new Set(recent.report?.changes.map((c) => c.jobId))).toEqual(new Set([main, other]));
+
+  // Both together: the older job did not start in the window.
+  const outside = await rehearse(['--rules', files.stricter ?? '', '--job', older, '--since', between]);
+  expect(outside.code).toBe(1);
+  expect(outside.stderr).toContain(`no job ${older} started since ${between}`);
 
   const missing = await rehearse(['--rules', files.stricter ?? '', '--job', 'no-such-job']);
   expect(missing.code).toBe(1);
@@ -259,7 +264,7 @@ test('an invalid rules file gets the same listing as `rules validate`, exit code
   expect(usage.stderr).toMatch(/--rules FILE is required/);
   const since = await rehearse(['--rules', files.stricter ?? '', '--since', 'last week']);
   expect(since.code).toBe(2);
-  expect(since.stderr).toMatch(/--since takes a duration such as 7d/);
+  expect(since.stderr).toMatch(/--since takes a duration such as 7d, 24h or 90m, or a time such as/);
 }, 60_000);
 
 test('a job parked across continue-as-new and approved in its next run is one job: the approval is found', async () => {

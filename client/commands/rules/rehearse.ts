@@ -33,6 +33,15 @@ function snapshotMaker(io: CommandIo, file: string, rules: RulesFile): (roots: r
   };
 }
 
+/** `--since`: a duration back from now (`7d`, `24h`), or a time (`2026-11-30T14:00:00Z`). */
+function sinceTime(text: string, now: number): Date {
+  const ms = parseDuration(text);
+  if (ms !== undefined) return new Date(now - ms);
+  const at = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim()) ? Date.parse(text.trim()) : Number.NaN;
+  if (Number.isNaN(at)) throw new UsageError(`--since takes a duration such as 7d, 24h or 90m, or a time such as 2026-11-30T14:00:00Z, not ${JSON.stringify(text)}`);
+  return new Date(at);
+}
+
 function when(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
@@ -44,8 +53,7 @@ export const run: CommandRun = async (args, io, command) => {
   const jobId = stringOption(args, 'job');
   if (jobId !== undefined && (jobId === '' || /["\\]/.test(jobId))) throw new UsageError('--job takes a job id (without quotes or backslashes)');
   const sinceText = stringOption(args, 'since') ?? (jobId === undefined ? DEFAULT_SINCE : undefined);
-  const sinceMs = sinceText === undefined ? undefined : parseDuration(sinceText);
-  if (sinceText !== undefined && sinceMs === undefined) throw new UsageError(`--since takes a duration such as 7d, 24h or 90m, not ${JSON.stringify(sinceText)}`);
+  const since = sinceText === undefined ? undefined : sinceTime(sinceText, Date.now());
   const json = args.values.json === true;
 
   let rules: RulesFile;
@@ -57,13 +65,12 @@ export const run: CommandRun = async (args, io, command) => {
     return 1;
   }
   const snapshotFor = snapshotMaker(io, file, rules);
-  const since = sinceMs === undefined ? undefined : new Date(Date.now() - sinceMs);
 
   const read = await withClient(io, async (airlock) => {
     const runs = await listRuns(airlock.client, jobsQuery({ since, jobId }));
     if (jobId !== undefined && runs.length === 0) {
       throw new JobError(
-        `no job ${jobId}${since !== undefined ? ` started in the last ${sinceText ?? ''}` : ''} in namespace ${io.config().temporal.namespace} (a history past the namespace's retention is gone)`,
+        `no job ${jobId}${since !== undefined ? ` started since ${since.toISOString()}` : ''} in namespace ${io.config().temporal.namespace} (a history past the namespace's retention is gone)`,
       );
     }
     return readJobs(airlock.client, runs);
@@ -112,7 +119,8 @@ export const run: CommandRun = async (args, io, command) => {
     return 0;
   }
 
-  const scope = jobId !== undefined ? `job ${jobId}` : `jobs started in the last ${sinceText ?? DEFAULT_SINCE}`;
+  const window = sinceText === undefined ? '' : parseDuration(sinceText) !== undefined ? ` started in the last ${sinceText}` : ` started since ${since?.toISOString() ?? ''}`;
+  const scope = jobId !== undefined ? `job ${jobId}${window}` : `jobs${window}`;
   io.out(
     display`rehearsal of ${file} (policy ${shortVersion(version)}) on ${scope}: ${read.jobs.length} job(s), ${rehearsed.length} tool call(s), ${changes.length} decision(s) would change`,
   );
