@@ -4,10 +4,10 @@ import type { AuditEvent } from '../core/audit';
 import { plan, type BatchPlan, type JobPolicyMemory, type RuleRef } from '../core/batch-plan';
 import { AirlockError } from '../core/errors';
 import { FailureTypes } from '../core/failure-types';
-import { stateFingerprint } from '../core/fingerprint';
 import type { Grant } from '../core/grants';
 import { judgeCallSummary, MAX_JUDGED_RULES, type JudgeCallSummary, type JudgeRuleInput } from '../core/judge';
 import type { CallFacts } from '../core/policy/facts';
+import { callContext } from '../core/policy/call-context';
 import {
   evaluateCall,
   needsFacts,
@@ -20,7 +20,6 @@ import {
 } from '../core/policy/evaluate';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import type { PreflightedCall } from '../core/preflight';
-import { pathTargetsOf } from '../core/tools/registry';
 import type { AuditSink } from '../host/audit-log';
 import type { GrantSigner } from '../host/grant-keys';
 import type { Sealer } from '../host/seal';
@@ -118,15 +117,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
   const now = deps.now ?? Date.now;
 
   function contextOf(input: EvaluatePolicyInput, call: Extract<PreflightedCall, { kind: 'tool' }>): CallContext {
-    return {
-      toolName: call.toolName,
-      category: call.category,
-      args: call.args,
-      scope: input.scope,
-      targets: pathTargetsOf(call.toolName, call.args),
-      facts: input.facts?.[call.callId],
-      fingerprint: stateFingerprint(input.jobId, input.scope, call),
-    };
+    return callContext(input.jobId, input.scope, call, input.facts?.[call.callId]);
   }
 
   function evaluations(input: EvaluatePolicyInput): { evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] } {

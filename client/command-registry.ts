@@ -16,7 +16,7 @@ const toggleOptions: OptionSpec = { file: rulesFile, json };
 
 const rulesCommands: CommandGroup = {
   name: 'rules',
-  summary: 'List, validate, dry-run, add, enable and disable rules',
+  summary: 'List, validate, dry-run, rehearse on past jobs, add, enable and disable rules',
   examples: ['airlock rules list', 'airlock rules test --tool fs_delete --args \'{"path": "old.tar"}\''],
   subcommands: [
     {
@@ -51,6 +51,19 @@ const rulesCommands: CommandGroup = {
       },
       examples: ['airlock rules test --tool fs_delete --args \'{"path": "old.tar", "recursive": true}\'', 'airlock rules test --tools'],
       load: async () => (await import('./commands/rules/test')).run,
+    },
+    {
+      name: 'rehearse',
+      summary: 'Decide the tool calls of past jobs again under other rules and list every decision that would change (nothing runs)',
+      usage: 'airlock rules rehearse --rules NEW.yaml [--since 7d|2026-11-30T14:00:00Z] [--job JOB_ID] [--json]',
+      options: {
+        rules: { type: 'string', value: 'FILE', description: 'The rules file to rehearse (YAML or JSON); required' },
+        since: { type: 'string', value: 'AGE|TIME', description: 'Only jobs started since this age (7d, 12h) or ISO time (default 7d)' },
+        job: { type: 'string', value: 'JOB_ID', description: 'Only this job (all its runs)' },
+        json,
+      },
+      examples: ['airlock rules rehearse --rules stricter.yaml', 'airlock rules rehearse --rules stricter.yaml --since 30d --json', 'airlock rules rehearse --rules new.yaml --job nightly-cleanup'],
+      load: async () => (await import('./commands/rules/rehearse')).run,
     },
     {
       name: 'add',

@@ -5,6 +5,9 @@ import type { AirlockConfig } from '../core/config';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import { statePaths } from '../host/paths';
 import { loadToolsSetup } from '../host/tools-config-file';
+import { formatRulesFileProblem } from '../core/policy/rules';
+import { display } from '../core/display-text';
+import { printJson, type CommandIo } from './command';
 import { UsageError } from './errors';
 
 /** The rules file a command works on: `--file`, else AIRLOCK_RULES_FILE; undefined means the built-in rules. */
@@ -20,6 +23,16 @@ export async function snapshotFor(config: AirlockConfig, file: string | undefine
 
 export function describeSource(file: string | undefined): string {
   return file ?? BUILT_IN_RULES_SOURCE;
+}
+
+/** An invalid rules file as `rules validate` reports it: every problem, with its rule id and field. */
+export function printRulesFileError(io: CommandIo, err: RulesFileError, json: boolean): void {
+  if (json) {
+    printJson(io, { valid: false, source: err.file, problems: err.problems });
+    return;
+  }
+  io.out(display`invalid: ${err.file}: ${err.problems.length} problem(s)`);
+  for (const p of err.problems) io.out(display`  ${formatRulesFileProblem(p)}`);
 }
 
 /**

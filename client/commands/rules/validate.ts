@@ -1,9 +1,8 @@
 import { RulesFileError } from '../../../host/rules-file';
-import { formatRulesFileProblem } from '../../../core/policy/rules';
 import { display } from '../../../core/display-text';
 import { printJson, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
-import { describeSource, rulesFileFor, snapshotFor } from '../../rules-source';
+import { describeSource, printRulesFileError, rulesFileFor, snapshotFor } from '../../rules-source';
 
 export const run: CommandRun = async (args, io, command) => {
   if (args.positionals.length > 1) throw new UsageError(`validate takes at most one file; usage: ${command.usage}`);
@@ -15,11 +14,7 @@ export const run: CommandRun = async (args, io, command) => {
     return 0;
   } catch (err) {
     if (!(err instanceof RulesFileError)) throw err;
-    if (args.values.json === true) printJson(io, { valid: false, source: err.file, problems: err.problems });
-    else {
-      io.out(display`invalid: ${err.file}: ${err.problems.length} problem(s)`);
-      for (const p of err.problems) io.out(display`  ${formatRulesFileProblem(p)}`);
-    }
+    printRulesFileError(io, err, args.values.json === true);
     return 1;
   }
 };

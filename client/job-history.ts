@@ -1,0 +1,348 @@
+import type { Client } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
+import { z } from 'zod';
+import { batchPlanSchema, type BatchPlan } from '../core/batch-plan';
+import { batchPlanV1Schema, heldPlanFromV1, LegacyShapeError } from '../core/legacy-v1';
+import { describeError } from '../core/describe-error';
+import { agentJobInputSchema, AGENT_JOB_WORKFLOW } from '../core/job-input';
+import { callFactsSchema, type CallFacts } from '../core/policy/facts';
+import type { ToolCall } from '../core/preflight';
+import { toolPlanOf, type Happened, type PlannedToolKind, type RecordedBatch, type RecordedJob } from '../core/rehearsal';
+
+/**
+ * Reads the tool calls of past jobs from their Temporal histories: the
+ * calls exactly as the gate evaluated them (the `evaluatePolicy` result of
+ * each fresh batch), the targets' facts the tools side resolved for it,
+ * and what became of each call (the plan, then the reviewer's decisions
+ * by update or signal, and whether the job moved on without one).
+ */
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
+/** The first value of a payload list, decoded as this installation's clients decode it. */
+export type DecodePayloads = (payloads: temporal.api.common.v1.IPayload[]) => Promise<unknown>;
+
+/** One run's history, as fetched from the server or read from a file. */
+export interface RunHistory {
+  readonly runId: string;
+  readonly events: readonly HistoryEvent[];
+}
+
+export interface ListedRun {
+  readonly workflowId: string;
+  readonly runId: string;
+  readonly startTime: Date;
+  readonly status: string;
+}
+
+/** A run that could not be read, and why (kept out of the rehearsal, and said so). */
+export interface SkippedRun {
+  readonly jobId: string;
+  readonly runId: string;
+  readonly reason: string;
+}
+
+export interface ReadJobs {
+  readonly jobs: RecordedJob[];
+  readonly runs: number;
+  readonly skipped: SkippedRun[];
+}
+
+/** A visibility query over agent jobs: started since a time, one job (every run of it), or both. */
+export function jobsQuery(options: { readonly since?: Date | undefined; readonly jobId?: string | undefined }): string {
+  const parts = [`WorkflowType = "${AGENT_JOB_WORKFLOW}"`];
+  if (options.since !== undefined) parts.push(`StartTime >= "${options.since.toISOString()}"`);
+  if (options.jobId !== undefined) parts.push(`WorkflowId = "${options.jobId}"`);
+  return parts.join(' AND ');
+}
+
+export async function listRuns(client: Client, query: string): Promise<ListedRun[]> {
+  const runs: ListedRun[] = [];
+  for await (const info of client.workflow.list({ query })) {
+    runs.push({ workflowId: info.workflowId, runId: info.runId, startTime: info.startTime, status: info.status.name });
+  }
+  return runs;
+}
+
+const snapshotRootsSchema = z.looseObject({ snapshot: z.looseObject({ detectors: z.looseObject({ roots: z.array(z.string()) }) }) });
+const carriedRootsSchema = z.looseObject({ carried: snapshotRootsSchema });
+const markerDataSchema = z.looseObject({ activity_type: z.string() });
+const planResultSchema = z.looseObject({ plan: z.unknown() });
+const factsResultSchema = z.looseObject({ facts: z.record(z.string(), callFactsSchema) });
+const preparedSchema = z.looseObject({ requestId: z.string(), nonce: z.string() });
+const decisionSchema = z.looseObject({ requestId: z.string(), fingerprint: z.string(), nonce: z.string(), decision: z.enum(['approve', 'deny']) });
+const decidedSchema = z.looseObject({ requestId: z.string(), status: z.enum(['approved', 'denied']) });
+
+interface CallRecord {
+  call: ToolCall;
+  planned: PlannedToolKind;
+  ruleId: string | null;
+  happened: Happened;
+  facts: CallFacts | undefined;
+  /** For a gated call: the plan's fingerprint, which a decision must carry. */
+  fingerprint?: string;
+}
+
+interface OpenRequest {
+  readonly record: CallRecord;
+  readonly nonce: string;
+}
+
+/** What one job's runs share: requests parked in one run may be decided in the next. */
+interface JobReading {
+  readonly requests: Map<string, OpenRequest>;
+  /** The tools' roots in the job's own snapshot (for `outside_roots`). */
+  roots: string[] | undefined;
+  readonly batches: Array<{ runId: string; at: number; calls: CallRecord[] }>;
+}
+
+function timeOf(event: HistoryEvent): number {
+  const t = event.eventTime;
+  return t?.seconds == null ? 0 : Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+}
+
+class RunReader {
+  private readonly activities = new Map<string, string>();
+  private readonly prepares = new Map<string, CallRecord>();
+  private readonly updates = new Map<string, true>();
+  /** Gated calls of the last fresh batch, in plan order, waiting for their `prepareApproval`. */
+  private awaitingPrepare: CallRecord[] = [];
+  private batchOpen = false;
+  /** Workflow time of the task that last started: a job's clock (`Date.now()` in workflow code) reads it. */
+  private taskStartedAt = 0;
+  /** Workflow time when the open batch was first evaluated: its `now` for cooldowns. */
+  private batchAt: number | undefined;
+  private facts: Record<string, CallFacts> | undefined;
+
+  constructor(
+    private readonly decodePayloads: DecodePayloads,
+    private readonly runId: string,
+    private readonly job: JobReading,
+  ) {}
+
+  private async decode(payloads: Payloads): Promise<unknown> {
+    return this.decodePayloads(payloads?.payloads ?? []);
+  }
+
+  /** Requests still open when the job went on: the job only goes on once each is decided or expired. */
+  private expireOpen(): void {
+    for (const open of this.job.requests.values()) if (open.record.happened === 'pending') open.record.happened = 'expired';
+    this.job.requests.clear();
+  }
+
+  private settle(requestId: string, status: 'approved' | 'denied', check?: { fingerprint: string; nonce: string }): void {
+    const open = this.job.requests.get(requestId);
+    if (open === undefined || open.record.happened !== 'pending') return;
+    if (check !== undefined && (check.fingerprint !== open.record.fingerprint || check.nonce !== open.nonce)) return;
+    open.record.happened = status === 'approved' ? 'approved' : 'denied by reviewer';
+  }
+
+  async read(events: readonly HistoryEvent[]): Promise<void> {
+    for (const event of events) await this.apply(event);
+  }
+
+  private async apply(event: HistoryEvent): Promise<void> {
+    const id = String(event.eventId ?? '');
+    if (event.workflowTaskStartedEventAttributes != null) {
+      this.taskStartedAt = timeOf(event);
+      return;
+    }
+    if (event.activityTaskScheduledEventAttributes != null) {
+      const type = event.activityTaskScheduledEventAttributes.activityType?.name ?? '';
+      this.activities.set(id, type);
+      if (type === 'modelTurn') this.expireOpen();
+      if (type === 'prepareApproval') {
+        const next = this.awaitingPrepare.shift();
+        if (next !== undefined) this.prepares.set(id, next);
+      }
+      return;
+    }
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed != null) {
+      const scheduled = String(completed.scheduledEventId ?? '');
+      const type = this.activities.get(scheduled);
+      if (type === 'modelTurn') {
+        this.batchOpen = true;
+        this.batchAt = undefined;
+        this.facts = undefined;
+      } else if (type === 'resolveTargets' && this.batchOpen) {
+        const parsed = factsResultSchema.safeParse(await this.decode(completed.result));
+        this.facts = parsed.success ? parsed.data.facts : undefined;
+      } else if (type === 'prepareApproval') {
+        const record = this.prepares.get(scheduled);
+        const parsed = preparedSchema.safeParse(await this.decode(completed.result));
+        if (record !== undefined && parsed.success) {
+          record.happened = 'pending';
+          this.job.requests.set(parsed.data.requestId, { record, nonce: parsed.data.nonce });
+        }
+      }
+      return;
+    }
+    const marker = event.markerRecordedEventAttributes;
+    if (marker != null && marker.markerName === 'core_local_activity') {
+      const data = markerDataSchema.safeParse(await this.decode(marker.details?.data));
+      if (data.success && data.data.activity_type === 'loadPolicySnapshot') {
+        const loaded = snapshotRootsSchema.safeParse(await this.decode(marker.details?.result));
+        if (loaded.success) this.job.roots ??= loaded.data.snapshot.detectors.roots;
+        return;
+      }
+      if (!data.success || data.data.activity_type !== 'evaluatePolicy' || !this.batchOpen) return;
+      this.batchAt ??= this.taskStartedAt;
+      const result = planResultSchema.safeParse(await this.decode(marker.details?.result));
+      // A pass that asked for facts or the judge first carries no plan; the batch stays open for the next pass.
+      const plan = result.success ? recordedPlan(result.data.plan) : undefined;
+      if (plan === undefined) return;
+      this.batchOpen = false;
+      this.freshBatch(plan, this.batchAt);
+      this.batchAt = undefined;
+      return;
+    }
+    const signal = event.workflowExecutionSignaledEventAttributes;
+    if (signal != null && signal.signalName === 'approvalDecision') {
+      const payload = decisionSchema.safeParse(await this.decode(signal.input));
+      if (payload.success) this.settle(payload.data.requestId, payload.data.decision === 'approve' ? 'approved' : 'denied', payload.data);
+      return;
+    }
+    const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
+    if (accepted != null && accepted.acceptedRequest?.input?.name === 'decide') {
+      this.updates.set(accepted.protocolInstanceId ?? '', true);
+      return;
+    }
+    const done = event.workflowExecutionUpdateCompletedEventAttributes;
+    if (done != null && this.updates.has(done.meta?.updateId ?? '') && done.outcome?.success != null) {
+      const result = decidedSchema.safeParse(await this.decode(done.outcome.success));
+      if (result.success) this.settle(result.data.requestId, result.data.status);
+      return;
+    }
+    if (event.workflowExecutionCompletedEventAttributes != null) this.expireOpen();
+    else if (
+      event.workflowExecutionTerminatedEventAttributes != null ||
+      event.workflowExecutionCanceledEventAttributes != null ||
+      event.workflowExecutionFailedEventAttributes != null ||
+      event.workflowExecutionTimedOutEventAttributes != null
+    ) {
+      for (const open of this.job.requests.values()) if (open.record.happened === 'pending') open.record.happened = 'undecided';
+      this.job.requests.clear();
+    }
+  }
+
+  private freshBatch(plan: BatchPlan, at: number): void {
+    const calls: CallRecord[] = [];
+    this.awaitingPrepare = [];
+    for (const planned of plan.calls) {
+      const p = toolPlanOf(planned);
+      if (p === undefined) continue;
+      const record: CallRecord = {
+        call: p.call,
+        planned: p.kind,
+        ruleId: p.kind === 'run' ? null : p.ruleId,
+        happened: happenedOfPlan(p.kind),
+        facts: this.facts?.[p.call.callId],
+      };
+      if (p.kind === 'approval') {
+        record.fingerprint = p.fingerprint;
+        this.awaitingPrepare.push(record);
+      }
+      calls.push(record);
+    }
+    this.facts = undefined;
+    if (calls.length > 0) this.job.batches.push({ runId: this.runId, at, calls });
+  }
+}
+
+/** A recorded plan in the current shape; builds before plan version 2 wrote another one. */
+function recordedPlan(raw: unknown): BatchPlan | undefined {
+  const current = batchPlanSchema.safeParse(raw);
+  if (current.success) return current.data;
+  const v1 = batchPlanV1Schema.safeParse(raw);
+  if (!v1.success) return undefined;
+  try {
+    return heldPlanFromV1(v1.data);
+  } catch (err) {
+    if (err instanceof LegacyShapeError) return undefined;
+    throw err;
+  }
+}
+
+function happenedOfPlan(kind: PlannedToolKind): Happened {
+  switch (kind) {
+    case 'run':
+      return 'allowed';
+    case 'approval':
+      // Until its target is observed and the request made; a call whose preparation failed never became a request.
+      return 'undecided';
+    case 'deny':
+      return 'denied';
+    case 'redirect':
+      return 'redirected';
+    case 'stop':
+      return 'stopped';
+  }
+}
+
+/**
+ * One job from its runs' histories, oldest first (a job that continued as
+ * new is one job). Undefined when the first run's input is not an agent
+ * job's input this build reads.
+ */
+export async function readJob(jobId: string, runs: readonly RunHistory[], decode: DecodePayloads): Promise<{ job: RecordedJob | undefined; skipped: SkippedRun[] }> {
+  const reading: JobReading = { requests: new Map(), batches: [], roots: undefined };
+  const skipped: SkippedRun[] = [];
+  let input: z.infer<typeof agentJobInputSchema> | undefined;
+  for (const run of runs) {
+    const started = run.events[0]?.workflowExecutionStartedEventAttributes;
+    const parsed = agentJobInputSchema.safeParse(await decode(started?.input?.payloads ?? []));
+    if (!parsed.success) {
+      skipped.push({ jobId, runId: run.runId, reason: 'its input is not an agent job input this build reads' });
+      continue;
+    }
+    input ??= parsed.data;
+    const carried = carriedRootsSchema.safeParse(parsed.data);
+    if (carried.success) reading.roots ??= carried.data.carried.snapshot.detectors.roots;
+    await new RunReader(decode, run.runId, reading).read(run.events);
+  }
+  if (input === undefined) return { job: undefined, skipped };
+  const job: RecordedJob = {
+    jobId,
+    scope: input.scope,
+    roots: reading.roots,
+    maxApprovalRequests: input.maxApprovalRequests,
+    batches: reading.batches.map((b): RecordedBatch => ({ runId: b.runId, at: b.at, calls: b.calls.map(({ fingerprint: _f, ...c }) => c) })),
+  };
+  return { job, skipped };
+}
+
+/**
+ * Every listed run's history, grouped by job and read in start order. A
+ * run whose history cannot be fetched or decoded is skipped with the reason.
+ */
+export async function readJobs(client: Client, runs: readonly ListedRun[]): Promise<ReadJobs> {
+  const decode: DecodePayloads = (payloads) => decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads);
+  const byJob = new Map<string, ListedRun[]>();
+  for (const r of [...runs].sort((a, b) => a.startTime.getTime() - b.startTime.getTime())) {
+    byJob.set(r.workflowId, [...(byJob.get(r.workflowId) ?? []), r]);
+  }
+  const jobs: RecordedJob[] = [];
+  const skipped: SkippedRun[] = [];
+  for (const [jobId, jobRuns] of byJob) {
+    const histories: RunHistory[] = [];
+    for (const run of jobRuns) {
+      try {
+        const history = await client.workflow.getHandle(jobId, run.runId).fetchHistory();
+        histories.push({ runId: run.runId, events: history.events ?? [] });
+      } catch (err) {
+        skipped.push({ jobId, runId: run.runId, reason: describeError(err) });
+      }
+    }
+    try {
+      const read = await readJob(jobId, histories, decode);
+      skipped.push(...read.skipped);
+      if (read.job !== undefined) jobs.push(read.job);
+    } catch (err) {
+      // A payload this process cannot decode (a codec key it lacks) leaves the whole job out, said so.
+      skipped.push({ jobId, runId: histories.map((h) => h.runId).join(','), reason: describeError(err) });
+    }
+  }
+  return { jobs, runs: runs.length, skipped };
+}
