@@ -113,9 +113,14 @@ export const serviceConfigSchema = z.discriminatedUnion('adapter', [dockerServic
 });
 
 export const servicesConfigSchema = z
-  .record(serviceNameSchema, serviceConfigSchema)
+  .record(z.string(), serviceConfigSchema)
   .default({})
   .superRefine((services, ctx) => {
+    // Checked here rather than as the record's key schema: zod reports a bad key only as "Invalid key in record".
+    for (const name of Object.keys(services)) {
+      const checked = serviceNameSchema.safeParse(name);
+      if (!checked.success) ctx.addIssue({ code: 'custom', path: [name], message: `${JSON.stringify(name)}: ${checked.error.issues[0]?.message ?? 'invalid name'}` });
+    }
     // Two names for one pid file would let each pin the other's process.
     const seen = new Map<string, string>();
     for (const [name, service] of Object.entries(services)) {
