@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -195,4 +196,32 @@ test('bad pid files give one clear line', async () => {
   await expect(adapter.status()).rejects.toThrow(new ServiceError('web', `its pid file ${pidFile} does not hold a pid ("twelve"); fix or remove it`));
   writeFileSync(pidFile, '1\n');
   await expect(adapter.status()).rejects.toThrow(/names pid 1, which is never a service airlock may signal/);
+});
+
+test('an http health check: 2xx/3xx is healthy, anything else (or no answer) is not', async () => {
+  let status = 503;
+  const server = createServer((_req, res) => res.writeHead(status).end());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const address = server.address();
+    if (typeof address !== 'object' || address === null) throw new Error('no address');
+    const url = `http://127.0.0.1:${address.port}/health`;
+    const config = processServiceConfig('api', {
+      command: [process.execPath, script, String(await freePort())],
+      pidFile,
+      health: { type: 'http', url, timeoutMs: 1000 },
+      startTimeoutMs: 200,
+    });
+    const adapter = Services.fromConfig(config).get('api');
+    const started = await adapter.start(null);
+    expect(started).toMatchObject({ health: 'unhealthy', detail: expect.stringContaining(`GET ${url}: 503`) });
+    status = 204;
+    expect(await adapter.status()).toMatchObject({ health: 'healthy', detail: expect.stringContaining(`GET ${url}: 204`) });
+    server.close();
+    server.closeAllConnections();
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await adapter.status()).health).toBe('unhealthy');
+  } finally {
+    server.close();
+  }
 });
