@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ServiceState } from '../observed-state';
 
 /**
  * What a service is (its identity) and how it is (its health), as the
@@ -166,4 +167,107 @@ export function serviceActionDone(action: ServiceAction, before: ServiceObservat
     case 'restart':
       return now.health !== 'stopped' && now.instance !== null && now.instance !== before.instance;
   }
+}
+
+/*
+ * The observed-state union carries a service as a `ServiceState`: identity
+ * as one string, the rest as facts. These convert both ways; a state that
+ * does not convert back is never acted on.
+ */
+
+const identityFacts = (identity: ServiceIdentity | null): Record<string, string | number> => {
+  if (identity === null) return {};
+  switch (identity.adapter) {
+    case 'docker':
+      return { name: identity.name, image: identity.image };
+    case 'systemd':
+      return { unit: identity.unit };
+    case 'process':
+      return { pid: identity.pid };
+  }
+};
+
+/** One string per identity: the container id, `sha256:unit file`, `pid:start ticks:boot id`. */
+export function encodeIdentity(identity: ServiceIdentity): string {
+  switch (identity.adapter) {
+    case 'docker':
+      return identity.containerId;
+    case 'systemd':
+      return `${identity.sha256}:${identity.fragmentPath}`;
+    case 'process':
+      return `${identity.pid}:${identity.startTicks}:${identity.bootId}`;
+  }
+}
+
+function decodeIdentity(adapter: ServiceAdapterKind, text: string, facts: ServiceState['facts']): ServiceIdentity | null {
+  const fact = (key: string) => (typeof facts[key] === 'string' ? facts[key] : '');
+  let candidate: unknown;
+  switch (adapter) {
+    case 'docker':
+      candidate = { adapter, containerId: text, name: fact('name'), image: fact('image') };
+      break;
+    case 'systemd': {
+      const colon = text.indexOf(':');
+      candidate = { adapter, unit: fact('unit'), sha256: text.slice(0, colon), fragmentPath: text.slice(colon + 1) };
+      break;
+    }
+    case 'process': {
+      const [pid, startTicks, bootId] = text.split(':');
+      candidate = { adapter, pid: Number(pid), startTicks, bootId };
+      break;
+    }
+  }
+  const parsed = serviceIdentitySchema.safeParse(candidate);
+  return parsed.success ? parsed.data : null;
+}
+
+export function toServiceState(o: ServiceObservation): ServiceState {
+  return {
+    kind: 'service',
+    service: o.service,
+    adapter: o.adapter,
+    exists: true,
+    identity: o.identity === null ? null : encodeIdentity(o.identity),
+    running: o.health !== 'stopped',
+    health: o.health === 'stopped' ? 'none' : o.health,
+    status: o.detail,
+    facts: { instance: o.instance, ...identityFacts(o.identity) },
+  };
+}
+
+/** Back from a stored state; null when it is not a service an adapter observed (missing, unknown, malformed). */
+export function fromServiceState(s: ServiceState): ServiceObservation | null {
+  if (!s.exists) return null;
+  const adapter = serviceAdapters.find((a) => a === s.adapter);
+  if (adapter === undefined) return null;
+  const identity = s.identity === null ? null : decodeIdentity(adapter, s.identity, s.facts);
+  if (s.identity !== null && identity === null) return null;
+  const health: ServiceHealth = !s.running ? 'stopped' : s.health === 'healthy' || s.health === 'starting' ? s.health : 'unhealthy';
+  const instance = s.facts.instance;
+  const parsed = serviceObservationSchema.safeParse({
+    schemaVersion: 1,
+    service: s.service,
+    adapter,
+    identity,
+    health,
+    instance: typeof instance === 'string' ? instance : null,
+    detail: s.status,
+  });
+  return parsed.success ? parsed.data : null;
+}
+
+/** `recheckServiceAction` on stored states: a service missing now, or unreadable, is refused. */
+export function recheckService(action: ServiceAction, before: ServiceState, now: ServiceState): ServiceRecheck {
+  if (!now.exists) return { verdict: 'refuse', reason: now.status };
+  const [b, n] = [fromServiceState(before), fromServiceState(now)];
+  if (b === null) return { verdict: 'refuse', reason: `${before.service} was not observed as a running or stopped service when the call was approved (${before.status})` };
+  if (n === null) return { verdict: 'refuse', reason: `${now.service} cannot be compared with what was approved (${now.status})` };
+  return recheckServiceAction(action, b, n);
+}
+
+/** The postcondition of a service action, on stored states. */
+export function serviceActionDoneOn(action: ServiceAction, before: ServiceState, now: ServiceState): { present: boolean; detail: string } {
+  const [b, n] = [fromServiceState(before), fromServiceState(now)];
+  if (b === null || n === null) return { present: false, detail: `${now.service}: ${now.status}` };
+  return { present: serviceActionDone(action, b, n), detail: `${n.service}: ${n.detail}` };
 }

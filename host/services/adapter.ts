@@ -1,6 +1,6 @@
 import { AirlockError } from '../../core/errors';
 import type { ServiceAction, ServiceAdapterKind, ServiceIdentity, ServiceObservation } from '../../core/tools/service-state';
-import { ToolRefusal } from '../roots';
+import { ToolRefusal } from '../../core/tools/tool-refusal';
 
 /**
  * One configured service, reached through its adapter. `status` observes;
@@ -41,6 +41,11 @@ export class ServiceError extends AirlockError {
   ) {
     super(`${service}: ${message}`, options);
   }
+}
+
+/** The configured container or unit does not exist (now): observed as not existing, never acted on. */
+export class ServiceMissing extends ServiceError {
+  override name = 'ServiceMissing';
 }
 
 /** What would be acted on is not what was approved (or no longer there): nothing was done. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { DockerServiceConfig } from '../../core/tools/config/services';
+import type { DockerServiceConfig } from '../../core/tools-config/services';
 import { describeIdentity, type ServiceHealth, type ServiceIdentity, type ServiceObservation } from '../../core/tools/service-state';
-import { ServiceError, ServiceIdentityChanged, type ServiceAdapter } from './adapter';
+import { ServiceError, ServiceIdentityChanged, ServiceMissing, type ServiceAdapter } from './adapter';
 import { describeBody, EngineError, type DockerEngine } from './docker-engine';
 
 /**
@@ -107,7 +107,7 @@ export class DockerAdapter implements ServiceAdapter {
   async status(): Promise<ServiceObservation> {
     try {
       const found = await this.inspect(this.config.container);
-      if (found === null) throw new ServiceError(this.service, `no container named ${this.config.container} exists`);
+      if (found === null) throw new ServiceMissing(this.service, `no container named ${this.config.container} exists`);
       return this.observation(found);
     } catch (err) {
       this.fail(err, `cannot read container ${this.config.container}`);

@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import type { SystemdServiceConfig } from '../../core/tools/config/services';
+import type { SystemdServiceConfig } from '../../core/tools-config/services';
 import type { ServiceHealth, ServiceIdentity, ServiceObservation } from '../../core/tools/service-state';
 import { describeIdentityChange, sameIdentity } from '../../core/tools/service-state';
 import { errnoCode, messageOf } from '../tools/descriptors';
-import { ServiceError, ServiceIdentityChanged, type ServiceAdapter } from './adapter';
+import { ServiceError, ServiceIdentityChanged, ServiceMissing, type ServiceAdapter } from './adapter';
 
 /**
  * A systemd unit through `systemctl`, run with an argv (never a shell) and
@@ -134,7 +134,7 @@ export class SystemdAdapter implements ServiceAdapter {
     const load = shown.get('LoadState') ?? '';
     const fragment = shown.get('FragmentPath') ?? '';
     if (load === 'not-found' || fragment === '') {
-      throw new ServiceError(this.service, `systemd knows no unit ${unit} (LoadState=${load || 'unknown'})`);
+      throw new ServiceMissing(this.service, `systemd knows no unit ${unit} (LoadState=${load || 'unknown'})`);
     }
     const dropIns = (shown.get('DropInPaths') ?? '').split(' ').filter((p) => p !== '');
     const identity: ServiceIdentity = { adapter: 'systemd', unit, fragmentPath: fragment, sha256: await this.digest([fragment, ...dropIns]) };

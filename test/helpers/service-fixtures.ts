@@ -2,19 +2,20 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { servicesConfigSchema, type ProcessServiceConfig, type ServicesConfig } from '../../core/tools/config/services';
+import { servicesConfigSchema, type ProcessServiceConfig, type ServicesConfig } from '../../core/tools-config/services';
 
 /**
  * A small real service for the `process` adapter: a node program that
  * serves TCP on a port (once its ready file exists, when one is named),
- * optionally ignores SIGTERM, starts a child of its own, or writes its
- * environment to a file.
+ * optionally ignores SIGTERM, starts a child of its own, writes its
+ * environment to a file, or appends its pid to a file at every start.
  */
 const SERVICE_SOURCE = `
 const net = require('node:net');
 const fs = require('node:fs');
 const { spawn } = require('node:child_process');
 const [port, ready] = process.argv.slice(2);
+if (process.env.STARTS_OUT) fs.appendFileSync(process.env.STARTS_OUT, process.pid + '\\n');
 if (process.env.ENV_OUT) fs.writeFileSync(process.env.ENV_OUT, JSON.stringify(process.env));
 if (process.env.CHILD_PID_OUT) {
   const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
