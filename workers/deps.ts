@@ -14,6 +14,7 @@ import { SqliteContentStore, type ContentStore } from '../host/content-store';
 import { PostgresContentStore } from '../host/postgres-content-store';
 import { createModelClient } from '../host/model-client';
 import { statePaths } from '../host/paths';
+import { loadToolsSetup } from '../host/tools-config-file';
 
 /** The conversation store: PostgreSQL when configured (shared by every agent worker), else the data folder's SQLite file. */
 async function openContentStore(config: AirlockConfig, sqliteFile: string): Promise<ContentStore> {
@@ -32,9 +33,12 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
   if (roles.includes('agent')) checkModelEndpoint(config, 'model');
   if (roles.includes('judge')) checkModelEndpoint(config, 'judge');
 
+  // One tools config for both sides: the agent offers what the tools worker can run, and its detectors know the same roots.
+  const tools = roles.includes('agent') || roles.includes('tools') ? await loadToolsSetup(config) : undefined;
+
   let agent;
-  if (roles.includes('agent')) {
-    const snapshotSettings = { roots: paths.roots, judgeModel: config.judge.model, judgeTimeoutMs: config.judge.timeoutMs };
+  if (roles.includes('agent') && tools !== undefined) {
+    const snapshotSettings = { roots: tools.roots, judgeModel: config.judge.model, judgeTimeoutMs: config.judge.timeoutMs, availableTools: tools.availableTools };
     // Validate the rules now: an invalid file stops start-up with every problem listed.
     await loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings);
     const { privateKey } = loadOrCreateGrantKeyPair(paths.grantPrivateKey, paths.grantPublicKey);
@@ -55,9 +59,9 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
     };
   }
 
-  let tools;
-  if (roles.includes('tools')) {
-    if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
+  let toolDeps;
+  if (roles.includes('tools') && tools !== undefined) {
+    if (config.roots === undefined && tools.config?.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
     const nonces = new NonceStore(paths.nonces);
     if (nonces.origin.kind === 'replaced_lost') {
       // Said once, loudly: retried calls are now reconciled against the file system (see `execute`).
@@ -69,8 +73,8 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
     if (config.testCrashAt !== undefined) {
       process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
     }
-    tools = {
-      roots: await Roots.create(paths.roots),
+    toolDeps = {
+      roots: await Roots.create(tools.roots, tools.config?.roots !== undefined ? `${tools.file ?? 'tools config'}: roots` : 'AIRLOCK_ROOTS'),
       nonces,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
@@ -82,5 +86,5 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
     ? { openai: createModelClient(config.judge, config.judge.timeoutMs), model: config.judge.model, timeoutMs: config.judge.timeoutMs, ...counted }
     : undefined;
 
-  return createActivities({ agent, tools, judge });
+  return createActivities({ agent, tools: toolDeps, judge });
 }
