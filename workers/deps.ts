@@ -15,6 +15,8 @@ import { PostgresContentStore } from '../host/postgres-content-store';
 import { createModelClient } from '../host/model-client';
 import { statePaths } from '../host/paths';
 import { loadToolsSetup } from '../host/tools-config-file';
+import { createServiceCapability } from '../host/services/service-capability';
+import { Services } from '../host/services/services';
 
 /** The conversation store: PostgreSQL when configured (shared by every agent worker), else the data folder's SQLite file. */
 async function openContentStore(config: AirlockConfig, sqliteFile: string): Promise<ContentStore> {
@@ -78,6 +80,9 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
       nonces,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
+      ...(tools.availability.services && tools.config?.services !== undefined
+        ? { capabilities: { services: createServiceCapability(Services.fromConfig(tools.config.services)) } }
+        : {}),
       ...counted,
     };
   }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 /** What the model and the rules call a service. */
 export const serviceNameSchema = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9_.-]{0,62}$/, 'a service name is 1-63 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit');
+  .regex(/^[a-z0-9][a-z0-9_.-]{0,62}$/, 'expected a service name of lowercase letters, digits, ".", "_" or "-", e.g. jellyfin');
 
 const absolutePath = (what: string) =>
   z
@@ -109,18 +109,13 @@ const processService = z.strictObject({
 });
 
 export const serviceConfigSchema = z.discriminatedUnion('adapter', [dockerService, systemdService, processService], {
-  error: 'adapter must be one of docker, systemd, process',
+  error: 'expected adapter: docker, systemd or process',
 });
 
 export const servicesConfigSchema = z
-  .record(z.string(), serviceConfigSchema)
+  .record(serviceNameSchema, serviceConfigSchema)
   .default({})
   .superRefine((services, ctx) => {
-    // Checked here rather than as the record's key schema: zod reports a bad key only as "Invalid key in record".
-    for (const name of Object.keys(services)) {
-      const checked = serviceNameSchema.safeParse(name);
-      if (!checked.success) ctx.addIssue({ code: 'custom', path: [name], message: `${JSON.stringify(name)}: ${checked.error.issues[0]?.message ?? 'invalid name'}` });
-    }
     // Two names for one pid file would let each pin the other's process.
     const seen = new Map<string, string>();
     for (const [name, service] of Object.entries(services)) {

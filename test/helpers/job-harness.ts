@@ -105,7 +105,9 @@ export class JobHarness {
     readonly contents: ContentStore,
   ) {
     this.rules = options.rules ?? { version: 1, rules: [] };
-    this.availableTools = options.availableTools ?? availableToolNames(availabilityOf(undefined));
+    this.availableTools =
+      options.availableTools ??
+      availableToolNames(availabilityOf(options.services === undefined ? undefined : { version: 1, services: servicesConfigSchema.parse(options.services) }));
     this.auditSink =
       options.auditFile === undefined ? new MemoryAuditSink() : new JsonlAuditSink(options.auditFile, { warn: (line) => this.auditWarnings.push(line) });
   }

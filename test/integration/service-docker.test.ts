@@ -160,5 +160,5 @@ test('the config names containers and sockets carefully', () => {
   expect(bad({ container: '../../images/json' })).toMatch(/container must be a Docker container name or id/);
   expect(bad({ container: 'jellyfin', socket: 'docker.sock' })).toBe('socket must be an absolute path');
   expect(bad({ container: 'jellyfin', apiVersion: 'latest' })).toBe('apiVersion is like "1.44"');
-  expect(servicesConfigSchema.safeParse({ jf: { adapter: 'kubernetes' } }).error?.issues[0]?.message).toBe('adapter must be one of docker, systemd, process');
+  expect(servicesConfigSchema.safeParse({ jf: { adapter: 'kubernetes' } }).error?.issues[0]?.message).toBe('expected adapter: docker, systemd or process');
 });

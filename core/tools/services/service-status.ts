@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../tool-module';
+import { ToolRefusal } from '../tool-refusal';
 import { describeService, prepareServices, serviceArg, serviceAt } from './service-targets';
 
 export const serviceStatus = defineTool({
@@ -16,13 +17,14 @@ export const serviceStatus = defineTool({
     const names = args.service === undefined ? host.services.names : [args.service];
     if (names.length === 0) return { ok: true, output: 'No services are configured.' };
     const { observed, problems } = await prepareServices(host.services, names);
+    // One service asked for and not there: refused, saying what is configured.
+    const only = problems[0];
+    if (args.service !== undefined && only !== undefined) throw new ToolRefusal(only.reason);
     const lines = names.map((name, i) => {
       const problem = problems[i];
       const seen = serviceAt(observed, i);
       return problem !== undefined || seen === undefined ? `${name}: ${problem?.reason ?? 'not observed'}` : describeService(seen);
     });
-    // One service asked for and not there is an error; in a listing, a line says so.
-    const ok = args.service === undefined || problems[0] === undefined;
-    return { ok, output: lines.join('\n') };
+    return { ok: true, output: lines.join('\n') };
   },
 });
