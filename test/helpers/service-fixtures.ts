@@ -22,7 +22,8 @@ if (process.env.CHILD_PID_OUT) {
   fs.writeFileSync(process.env.CHILD_PID_OUT, String(child.pid));
 }
 if (process.env.EXIT_AT_ONCE) process.exit(Number(process.env.EXIT_AT_ONCE));
-const listen = () => net.createServer((c) => c.end('ok\\n')).listen(Number(port), '127.0.0.1');
+// A port someone else took for a moment (other tests share the machine) is tried again, not a crash.
+const listen = () => net.createServer((c) => c.end('ok\\n')).once('error', () => setTimeout(listen, 50)).listen(Number(port), '127.0.0.1');
 if (ready) {
   const timer = setInterval(() => { if (fs.existsSync(ready)) { clearInterval(timer); listen(); } }, 20);
 } else listen();
