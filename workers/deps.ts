@@ -17,6 +17,8 @@ import { statePaths } from '../host/paths';
 import { NotificationOutbox } from '../host/notification-outbox';
 import { Notifier } from '../host/notifier';
 import { loadToolsSetup } from '../host/tools-config-file';
+import { createServiceCapability } from '../host/services/service-capability';
+import { Services } from '../host/services/services';
 
 /** The conversation store: PostgreSQL when configured (shared by every agent worker), else the data folder's SQLite file. */
 async function openContentStore(config: AirlockConfig, sqliteFile: string): Promise<ContentStore> {
@@ -106,6 +108,9 @@ export async function buildActivities(
       nonces,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
+      ...(tools.availability.services && tools.config?.services !== undefined
+        ? { capabilities: { services: createServiceCapability(Services.fromConfig(tools.config.services)) } }
+        : {}),
       ...counted,
     };
   }

@@ -7,7 +7,10 @@ import { fsMove } from './fs/fs-move';
 import { fsRead } from './fs/fs-read';
 import { fsStat } from './fs/fs-stat';
 import { fsWrite } from './fs/fs-write';
+import { serviceRestart } from './services/service-restart';
+import { serviceStart } from './services/service-start';
 import { serviceStatus } from './services/service-status';
+import { serviceStop } from './services/service-stop';
 import type { Availability } from './tool-host';
 import { pathTargets, type AnyTool } from './tool-module';
 
@@ -18,7 +21,20 @@ export { toolCategories, type ToolCategory, type ToolRisk, type AnyTool } from '
  * them. Adding a tool is adding its module here: its definition reaches
  * the model, policy and reviewers; its hooks run on the tools worker.
  */
-const modules: readonly AnyTool[] = [fsList, fsRead, fsStat, fsWrite, fsMove, fsDelete, fsChmod, serviceStatus, complete];
+const modules: readonly AnyTool[] = [
+  fsList,
+  fsRead,
+  fsStat,
+  fsWrite,
+  fsMove,
+  fsDelete,
+  fsChmod,
+  serviceStatus,
+  serviceStart,
+  serviceStop,
+  serviceRestart,
+  complete,
+];
 
 export const COMPLETE_TOOL = complete.name;
 

@@ -9,6 +9,7 @@ import { historyPart } from './history';
 import { parkedPart } from './parked';
 import { maskingPart } from './masking';
 import { policyPart } from './policy';
+import { servicesPart } from './services';
 import { startStack, type Stack } from './stack';
 
 /**
@@ -23,6 +24,7 @@ const parts: Record<PartName, Part> = {
   policy: { server: false, run: policyPart },
   masking: { server: false, run: maskingPart },
   gate: { server: true, run: gatePart },
+  services: { server: true, run: servicesPart },
   history: { server: true, run: (s) => historyPart(s) },
   approval: { server: true, run: approvalPart },
   cli: { server: true, run: cliPart },

@@ -22,6 +22,9 @@ import { writeRules, type RulePreset } from './rules';
 /** The namespace of the `parked` part, whose agent worker runs as its own process. */
 export const PARKED_NAMESPACE = 'airlock-bench-parked';
 
+/** The process service every bench stack configures (the tools config the workers read). */
+export const BENCH_SERVICE = 'bench-svc';
+
 /**
  * One bench run's world: an in-memory dev server on a free port, the replay
  * model, airlock's workers (built the product's way, in this process, on the
@@ -34,6 +37,8 @@ export interface Stack {
   readonly server: DevServer;
   readonly temporalCli: string;
   readonly replay: ReplayServer;
+  /** The tools config the workers read: one process service, BENCH_SERVICE. */
+  readonly toolsConfig: string;
   readonly config: AirlockConfig;
   readonly client: Client;
   readonly airlock: AirlockClient;
@@ -66,6 +71,12 @@ export async function startStack(): Promise<Stack> {
     for (let i = 0; i < 10; i++) writeFileSync(join(root, `f${i}.txt`), `file ${i}\n`);
     const rulesFile = join(dir, 'rules.json');
     writeRules(rulesFile, 'builtIn');
+    // One supervised process service, for the `services` part: service_status through the gate vs the adapter directly.
+    const toolsConfig = join(dir, 'tools.json');
+    const services = {
+      [BENCH_SERVICE]: { adapter: 'process', command: [process.execPath, '-e', 'setInterval(() => {}, 1 << 30)'], pidFile: join(dir, `${BENCH_SERVICE}.pid`), health: { type: 'pid' } },
+    };
+    writeFileSync(toolsConfig, JSON.stringify({ version: 1, services }));
 
     const temporalCli = (await resolveTemporalCli()).path;
     const server = await startDevServer({ cli: temporalCli, port: await freePort(), namespaces: [PARKED_NAMESPACE] });
@@ -77,6 +88,7 @@ export async function startStack(): Promise<Stack> {
       AIRLOCK_DATA_DIR: join(dir, 'data'),
       AIRLOCK_ROOTS: root,
       AIRLOCK_RULES_FILE: rulesFile,
+      AIRLOCK_TOOLS_CONFIG: toolsConfig,
       OPENAI_BASE_URL: replay.baseUrl,
       AIRLOCK_LOG_LEVEL: 'warn',
     });
@@ -113,6 +125,7 @@ export async function startStack(): Promise<Stack> {
       server,
       temporalCli,
       replay,
+      toolsConfig,
       config,
       client: new Client({ connection }),
       airlock,

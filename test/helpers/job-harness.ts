@@ -16,6 +16,9 @@ import { SqliteContentStore, type ContentStore } from '../../host/content-store'
 import { NonceStore } from '../../host/nonce-store';
 import { parseRulesDocument } from '../../host/rules-file';
 import { Roots } from '../../host/roots';
+import { createServiceCapability } from '../../host/services/service-capability';
+import { Services } from '../../host/services/services';
+import { servicesConfigSchema, type ServicesConfigInput } from '../../core/tools-config/services';
 import { startReplayServer, type RecordedRequest, type ReplayServer } from '../../client/dev/replay-server';
 import { AirlockClient } from '../../client/airlock-client';
 import type { AuditEvent, AuditEventType } from '../../core/audit';
@@ -67,6 +70,8 @@ export interface HarnessOptions {
   readonly contents?: ContentStore;
   /** Write audit events to this JSON lines file with the product's sink (default: kept in memory). */
   readonly auditFile?: string;
+  /** The `services:` section of the tools config: the in-process tools worker lends the service tools these. */
+  readonly services?: ServicesConfigInput;
 }
 
 /**
@@ -100,7 +105,9 @@ export class JobHarness {
     readonly contents: ContentStore,
   ) {
     this.rules = options.rules ?? { version: 1, rules: [] };
-    this.availableTools = options.availableTools ?? availableToolNames(availabilityOf(undefined));
+    this.availableTools =
+      options.availableTools ??
+      availableToolNames(availabilityOf(options.services === undefined ? undefined : { version: 1, services: servicesConfigSchema.parse(options.services) }));
     this.auditSink =
       options.auditFile === undefined ? new MemoryAuditSink() : new JsonlAuditSink(options.auditFile, { warn: (line) => this.auditWarnings.push(line) });
   }
@@ -154,7 +161,14 @@ export class JobHarness {
         reviewerKeys: this.options.reviewerKeys ?? new Map(),
       },
       tools: roles.includes('tools')
-        ? { roots: await Roots.create([this.root]), nonces: this.nonces, verifier: createGrantVerifier(publicKey) }
+        ? {
+            roots: await Roots.create([this.root]),
+            nonces: this.nonces,
+            verifier: createGrantVerifier(publicKey),
+            ...(this.options.services !== undefined
+              ? { capabilities: { services: createServiceCapability(Services.fromConfig(servicesConfigSchema.parse(this.options.services))) } }
+              : {}),
+          }
         : undefined,
       judge:
         this.options.judge === undefined

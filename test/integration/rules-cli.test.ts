@@ -111,6 +111,9 @@ test('test --tools lists every registered tool with its category, and what this 
     ['fs_delete', 'delete', true],
     ['fs_chmod', 'file_change', true],
     ['service_status', 'read', true],
+    ['service_start', 'service_control', true],
+    ['service_stop', 'service_control', true],
+    ['service_restart', 'service_control', true],
   ]);
   // A bad tools config is one clear line, not a stack.
   writeFileSync(toolsFile, 'version: 1\nservices:\n  jellyfin: { adapter: docker }\n');

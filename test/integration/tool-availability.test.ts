@@ -122,7 +122,7 @@ describe('the tools worker', () => {
       const grant = signer.sign({ v: 1, jobId: 'job-1', callId, fingerprint, nonce: callId.padEnd(32, '0'), expiresAt: Date.now() + 60_000 });
       return env.run(gate.execute, { jobId: 'job-1', callId, scope: {}, toolName: 'service_status', args, ruleId: null, ruleVersion: null, grant });
     };
-    expect(await run('web', 'c2')).toMatchObject({ ok: true, output: 'web: process running, healthy, pid 4242' });
-    expect(await run('postgres', 'c3')).toMatchObject({ ok: false, output: 'Refused: no service named postgres is configured (configured: web)' });
+    expect(await run('web', 'c2')).toMatchObject({ ok: true, output: 'web (process): healthy — running' });
+    expect(await run('postgres', 'c3')).toMatchObject({ ok: false, output: 'Refused: not configured' });
   });
 });

@@ -35,8 +35,8 @@ test("the README's home-server example is a valid tools config offering every ca
   expect(block).toBeDefined();
   const config = parseToolsConfig(parseYaml(block ?? ''), 'README.md');
   expect(config.roots).toEqual(['/srv/share']);
-  expect(config.services?.jellyfin).toEqual({ adapter: 'docker', container: 'jellyfin', socket: '/var/run/docker.sock' });
-  expect(config.services?.samba).toEqual({ adapter: 'systemd', unit: 'smbd.service' });
+  expect(config.services?.jellyfin).toEqual({ adapter: 'docker', container: 'jellyfin', socket: '/var/run/docker.sock', stopTimeoutSeconds: 10 });
+  expect(config.services?.samba).toEqual({ adapter: 'systemd', unit: 'smbd.service', timeoutMs: 90_000 });
   expect(config.commands?.backup).toEqual({ path: '/usr/local/bin/backup-share' });
   expect(availabilityOf(config)).toEqual({ files: true, services: true, http: true, commands: true });
 });
@@ -66,7 +66,7 @@ test('an invalid file is refused with one line naming the file, the field and wh
   expect(bad.split('\n')).toHaveLength(1);
 
   expect(await problem('version: 1\nservices:\n  web: { adapter: process, command: [web], pidFile: run/web.pid }\n')).toContain(
-    'services.web.pidFile: expected an absolute path',
+    'services.web.pidFile: pidFile must be an absolute path',
   );
   expect(await problem('version: 1\nservice:\n  web: {}\n')).toContain('(top level): unknown field(s) service');
   expect(await problem('version: 1\nservices:\n  Jelly Fin: { adapter: docker, container: jellyfin }\n')).toMatch(/services(\.Jelly Fin)?: bad name: expected a service name/);
