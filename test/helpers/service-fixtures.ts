@@ -71,9 +71,21 @@ export function readPid(file: string): number {
   return Number(readFileSync(file, 'utf8').trim());
 }
 
-/** Kills a process group (or process) a test left behind; never throws. */
+/**
+ * Kills a process group (or process) a test left behind; never throws. Only
+ * a process that is still this fixture's service (or its child): a pid read
+ * from a stale pid file may belong to anything by now (a test worker, the
+ * Temporal server), and is left alone.
+ */
 export function killQuietly(pid: number | undefined): void {
   if (pid === undefined || !Number.isInteger(pid) || pid <= 1) return;
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return;
+  }
+  if (!cmdline.includes('service.js') && !cmdline.includes('1 << 30')) return;
   for (const target of [-pid, pid]) {
     try {
       process.kill(target, 'SIGKILL');
