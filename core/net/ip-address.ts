@@ -173,7 +173,8 @@ export function embeddedIpv4(address: IpBytes): IpBytes | undefined {
 export function classifyAddress(address: IpBytes): AddressClass | undefined {
   if (inCidr(address, LOWEST_IPV6)) return address[15] === 0 ? 'unspecified' : 'loopback';
   const inner = embeddedIpv4(address);
-  if (inner !== undefined) return classifyAddress(inner) ?? (address[0] === 0 && address[10] !== 0xff ? 'reserved' : undefined);
+  // An IPv4-compatible address (`::a.b.c.d`) is deprecated and never public.
+  if (inner !== undefined) return classifyAddress(inner) ?? (address.slice(0, 12).every((b) => b === 0) ? 'reserved' : undefined);
   for (const [cidr, kind] of special) if (inCidr(address, cidr)) return kind;
   if (address.length === 4 && address.every((b) => b === 255)) return 'reserved';
   return undefined;

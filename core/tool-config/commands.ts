@@ -15,12 +15,11 @@ const commandName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/, 'expe
 
 const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
-const entry = z.union([
-  absolutePath.transform((path) => ({ path, name: baseName(path) })),
-  z
-    .strictObject({ path: absolutePath, name: commandName.optional() })
-    .transform((e) => ({ path: e.path, name: e.name ?? baseName(e.path) })),
-]);
+/** An absolute path, or `{ path, name }` to call it by another name. */
+const entry = z.preprocess(
+  (v) => (typeof v === 'string' ? { path: v } : v),
+  z.strictObject({ path: absolutePath, name: commandName.optional() }).transform((e) => ({ path: e.path, name: e.name ?? baseName(e.path) })),
+);
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name');
 
