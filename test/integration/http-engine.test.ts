@@ -98,6 +98,12 @@ describe('internal addresses are refused unless allowlisted', () => {
     expect(v4.received).toEqual([]);
   });
 
+  test('the system resolver: localhost is refused', async () => {
+    expect(await refusal(engine(), { method: 'GET', url: `http://localhost:${v4.port}/` })).toMatch(/is a loopback address \(localhost resolves to it\)/);
+    expect(connects).toEqual([]);
+    expect(v4.received).toEqual([]);
+  });
+
   test('a metadata address is reached only when listed by itself', async () => {
     const e = engine({ allowInternal: ['169.254.0.0/16', 'metadata.internal'] }, table({ 'metadata.internal': ['169.254.169.254'] }));
     expect(await refusal(e, { method: 'GET', url: 'http://169.254.169.254/' })).toMatch(/listed by itself/);
@@ -284,13 +290,20 @@ describe('secrets in headers appear in no output', () => {
 describe('limits', () => {
   let big: RecordingServer;
   let silent: RecordingServer;
+  let trickle: RecordingServer;
   beforeAll(async () => {
     big = await recordingServer('127.0.0.1', (_req, res) => res.end('x'.repeat(200_000)));
     silent = await recordingServer('127.0.0.1', () => undefined);
+    // Answers at once, then never finishes the body.
+    trickle = await recordingServer('127.0.0.1', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+    });
   });
   afterAll(async () => {
     await big.close();
     await silent.close();
+    await trickle.close();
   });
   beforeEach(() => {
     big.received.length = 0;
@@ -317,6 +330,12 @@ describe('limits', () => {
       /no complete response within 0\.5 s/,
     );
     expect(silent.received).toHaveLength(1);
+  });
+
+  test('a body that never ends hits the same timeout', async () => {
+    await expect(engine({ allowInternal: ['127.0.0.1'], timeoutSeconds: 0.5 }).send({ method: 'GET', url: `${trickle.origin}/` })).rejects.toThrow(
+      /no complete response within 0\.5 s/,
+    );
   });
 
   test('headers the tool sets itself cannot be given', async () => {
