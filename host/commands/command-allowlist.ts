@@ -1,6 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import type { CommandEntry } from '../../core/tool-config/commands';
+import type { CommandEntry } from '../../core/tools-config/commands';
 import { ToolRefusal } from '../roots';
 import { errnoCode, fstatFd, messageOf, O_NOFOLLOW, O_PATH, openFd, release } from '../tools/descriptors';
 
@@ -36,7 +36,7 @@ export class CommandNotAllowed extends ToolRefusal {
   ) {
     super(
       allowed.length === 0
-        ? `no commands are configured (commands.allow is empty), so ${JSON.stringify(command)} cannot run`
+        ? `no commands are configured (commands in the tools config), so ${JSON.stringify(command)} cannot run`
         : `${JSON.stringify(command)} is not an allowed command; allowed: ${allowed.join(', ')}`,
     );
   }

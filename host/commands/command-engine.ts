@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { DEFAULT_COMMAND_PATH, type CommandsConfig } from '../../core/tool-config/commands';
+import { commandEntries, DEFAULT_COMMAND_PATH, type CommandEntry, type CommandsConfig } from '../../core/tools-config/commands';
 import { AirlockError } from '../../core/errors';
 import { ToolRefusal, type Roots } from '../roots';
 import { messageOf, procPath, release } from '../tools/descriptors';
 import { withPinned } from '../tools/pinned-path';
-import { CommandAllowlist, type ResolvedCommand } from './command-allowlist';
+import { CommandAllowlist, CommandNotAllowed, type ResolvedCommand } from './command-allowlist';
 
 /**
  * The engine behind `command_run`. A command is an argv (never a shell
@@ -108,30 +108,33 @@ export class CommandEngine {
   readonly allowlist: CommandAllowlist;
 
   constructor(private readonly options: CommandEngineOptions) {
-    this.allowlist = new CommandAllowlist(options.commands.allow);
+    this.allowlist = new CommandAllowlist(commandEntries(options.commands));
   }
 
-  get config(): CommandsConfig {
-    return this.options.commands;
+  /** The allowlist entry argv[0] names. */
+  entry(args: CommandRunArgs): CommandEntry {
+    const command = args.argv[0];
+    if (command === undefined) throw new ToolRefusal('argv is empty; give the command and its arguments');
+    const entry = this.allowlist.entryFor(command);
+    if (entry === undefined) throw new CommandNotAllowed(command, this.allowlist.names());
+    return entry;
   }
 
-  /** The whole environment a command gets: defaults, then the configured values. Nothing of the worker's. */
-  environment(): Record<string, string> {
-    return { PATH: DEFAULT_COMMAND_PATH, HOME: this.options.home ?? '/', LANG: 'C.UTF-8', ...this.options.commands.env };
+  /** The whole environment a command gets: defaults, then its configured values. Nothing of the worker's. */
+  environment(entry: CommandEntry): Record<string, string> {
+    return { PATH: DEFAULT_COMMAND_PATH, HOME: this.options.home ?? '/', LANG: 'C.UTF-8', ...entry.env };
   }
 
   timeoutMs(args: CommandRunArgs): number {
-    const { timeoutSeconds, maxTimeoutSeconds } = this.options.commands;
+    const { timeoutSeconds, maxTimeoutSeconds, name } = this.entry(args);
     const asked = args.timeoutSeconds ?? timeoutSeconds;
-    if (asked > maxTimeoutSeconds) throw new ToolRefusal(`timeoutSeconds ${asked} is above the ${maxTimeoutSeconds} s allowed (commands.maxTimeoutSeconds)`);
+    if (asked > maxTimeoutSeconds) throw new ToolRefusal(`timeoutSeconds ${asked} is above the ${maxTimeoutSeconds} s allowed for ${name} (its maxTimeoutSeconds)`);
     return Math.round(asked * 1000);
   }
 
   /** What `prepare` shows: the real program behind argv[0], and which file it is. */
   resolve(args: CommandRunArgs): Promise<ResolvedCommand> {
-    const command = args.argv[0];
-    if (command === undefined) throw new ToolRefusal('argv is empty; give the command and its arguments');
-    return this.allowlist.resolve(command);
+    return this.allowlist.resolve(this.entry(args).name);
   }
 
   /**
@@ -139,6 +142,7 @@ export class CommandEngine {
    * still be that file; without, it is resolved now.
    */
   async run(args: CommandRunArgs, expected?: ResolvedCommand): Promise<CommandResult> {
+    const entry = this.entry(args);
     const timeoutMs = this.timeoutMs(args);
     const resolved = expected ?? (await this.resolve(args));
     if (args.argv[0] !== resolved.name && args.argv[0] !== resolved.configured) {
@@ -153,7 +157,7 @@ export class CommandEngine {
       if (dirFd <= PROGRAM_FD) throw new CommandFailed(`internal: descriptor ${dirFd} is among the child's stdio`);
       const programFd = await this.allowlist.open(resolved);
       try {
-        return await this.spawnGroup({ command: resolved, programFd, args: args.argv.slice(1), cwdFd: dirFd, cwdReal: dir.path, timeoutMs });
+        return await this.spawnGroup({ entry, command: resolved, programFd, args: args.argv.slice(1), cwdFd: dirFd, cwdReal: dir.path, timeoutMs });
       } finally {
         release(programFd);
       }
@@ -161,6 +165,7 @@ export class CommandEngine {
   }
 
   private spawnGroup(run: {
+    entry: CommandEntry;
     command: ResolvedCommand;
     programFd: number;
     args: readonly string[];
@@ -168,7 +173,7 @@ export class CommandEngine {
     cwdReal: string;
     timeoutMs: number;
   }): Promise<CommandResult> {
-    const { maxOutputBytes, killGraceSeconds } = this.options.commands;
+    const { maxOutputBytes, killGraceSeconds } = run.entry;
     const graceMs = Math.round(killGraceSeconds * 1000);
     const stdout = new Capped(maxOutputBytes);
     const stderr = new Capped(maxOutputBytes);
@@ -178,7 +183,7 @@ export class CommandEngine {
       const child = spawn(procPath(PROGRAM_FD), [...run.args], {
         argv0: run.command.name,
         cwd: procPath(run.cwdFd),
-        env: this.environment(),
+        env: this.environment(run.entry),
         stdio: ['ignore', 'pipe', 'pipe', run.programFd],
         // A process group of its own, killed whole.
         detached: true,

@@ -4,7 +4,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { AirlockError } from '../../core/errors';
 import { formatIp, parseHostIp } from '../../core/net/ip-address';
-import type { HostsConfig } from '../../core/tool-config/hosts';
+import type { HostsConfig } from '../../core/tools-config/hosts';
 import { httpMethods, type HttpMethod } from '../../core/tools/http-category';
 import { ToolRefusal } from '../roots';
 import { AddressPolicy } from './address-policy';
@@ -114,7 +114,7 @@ export class HttpEngine {
   private readonly connect: Connect;
 
   constructor(private readonly options: HttpEngineOptions) {
-    this.policy = new AddressPolicy(options.hosts.allowInternal);
+    this.policy = new AddressPolicy(options.hosts);
     this.lookup = options.lookup ?? systemLookup;
     this.connect = options.connect ?? systemConnect;
   }
@@ -152,6 +152,8 @@ export class HttpEngine {
     if (literal !== undefined) {
       answers = [formatIp(literal)];
     } else {
+      const unlisted = this.policy.checkName(hostname);
+      if (unlisted !== undefined) throw new HttpRefused(unlisted);
       let found: readonly ResolvedAddress[];
       try {
         found = await abortable(this.lookup(hostname), signal);
@@ -164,7 +166,7 @@ export class HttpEngine {
     }
     const addresses: string[] = [];
     for (const answer of answers) {
-      const verdict = this.policy.check(hostname, answer);
+      const verdict = this.policy.check(hostname, answer, literal !== undefined);
       if (!verdict.ok) throw new HttpRefused(verdict.reason);
       addresses.push(verdict.address);
     }

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandsConfigSchema } from '../../core/tool-config/commands';
+import { commandsConfigSchema } from '../../core/tools-config/commands';
 import { BinaryChanged, CommandNotAllowed } from '../../host/commands/command-allowlist';
 import { CommandEngine, formatCommandResult, liveGroupMembers } from '../../host/commands/command-engine';
 import { OutsideRoots, Roots, ToolRefusal } from '../../host/roots';
@@ -22,15 +22,22 @@ function script(name: string, body: string): string {
   return path;
 }
 
-function engine(config: Record<string, unknown> = {}): CommandEngine {
+/** Every test program allowed, with these settings each; or exactly `only`. */
+function engine(settings: Record<string, unknown> = {}, only?: Record<string, string>): CommandEngine {
+  const programs = only ?? {
+    args: join(bin, 'args'),
+    tree: join(bin, 'tree'),
+    'leaves-child': join(bin, 'leaves-child'),
+    stubborn: join(bin, 'stubborn'),
+    loud: join(bin, 'loud'),
+    where: join(bin, 'where'),
+    tool: join(bin, 'current'),
+    env: '/usr/bin/env',
+  };
   return new CommandEngine({
     roots,
     home: base,
-    commands: commandsConfigSchema.parse({
-      allow: [join(bin, 'args'), join(bin, 'tree'), join(bin, 'leaves-child'), join(bin, 'stubborn'), join(bin, 'loud'), join(bin, 'where'), { path: join(bin, 'current'), name: 'tool' }, '/usr/bin/env'],
-      killGraceSeconds: 0.5,
-      ...config,
-    }),
+    commands: commandsConfigSchema.parse(Object.fromEntries(Object.entries(programs).map(([name, path]) => [name, { path, killGraceSeconds: 0.5, maxTimeoutSeconds: 60, ...settings }]))),
   });
 }
 
@@ -69,7 +76,7 @@ test('a program outside the allowlist is refused, however it is named', async ()
   for (const argv of [['rm', '-rf', root], ['/bin/sh', '-c', 'true'], ['sh'], [`${bin}/../bin/args`], ['ARGS'], [join(bin, 'missing')]]) {
     await expect(e.run({ argv })).rejects.toThrow(CommandNotAllowed);
   }
-  await expect(engine({ allow: [] }).run({ argv: ['args'] })).rejects.toThrow(/no commands are configured/);
+  await expect(engine({}, {}).run({ argv: ['args'] })).rejects.toThrow(/no commands are configured/);
   expect(existsSync(root)).toBe(true);
 });
 
@@ -119,7 +126,7 @@ describe('the process group', () => {
   });
 
   test('a timeout above the configured maximum is refused', async () => {
-    await expect(engine({ maxTimeoutSeconds: 10, timeoutSeconds: 5 }).run({ argv: ['args'], timeoutSeconds: 11 })).rejects.toThrow(/above the 10 s allowed/);
+    await expect(engine({ maxTimeoutSeconds: 10, timeoutSeconds: 5 }).run({ argv: ['args'], timeoutSeconds: 11 })).rejects.toThrow(/above the 10 s allowed for args/);
   });
 });
 
@@ -151,7 +158,8 @@ test("the worker's environment does not reach the command", async () => {
 });
 
 test('a secret-named variable in the config is refused', () => {
-  expect(() => commandsConfigSchema.parse({ env: { BACKUP_PASSWORD: 'x' } })).toThrow(/looks like a secret/);
+  const parsed = commandsConfigSchema.safeParse({ backup: { path: '/usr/local/bin/backup', env: { BACKUP_PASSWORD: 'x' } } });
+  expect(parsed.error?.issues[0]?.message).toMatch(/BACKUP_PASSWORD looks like a secret/);
 });
 
 describe('the program is the file that was checked', () => {
@@ -183,7 +191,7 @@ describe('the program is the file that was checked', () => {
     const v2 = script('v2', `touch ${join(root, 'relinked-ran')}`);
     const link = join(bin, 'linked');
     symlinkSync(v1, link);
-    const e = engine({ allow: [link] });
+    const e = engine({}, { linked: link });
     const checked = await e.resolve({ argv: ['linked'] });
     expect(checked.path).toBe(v1);
     rmSync(link);

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { hostsConfigSchema } from '../../core/tool-config/hosts';
+import { hostsConfigSchema } from '../../core/tools-config/hosts';
 import { formatHttpResult, HttpEngine, HttpFailed, HttpRefused, systemConnect, type ConnectTarget, type HttpRequestArgs, type Lookup } from '../../host/net/http-engine';
 import { recordingServer, type RecordingServer } from '../helpers/recording-server';
 
@@ -19,8 +19,9 @@ const spyConnect = (target: ConnectTarget): Socket => {
   return systemConnect(target);
 };
 
+/** Any public host allowed, unless `hosts` says otherwise. */
 function engine(hosts: Record<string, unknown> = {}, lookup?: Lookup): HttpEngine {
-  return new HttpEngine({ hosts: hostsConfigSchema.parse(hosts), connect: spyConnect, ...(lookup === undefined ? {} : { lookup }) });
+  return new HttpEngine({ hosts: hostsConfigSchema.parse({ allow: ['*'], ...hosts }), connect: spyConnect, ...(lookup === undefined ? {} : { lookup }) });
 }
 
 /** Answers from a fixed table; a name not in it does not exist. */
@@ -96,6 +97,17 @@ describe('internal addresses are refused unless allowlisted', () => {
     expect(await refusal(e, { method: 'GET', url: 'http://mixed.example/' })).toMatch(/10\.0\.0\.1 is a private address/);
     expect(connects).toEqual([]);
     expect(v4.received).toEqual([]);
+  });
+
+  test('hosts.allow: an unlisted name is not even resolved; an unlisted address is not connected to', async () => {
+    const lookup = table({ 'api.example': ['192.0.2.10'], 'leak.example': ['192.0.2.11'] });
+    const e = engine({ allow: ['api.example', '198.51.100.0/24'] }, lookup);
+    expect(await refusal(e, { method: 'GET', url: 'http://secret-data.leak.example/' })).toMatch(/secret-data\.leak\.example is not in hosts\.allow/);
+    expect(await refusal(e, { method: 'GET', url: 'http://192.0.2.10/' })).toMatch(/192\.0\.2\.10 is not in hosts\.allow/);
+    expect(lookup.calls).toEqual([]);
+    expect(connects).toEqual([]);
+    expect((await e.resolve('http://api.example/')).addresses).toEqual(['192.0.2.10']);
+    expect((await e.resolve('http://198.51.100.7/')).addresses).toEqual(['198.51.100.7']);
   });
 
   test('the system resolver: localhost is refused', async () => {

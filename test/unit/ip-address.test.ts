@@ -1,6 +1,6 @@
 import { classifyAddress, formatIp, inCidr, parseCidr, parseIp } from '../../core/net/ip-address';
-import { commandsConfigSchema } from '../../core/tool-config/commands';
-import { hostsConfigSchema } from '../../core/tool-config/hosts';
+import { commandsConfigSchema } from '../../core/tools-config/commands';
+import { hostsConfigSchema } from '../../core/tools-config/hosts';
 
 function kind(text: string) {
   const bytes = parseIp(text);
@@ -67,19 +67,26 @@ test('ranges', () => {
   expect(parseCidr('10.0.0.0/x')).toBeUndefined();
 });
 
-test('config sections: defaults, and clear errors', () => {
-  expect(hostsConfigSchema.parse(undefined)).toEqual({ allowInternal: [], maxRequestBytes: 1048576, maxResponseBytes: 1048576, timeoutSeconds: 30, maxRedirects: 5 });
+function issue(result: { error?: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> } | undefined }) {
+  return result.error?.issues[0];
+}
+
+test('hosts section: defaults, and clear errors', () => {
+  expect(hostsConfigSchema.parse({ allow: ['*'] })).toEqual({ allow: ['*'], allowInternal: [], maxRequestBytes: 1048576, maxResponseBytes: 1048576, timeoutSeconds: 30, maxRedirects: 5 });
   expect(hostsConfigSchema.parse({ allowInternal: ['nas.lan', '*.home.arpa', '192.168.1.0/24', '[::1]', 'fd00::/8'] }).allowInternal).toHaveLength(5);
-  expect(() => hostsConfigSchema.parse({ allowInternal: ['http://nas.lan'] })).toThrow(/expected a host name/);
-  expect(() => hostsConfigSchema.parse({ allowInternal: ['10.0.0.0/40'] })).toThrow(/expected a host name/);
-  expect(() => hostsConfigSchema.parse({ allowed: [] })).toThrow();
-  const commands = commandsConfigSchema.parse({ allow: ['/usr/bin/du', { path: '/opt/backup/run.sh', name: 'backup' }] });
-  expect(commands.allow).toEqual([
-    { path: '/usr/bin/du', name: 'du' },
-    { path: '/opt/backup/run.sh', name: 'backup' },
-  ]);
-  expect(() => commandsConfigSchema.parse({ allow: ['du'] })).toThrow(/absolute path/);
-  expect(() => commandsConfigSchema.parse({ allow: ['/usr/bin/du', '/usr/local/bin/du'] })).toThrow(/also allow\[0\]/);
-  const dotted = commandsConfigSchema.safeParse({ allow: ['/usr/../bin/sh'] });
-  expect(dotted.error?.issues).toEqual([expect.objectContaining({ path: ['allow', 0, 'path'], message: expect.stringMatching(/no "\.\."/) })]);
+  expect(issue(hostsConfigSchema.safeParse({}))?.message).toMatch(/list at least one host in allow or allowInternal/);
+  expect(issue(hostsConfigSchema.safeParse({ allow: ['http://api.example.com'] }))).toMatchObject({ path: ['allow', 0], message: expect.stringMatching(/expected a host name/) });
+  expect(issue(hostsConfigSchema.safeParse({ allowInternal: ['10.0.0.0/40'] }))).toMatchObject({ path: ['allowInternal', 0] });
+  expect(issue(hostsConfigSchema.safeParse({ allowInternal: ['*'] }))).toMatchObject({ path: ['allowInternal', 0] });
+  expect(hostsConfigSchema.safeParse({ allow: ['*'], allowed: [] }).success).toBe(false);
+});
+
+test('commands section: defaults, and clear errors', () => {
+  expect(commandsConfigSchema.parse({ du: { path: '/usr/bin/du' } })).toEqual({
+    du: { path: '/usr/bin/du', timeoutSeconds: 60, maxTimeoutSeconds: 60, killGraceSeconds: 2, maxOutputBytes: 65536, env: {} },
+  });
+  expect(issue(commandsConfigSchema.safeParse({ du: { path: 'du' } }))).toMatchObject({ path: ['du', 'path'], message: expect.stringMatching(/absolute path/) });
+  expect(issue(commandsConfigSchema.safeParse({ sh: { path: '/usr/../bin/sh' } }))?.message).toMatch(/no "\.\."/);
+  expect(issue(commandsConfigSchema.safeParse({ 'rm -rf': { path: '/bin/rm' } }))?.message).toMatch(/expected a command name/);
+  expect(issue(commandsConfigSchema.safeParse({ du: { path: '/usr/bin/du', timeoutSeconds: 90, maxTimeoutSeconds: 30 } }))?.message).toMatch(/above maxTimeoutSeconds/);
 });
