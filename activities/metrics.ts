@@ -1,7 +1,7 @@
 import { noopMetricMeter, type MetricCounter, type MetricHistogram, type MetricMeter } from '@temporalio/common';
 import type { AuditEvent } from '../core/audit';
 import { gateDecisions } from '../core/policy/evaluate';
-import { getTool } from '../core/tools/definitions';
+import { getTool } from '../core/tools/registry';
 import type { Reconciled } from '../host/nonce-store';
 import type { JudgeOutcome } from '../core/judge';
 

@@ -20,7 +20,7 @@ import {
 } from '../core/policy/evaluate';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import type { PreflightedCall } from '../core/preflight';
-import { getTool } from '../core/tools/definitions';
+import { pathTargetsOf } from '../core/tools/registry';
 import type { AuditSink } from '../host/audit-log';
 import type { GrantSigner } from '../host/grant-keys';
 import type { Sealer } from '../host/seal';
@@ -123,7 +123,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
       category: call.category,
       args: call.args,
       scope: input.scope,
-      targets: getTool(call.toolName)?.targets(call.args) ?? [],
+      targets: pathTargetsOf(call.toolName, call.args),
       facts: input.facts?.[call.callId],
       fingerprint: stateFingerprint(input.jobId, input.scope, call),
     };

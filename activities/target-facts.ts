@@ -1,7 +1,9 @@
 import { withHeartbeat } from './heartbeat';
 import type { CallFacts } from '../core/policy/facts';
-import { getTool } from '../core/tools/definitions';
-import { callFacts } from '../host/target-facts';
+import { getTool } from '../core/tools/registry';
+import { lendHost } from '../core/tools/lend';
+import { pathTargets } from '../core/tools/tool-module';
+import { createToolHost, type ToolHostDeps } from '../host/tools/tool-host';
 
 export interface ResolveTargetsInput {
   readonly calls: ReadonlyArray<{ readonly callId: string; readonly toolName: string; readonly args: Record<string, unknown> }>;
@@ -17,7 +19,8 @@ export interface ResolveTargetsResult {
  * targets behind a batch's paths, so rules match the place and not the
  * spelling.
  */
-export function createTargetFactActivities(deps: { readonly roots: { readonly configured: readonly string[] } }) {
+export function createTargetFactActivities(deps: ToolHostDeps) {
+  const host = createToolHost(deps);
   return {
     async resolveTargets(input: ResolveTargetsInput): Promise<ResolveTargetsResult> {
       // Its activity has a heartbeat timeout like every tools activity.
@@ -29,7 +32,11 @@ export function createTargetFactActivities(deps: { readonly roots: { readonly co
             const tool = getTool(call.toolName);
             const parsed = tool?.parameters.safeParse(call.args);
             if (tool === undefined || parsed === undefined || !parsed.success) continue;
-            facts[call.callId] = await callFacts(tool.targets(parsed.data), deps.roots.configured);
+            // A tool this worker is not configured for gets no facts: policy assumes the worst, and the gate refuses it anyway.
+            const loan = lendHost(tool, host);
+            if (!loan.ok) continue;
+            if (tool.facts !== undefined) facts[call.callId] = await tool.facts(loan.host, parsed.data);
+            else if (tool.pathFields.length > 0 && loan.host.files !== undefined) facts[call.callId] = await loan.host.files.facts(pathTargets(tool, parsed.data));
           }
           return { facts };
         },

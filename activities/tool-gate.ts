@@ -3,28 +3,25 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { FailureTypes } from '../core/failure-types';
 import { callFingerprint } from '../core/fingerprint';
 import type { Grant } from '../core/grants';
-import { describeChanges, type ObservedState } from '../core/observed-state';
+import type { ObservedState } from '../core/observed-state';
 import type { JobScope } from '../core/policy/evaluate';
-import { getTool, type ToolDefinition } from '../core/tools/definitions';
+import { revalidateWith } from '../core/tools/compare';
+import { lendHost } from '../core/tools/lend';
+import { getTool, type AnyTool } from '../core/tools/registry';
+import type { Capability, HostFor } from '../core/tools/tool-host';
+import type { Prepared, ToolOutcome } from '../core/tools/tool-module';
+import { ToolRefusal } from '../core/tools/tool-refusal';
 import type { GrantVerifier } from '../host/grant-keys';
 import { Texts } from '../core/texts';
 import { NonceStoreUnusable, revealPaths, storedOutcome, type NonceStore, type Reconciled, type StoredOutcome } from '../host/nonce-store';
-import { checkPostcondition } from '../host/tools/postconditions';
 import { attemptAbandoned, currentAttempt, withHeartbeat } from './heartbeat';
-import { errnoCode, messageOf } from '../host/tools/descriptors';
-import { createFsTools, type ToolOutcome } from '../host/tools/fs-tools';
-import { DEFAULT_HASH_LIMIT_BYTES, observe } from '../host/tools/observe';
-import type { TreeLimits } from '../host/tools/tree';
-import { ToolRefusal, type Roots } from '../host/roots';
+import { messageOf } from '../host/tools/descriptors';
+import { createToolHost, type ToolHostDeps } from '../host/tools/tool-host';
 import { noMetrics, type AirlockMetrics, type ExecutionOutcome } from './metrics';
 
-export interface ToolGateDeps {
-  readonly roots: Roots;
+export interface ToolGateDeps extends ToolHostDeps {
   readonly nonces: NonceStore;
   readonly verifier: GrantVerifier;
-  readonly hashLimitBytes?: number;
-  /** Folders past these cannot be observed exactly, so calls on them are never approvable to run. */
-  readonly treeLimits?: TreeLimits;
   readonly now?: () => number;
   /**
    * TEST ONLY (`AIRLOCK_TEST_CRASH_AT`): `execute` stops at this point,
@@ -74,7 +71,10 @@ export interface RevalidateInput {
   readonly observed: readonly ObservedState[];
 }
 
-export type RevalidateResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+export type RevalidateResult =
+  | { readonly ok: true }
+  /** `notNeeded`: the tool says the call has nothing left to do (a service healthy again); not a failure, and the model is told so. */
+  | { readonly ok: false; readonly reason: string; readonly notNeeded?: true };
 
 /** What an approved call is checked against right before it runs: `RevalidateInput` without what `execute` carries anyway. */
 export type ApprovedCheck = Omit<RevalidateInput, 'toolName' | 'args'>;
@@ -103,6 +103,7 @@ export type ExecuteResult =
       /** True when this reports an earlier attempt's stored outcome instead of running again. */
       readonly replayed: boolean;
       readonly refused?: undefined;
+      readonly notNeeded?: undefined;
       /**
        * Set when an earlier attempt ended without recording an outcome and
        * this one settled the call from its target: the effect was in place
@@ -113,9 +114,11 @@ export type ExecuteResult =
       readonly reconciled?: Reconciled;
     })
   /** The approved call no longer holds: nothing ran and the nonce is unspent. */
-  | { readonly refused: string; readonly ok: false; readonly output: string; readonly replayed: false; readonly reconciled?: undefined };
+  | { readonly refused: string; readonly ok: false; readonly output: string; readonly replayed: false; readonly notNeeded?: undefined; readonly reconciled?: undefined }
+  /** The approved call has nothing left to do (the tool's revalidation says why): nothing ran, the nonce is unspent, and this is no failure. */
+  | { readonly notNeeded: string; readonly ok: true; readonly output: string; readonly replayed: false; readonly refused?: undefined; readonly reconciled?: undefined };
 
-function toolOrFail(name: string): ToolDefinition {
+function toolOrFail(name: string): AnyTool {
   const tool = getTool(name);
   if (tool === undefined || tool.category === 'control') {
     throw ApplicationFailure.nonRetryable(`unknown tool ${JSON.stringify(name)}`, FailureTypes.InvalidInput);
@@ -123,71 +126,34 @@ function toolOrFail(name: string): ToolDefinition {
   return tool;
 }
 
+function notConfigured(tool: AnyTool, missing: readonly Capability[]): string {
+  return `tool ${tool.name} is not configured on this tools worker (its tools config grants no ${missing.join(', ')})`;
+}
+
 export function createToolGateActivities(deps: ToolGateDeps) {
-  const hashLimit = deps.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
   const now = deps.now ?? Date.now;
   const metrics = deps.metrics ?? noMetrics;
-  const fsTools = createFsTools(deps.roots, { treeLimits: deps.treeLimits });
-  const readOnly = (tool: ToolDefinition) => tool.category === 'read';
+  const host = createToolHost(deps);
+  const readOnly = (tool: AnyTool, args: unknown) => tool.categoryOf(args) === 'read';
 
-  /**
-   * Each target as it is now, with (by position) why the tool or the
-   * approval will refuse it. A target that cannot be observed is recorded
-   * as seen-as-missing: the same failure later compares equal.
-   */
-  async function observeTargets(
-    tool: ToolDefinition,
-    args: unknown,
-  ): Promise<{ observed: ObservedState[]; problems: Array<string | undefined>; warnings: string[] }> {
-    const observed: ObservedState[] = [];
-    const problems: Array<string | undefined> = [];
-    const warnings: string[] = [];
-    const follow = readOnly(tool);
-    const refused = (reason: string) => {
-      problems.push(reason);
-      warnings.push(`the tool will refuse this call: ${reason}`);
-    };
-    for (const target of tool.targets(args)) {
-      try {
-        const seen = await observe(deps.roots, target, { follow, hashLimitBytes: hashLimit, deep: true, treeLimits: deps.treeLimits });
-        observed.push(seen);
-        if (seen.exists && seen.type === 'symlink' && !follow) refused(`${target} is a symbolic link; the tool refuses to act on a link`);
-        // Too large to digest exactly: never approvable, since revalidation cannot compare it.
-        else if (seen.exists && seen.tree?.complete === false) refused(seen.tree.reason);
-        else problems.push(undefined);
-      } catch (err) {
-        if (err instanceof ToolRefusal) refused(err.message);
-        else {
-          const reason = `${target} cannot be observed (${errnoCode(err) ?? messageOf(err)})`;
-          problems.push(reason);
-          warnings.push(reason);
-        }
-        observed.push({ path: target, exists: false });
-      }
-    }
-    return { observed, problems, warnings };
+  /** The host the tool's hooks get; a tool this worker is not configured for is refused, never run half-way. */
+  function lent(tool: AnyTool): HostFor<Capability> {
+    const loan = lendHost(tool, host);
+    if (!loan.ok) throw ApplicationFailure.nonRetryable(notConfigured(tool, loan.missing), FailureTypes.ToolUnavailable);
+    return loan.host;
   }
 
-  /** Differences between the targets as they were (by position) and as they are now; empty when unchanged. */
-  function changesSince(before: readonly ObservedState[], current: readonly ObservedState[], problems: ReadonlyArray<string | undefined>, targetsThen: readonly string[], targetsNow: readonly string[]): string[] {
-    const changes: string[] = [];
-    current.forEach((seen, i) => {
-      const earlier = before[i];
-      const problem = problems[i];
-      // A target the reviewer replaced by an edit was chosen by them, not observed: nothing to compare.
-      if (earlier === undefined || targetsThen[i] !== targetsNow[i]) return;
-      // It cannot be seen now (e.g. a folder on the way became a link out), unlike then: say why, not "no longer exists".
-      if (problem !== undefined && !seen.exists && (earlier.exists || earlier.path !== seen.path)) changes.push(problem);
-      else if (earlier.path !== seen.path) changes.push(`${targetsNow[i]} now leads to ${seen.path} (it led to ${earlier.path})`);
-      else changes.push(...describeChanges(earlier, seen));
-    });
-    return changes;
+  /** The tool's `prepare`, whose per-target problems become the reviewer's warnings. */
+  async function observeTargets(tool: AnyTool, args: unknown): Promise<Prepared & { warnings: string[] }> {
+    const prepared = await tool.prepare(lent(tool), args);
+    const warnings = prepared.problems.flatMap((p) => (p === undefined ? [] : [p.kind === 'refused' ? `the tool will refuse this call: ${p.reason}` : p.reason]));
+    return { ...prepared, warnings };
   }
 
   /** Schema, permission and preconditions, checked again against the world as it is now; on success, the targets as seen. */
   async function recheck(input: RevalidateInput): Promise<{ readonly result: RevalidateResult; readonly seen?: ObservedState[] }> {
     const tool = getTool(input.toolName);
-    if (tool === undefined) return { result: { ok: false, reason: `tool ${input.toolName} is no longer registered` } };
+    if (tool === undefined || tool.category === 'control') return { result: { ok: false, reason: `tool ${input.toolName} is no longer registered` } };
     const parsed = tool.parameters.safeParse(input.args);
     if (!parsed.success) {
       return { result: { ok: false, reason: `the arguments no longer pass the tool's schema: ${parsed.error.issues[0]?.message ?? ''}` } };
@@ -201,12 +167,15 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     if (input.separateRequester && input.reviewer === input.requester) {
       return { result: { ok: false, reason: `the requester ${input.requester} may not approve their own call` } };
     }
+    const loan = lendHost(tool, host);
+    if (!loan.ok) return { result: { ok: false, reason: notConfigured(tool, loan.missing) } };
     const targetsNow = tool.targets(parsed.data);
     const targetsThen = input.originalTargets ?? (input.originalArgs === undefined ? targetsNow : tool.targets(tool.parameters.parse(input.originalArgs)));
-    const { observed: current, problems } = await observeTargets(tool, parsed.data);
-    const changes = changesSince(input.observed, current, problems, targetsThen, targetsNow);
-    if (changes.length > 0) return { result: { ok: false, reason: `the target changed since it was approved: ${changes.join('; ')}` } };
-    return { result: { ok: true }, seen: current };
+    const current = await observeTargets(tool, parsed.data);
+    const verdict = await revalidateWith(tool, loan.host, { args: parsed.data, approved: input.observed, now: current, targetsThen, targetsNow });
+    if (verdict.kind === 'changed') return { result: { ok: false, reason: verdict.reason } };
+    if (verdict.kind === 'not_needed') return { result: { ok: false, reason: verdict.reason, notNeeded: true } };
+    return { result: { ok: true }, seen: current.observed };
   }
 
   /** TEST ONLY: stops here for good when the test asked for it, so it can kill the process at exactly this point. */
@@ -217,13 +186,13 @@ export function createToolGateActivities(deps: ToolGateDeps) {
   }
 
   /** Runs the tool itself; a failure inside it is an outcome (the nonce is spent), never a retry. */
-  async function runTool(toolName: string, args: unknown): Promise<ToolOutcome> {
+  async function runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined): Promise<ToolOutcome> {
     // Temporal already gave up on this attempt (another may be running): start no effect; the next attempt reconciles.
     if (attemptAbandoned()) throw ApplicationFailure.retryable('this attempt was abandoned before its effect; the next attempt reconciles', FailureTypes.AttemptAbandoned);
     try {
-      const run = fsTools[toolName as keyof typeof fsTools] as ((a: unknown) => Promise<ToolOutcome>) | undefined;
-      return run === undefined ? { ok: false, output: `Error: tool ${toolName} has no implementation here` } : await run(args);
+      return await tool.execute(lent(tool), args, before);
     } catch (err) {
+      if (err instanceof ToolRefusal) return { ok: false, output: `Refused: ${err.message}` };
       return { ok: false, output: `Error: ${messageOf(err)}` };
     }
   }
@@ -243,7 +212,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
 
   interface Settling {
     readonly input: ExecuteInput;
-    readonly tool: ToolDefinition;
+    readonly tool: AnyTool;
     readonly args: Record<string, unknown>;
     readonly fingerprint: string;
     /** The targets right before the call, when known: recorded at consume, else what the reviewer approved. */
@@ -280,9 +249,10 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     }
     s.held.nonce = nonce;
     // The targets now: the precondition compares them, and they give the store's path digests their paths back.
-    const { observed: current, problems } = await observeTargets(s.tool, s.args);
-    const before = s.before === undefined ? undefined : revealPaths(s.before, current);
-    const post = await checkPostcondition(deps.roots, s.tool.name, s.args, before);
+    const tool = s.tool;
+    const current = await observeTargets(tool, s.args);
+    const before = s.before === undefined ? undefined : revealPaths(s.before, current.observed);
+    const post = tool.postcondition === undefined ? { present: false, detail: `${tool.name} declares no postcondition` } : await tool.postcondition(lent(tool), s.args, before);
     // A store that does not know the nonce gets it consumed now, as the first attempt would have.
     const consumeHere = () => deps.nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
     const record = (outcome: ToolOutcome, reconciled: Reconciled) => {
@@ -299,10 +269,10 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     let unchanged: string | undefined;
     if (before === undefined) unchanged = 'nothing records the target as it was before the call';
     else {
-      const targets = s.tool.targets(s.args);
-      // A target past the limits compares as "cannot be compared": not unchanged.
-      const changes = changesSince(before, current, problems, targets, targets);
-      if (changes.length > 0) unchanged = changes.join('; ');
+      const targets = tool.targets(s.args);
+      // The tool's own precondition; a target past the limits compares as "cannot be compared": not unchanged.
+      const verdict = await revalidateWith(tool, lent(tool), { args: s.args, approved: before, now: current, targetsThen: targets, targetsNow: targets });
+      if (verdict.kind !== 'ok') unchanged = verdict.reason;
     }
     if (unchanged === undefined) {
       checkExpiry(s.input.grant);
@@ -312,7 +282,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
         s.held.nonce = nonce;
       }
       s.phase.value = 'effect';
-      const outcome = await runTool(s.tool.name, s.args);
+      const outcome = await runTool(tool, s.args, before);
       await crashPoint('after-effect');
       deps.nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
       s.settled.value = 'ran_now';
@@ -402,14 +372,15 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     if (fingerprint !== claims.fingerprint) {
       throw ApplicationFailure.nonRetryable('execute refused: the grant does not cover these arguments', FailureTypes.GrantInvalid);
     }
-    const changing = !readOnly(tool);
+    lent(tool);
+    const changing = !readOnly(tool, args);
     const approvedBefore = approvedTargets(tool, args, input.approved);
     // A retry of an attempt that ran reports it: the target changed because the call ran.
     const earlier = deps.nonces.lookup(claims.nonce);
     if (earlier !== undefined && earlier.outcome !== null) return reportEarlier(earlier);
     if (earlier !== undefined && !changing) {
       // A read whose attempt died changed nothing: it reads again.
-      const outcome = await runTool(input.toolName, args);
+      const outcome = await runTool(tool, args, undefined);
       deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
       return { ...outcome, replayed: false };
     }
@@ -420,6 +391,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     let before: ObservedState[] | undefined;
     if (input.approved !== undefined) {
       const check = await recheck({ ...input.approved, toolName: input.toolName, args: input.args });
+      if (!check.result.ok && check.result.notNeeded === true) return { notNeeded: check.result.reason, ok: true, output: Texts.notNeeded(check.result.reason), replayed: false };
       if (!check.result.ok) return { refused: check.result.reason, ok: false, output: '', replayed: false };
       before = check.seen;
     } else if (changing) {
@@ -431,7 +403,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     held.nonce = claims.nonce;
     await crashPoint('after-consume');
     phase.value = 'effect';
-    const outcome = await runTool(input.toolName, args);
+    const outcome = await runTool(tool, args, before);
     await crashPoint('after-effect');
     deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
     return { ...outcome, replayed: false };
@@ -444,14 +416,14 @@ export function createToolGateActivities(deps: ToolGateDeps) {
  * reported again; or run now, with the tool's own success.
  */
 export function executionOutcome(result: ExecuteResult, settledNow: Reconciled | undefined): ExecutionOutcome {
-  if (result.refused !== undefined) return 'refused';
+  if (result.refused !== undefined || result.notNeeded !== undefined) return 'refused';
   if (settledNow !== undefined) return settledNow;
   if (result.replayed) return 'replayed';
   return result.ok ? 'ok' : 'failed';
 }
 
 /** The approved targets, by position, where the call still acts on them (an edit may have replaced one). */
-function approvedTargets(tool: ToolDefinition, args: Record<string, unknown>, approved: ApprovedCheck | undefined): ObservedState[] | undefined {
+function approvedTargets(tool: AnyTool, args: Record<string, unknown>, approved: ApprovedCheck | undefined): ObservedState[] | undefined {
   if (approved === undefined) return undefined;
   const now = tool.targets(args);
   const then = approved.originalTargets ?? now;

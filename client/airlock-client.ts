@@ -18,7 +18,7 @@ import type { agentJob } from '../workflows/agent-job';
 import { AirlockSearchAttributes, statusKey, type JobStatus } from '../core/search-attributes';
 import { TaskQueues } from '../core/task-queues';
 import { maskString, truncate } from '../core/masking';
-import { getTool } from '../core/tools/definitions';
+import { getTool } from '../core/tools/registry';
 import type { ZodType } from 'zod';
 import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
 import { temporal } from '@temporalio/proto';

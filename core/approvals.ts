@@ -3,7 +3,7 @@ import { canonicalJson } from './canonical-json';
 import { callFingerprint } from './fingerprint';
 import { observedStateSchema } from './observed-state';
 import type { JobScope } from './policy/evaluate';
-import { canonicalArgs, getTool } from './tools/definitions';
+import { canonicalArgs, getTool } from './tools/registry';
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-character hex fingerprint');
 const hex32 = z.string().regex(/^[0-9a-f]{32}$/, 'expected a 32-character hex nonce');
@@ -220,12 +220,14 @@ export function checkDecision(
   if (payload.decision === 'deny') {
     return reject('edit_on_deny', 'a denial cannot carry edited arguments', raw);
   }
-  const outside = Object.keys(payload.args).filter((field) => !request.editable.includes(field));
+  const tool = getTool(request.toolName);
+  // The rule names what may be edited, within what the tool allows at all (a service's name never is).
+  const editable = request.editable.filter((field) => tool === undefined || tool.editable.includes(field.split('.')[0] ?? field));
+  const outside = Object.keys(payload.args).filter((field) => !editable.includes(field));
   if (outside.length > 0) {
-    const allowed = request.editable.length > 0 ? request.editable.join(', ') : 'none';
+    const allowed = editable.length > 0 ? editable.join(', ') : 'none';
     return reject('edit_not_allowed', `field(s) ${outside.join(', ')} are not editable (editable: ${allowed})`, raw);
   }
-  const tool = getTool(request.toolName);
   if (tool === undefined) return reject('edit_invalid', `tool ${request.toolName} is no longer registered`, raw);
   const merged = argsRecord.parse(JSON.parse(JSON.stringify(request.args)));
   for (const [field, value] of Object.entries(payload.args)) setAt(merged, field, value);

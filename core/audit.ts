@@ -83,6 +83,9 @@ export const auditEventSchemas = {
     replayed: z.boolean(),
     /** Settled from the target after the attempt that consumed the nonce died: its effect was in place, it ran now, or unknown. */
     reconciled: z.enum(['ran_before', 'ran_now', 'unknown']).optional(),
+    /** Not run: the approved call's tool found nothing left to do (`reason` says why); no effect, not a failure. */
+    skipped: z.literal('not_needed').optional(),
+    reason: z.string().optional(),
   }),
   runtime_error: z.strictObject({
     code: z.enum(runtimeErrorCodes),

@@ -17,7 +17,7 @@ import type { Rule } from './policy/rules';
 import type { PolicySnapshot } from './policy/snapshot';
 import { completeCallSchema, errorCallSchema, toolCallSchema, type CompleteCall, type PreflightedCall, type ToolCall } from './preflight';
 import { Texts } from './texts';
-import { COMPLETE_TOOL } from './tools/definitions';
+import { COMPLETE_TOOL } from './tools/registry';
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 

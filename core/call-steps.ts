@@ -2,7 +2,6 @@ import type { ApprovalRequest } from './approvals';
 import type { Planned, PlannedCall } from './batch-plan';
 import type { ParkedBatch } from './carried-state';
 import type { ToolCall } from './preflight';
-import { getTool } from './tools/definitions';
 import { Texts } from './texts';
 
 /**
@@ -113,7 +112,7 @@ export type RunStep = Extract<CallStep, { kind: 'run' }>;
 export function readOnlyRun(steps: readonly CallStep[], index: number): RunStep[] {
   const out: RunStep[] = [];
   for (const step of steps.slice(index)) {
-    if (step.kind !== 'run' || step.approved !== undefined || getTool(step.call.toolName)?.category !== 'read') break;
+    if (step.kind !== 'run' || step.approved !== undefined || step.call.category !== 'read') break;
     out.push(step);
   }
   return out;

@@ -25,6 +25,8 @@ export const FailureTypes = {
   StateRejected: 'AirlockStateRejected',
   /** A job's stored conversation is not in this agent worker's content store. */
   ConversationMissing: 'AirlockConversationMissing',
+  /** The tools worker is not configured for this tool (a capability it needs is absent from its tools config). */
+  ToolUnavailable: 'AirlockToolUnavailable',
   /** The policy snapshot or rules file could not be loaded. */
   PolicyUnavailable: 'AirlockPolicyUnavailable',
 } as const;

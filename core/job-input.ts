@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sideEffectToolNames } from './tools/definitions';
+import { sideEffectToolNames } from './tools/registry';
 import type { AuditHealth } from './audit-backlog';
 
 /** The workflow type name of a job. */

@@ -3,7 +3,7 @@ import type { AuditHealth } from './audit-backlog';
 import type { CarriedState, ReconciledCall } from './carried-state';
 import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
 import { maskString, maskValue } from './masking';
-import type { ObservedState } from './observed-state';
+import { mapObservedText, type ObservedState } from './observed-state';
 import type { JobStatus } from './search-attributes';
 
 /** A pending request as reviewers see it: arguments masked, times readable. */
@@ -83,7 +83,7 @@ export function pendingView(request: PendingRequest): PendingRequestView {
     reason: maskString(request.reason),
     fingerprint: request.fingerprint,
     nonce: request.nonce,
-    observed: request.observed.map((o) => ({ ...o, path: maskString(o.path) })),
+    observed: request.observed.map((o) => mapObservedText(o, maskString)),
     editable: request.editable,
     reviewers: request.reviewers,
     requester: request.requester,

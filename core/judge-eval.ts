@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { conditionMatches } from './policy/conditions';
 import { detect, defaultDeniedCommands } from './policy/detectors';
 import { conditionSchema } from './policy/rules';
-import { toolCategories } from './tools/definitions';
+import { toolCategories } from './tools/registry';
 
 /**
  * A labelled set for `airlock judge eval`: each case pairs one call with one

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolCallRequest } from './chat';
-import { canonicalArgs, COMPLETE_TOOL, getTool, toolCategories } from './tools/definitions';
+import { canonicalArgs, COMPLETE_TOOL, getTool, toolCategories } from './tools/registry';
 
 const argsRecord = z.record(z.string(), z.unknown());
 
@@ -56,5 +56,5 @@ export function preflight(call: ToolCallRequest, allowedTools: readonly string[]
   if (call.name === COMPLETE_TOOL) {
     return { ...base, kind: 'complete', summary: z.object({ summary: z.string() }).parse(args).summary };
   }
-  return { ...base, kind: 'tool', category: tool.category, args: canonicalArgs(tool, args, roots) };
+  return { ...base, kind: 'tool', category: tool.categoryOf(parsed.data), args: canonicalArgs(tool, args, roots) };
 }

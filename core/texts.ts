@@ -21,6 +21,8 @@ export const Texts = {
     `Not executed: ${reviewer} denied this call${reason === null ? '.' : `: ${sentence(reason)}`} Do not propose it again unchanged.`,
   expired: 'Not executed: the approval request expired before anyone decided.',
   revalidationFailed: (reason: string) => `Not executed: the approved call no longer holds: ${reason}`,
+  /** The approved call has nothing left to do: not a failure, and not to be proposed again. */
+  notNeeded: (reason: string) => `Not executed, and not needed any more: ${reason}. Nothing was changed; do not propose this call again unless the situation changes.`,
   editDenied: (message: string) => `Not executed: the reviewer's edited call was denied by policy. ${message}`,
   /** A retry found the call's effect in place: the attempt that ran it died before recording its outcome. */
   reconciledRanBefore: (detail: string) =>

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { AirlockError } from '../core/errors';
 import { messageOf } from './tools/descriptors';
-import { observedStateSchema, type ObservedState } from '../core/observed-state';
+import { isFileState, observedStateSchema, type ObservedState } from '../core/observed-state';
 
 /** How a retried `execute` settled a call whose earlier attempt never recorded its outcome. */
 export type Reconciled = 'ran_before' | 'ran_now' | 'unknown';
@@ -72,7 +72,8 @@ export function pathDigest(path: string): string {
 export function revealPaths(before: readonly ObservedState[], current: readonly ObservedState[]): ObservedState[] {
   return before.map((state, i) => {
     const now = current[i];
-    return now !== undefined && state.path === pathDigest(now.path) ? { ...state, path: now.path } : state;
+    if (now === undefined || !isFileState(state) || !isFileState(now)) return state;
+    return state.path === pathDigest(now.path) ? { ...state, path: now.path } : state;
   });
 }
 
@@ -205,7 +206,7 @@ export class NonceStore {
 
   consume(record: NonceRecord): ConsumeResult {
     this.checkFile();
-    const before = record.before === undefined ? null : JSON.stringify(record.before.map((state) => ({ ...state, path: pathDigest(state.path) })));
+    const before = record.before === undefined ? null : JSON.stringify(record.before.map((state) => (isFileState(state) ? { ...state, path: pathDigest(state.path) } : state)));
     const info = this.insert.run(record.nonce, record.jobId, record.callId, record.fingerprint, new Date().toISOString(), this.id, before, Date.now());
     if (info.changes === 1) return { consumed: true };
     const earlier = this.lookup(record.nonce);

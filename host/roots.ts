@@ -1,12 +1,10 @@
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { AirlockError } from '../core/errors';
+import { ToolRefusal } from '../core/tools/tool-refusal';
 import { inside, locationOf, messageOf, O_DIRECTORY, O_PATH, openFd, release } from './tools/descriptors';
 
-/** A tool refused a call on its own safety checks; the model is told why. */
-export class ToolRefusal extends AirlockError {
-  override name = 'ToolRefusal';
-}
+export { ToolRefusal };
 
 /** A path that is, or leads, outside every root. */
 export class OutsideRoots extends ToolRefusal {

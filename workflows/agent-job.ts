@@ -2,7 +2,7 @@ import type { AgentJobInput, AgentJobResult } from '../core/job-input';
 import { preflight, type PreflightedCall } from '../core/preflight';
 import { withUniqueCallIds } from '../core/chat';
 import { describeError } from '../core/describe-error';
-import { COMPLETE_TOOL } from '../core/tools/definitions';
+import { COMPLETE_TOOL } from '../core/tools/registry';
 import { model } from './activities';
 import { park, resumeParkedBatch, waitForDecisions } from './approvals';
 import { registerHandlers } from './decisions';

@@ -9,7 +9,7 @@ import type { JudgeVerdict, RuleMatch } from '../core/policy/evaluate';
 import type { CallFacts } from '../core/policy/facts';
 import type { PreflightedCall } from '../core/preflight';
 import { TaskQueues } from '../core/task-queues';
-import { COMPLETE_TOOL } from '../core/tools/definitions';
+import { COMPLETE_TOOL } from '../core/tools/registry';
 import { judge, local, observeOptions, tools } from './activities';
 import type { Job } from './job';
 import type { JobState } from './job-state';

@@ -8,7 +8,7 @@ import { summarizeArgs } from '../core/masking';
 import type { AgentJobResult } from '../core/job-input';
 import type { ToolCall } from '../core/preflight';
 import type { ApprovedCheck } from '../activities/tool-gate';
-import { getTool } from '../core/tools/definitions';
+import { getTool } from '../core/tools/registry';
 import { Texts } from '../core/texts';
 import { executeOptions, local, observeOptions, tools } from './activities';
 import type { Job } from './job';
@@ -160,13 +160,28 @@ function refuseApproved(job: Job, call: ToolCall, approved: ApprovedRun, error: 
   return text;
 }
 
+/**
+ * An approved call the tool found nothing left to do for (a service healthy
+ * again): not run, not a failure; audited as skipped and the model told why.
+ */
+function skipApproved(job: Job, call: ToolCall, approved: ApprovedRun, fingerprint: string, reason: string): string {
+  job.audit.record({
+    type: 'tool_executed',
+    data: { callId: call.callId, toolName: call.toolName, fingerprint, ruleId: approved.request.ruleId, ok: true, replayed: false, skipped: 'not_needed', reason },
+  });
+  return Texts.notNeeded(reason);
+}
+
 /** Histories recorded before the check moved into `execute`: a separate activity first; a refusal is the model's answer. */
 async function revalidate(job: Job, call: ToolCall, approved: ApprovedRun): Promise<string | undefined> {
   try {
     const check = await tools.revalidate.executeWithOptions({ ...observeOptions, summary: `revalidate ${call.toolName}` }, [
       { toolName: call.toolName, args: call.args, ...approvedCheck(job, approved) },
     ]);
-    return check.ok ? undefined : refuseApproved(job, call, approved, check.reason, Texts.revalidationFailed(check.reason));
+    if (check.ok) return undefined;
+    const fingerprint = approved.request.decision.editedFingerprint ?? approved.request.fingerprint;
+    if (check.notNeeded === true) return skipApproved(job, call, approved, fingerprint, check.reason);
+    return refuseApproved(job, call, approved, check.reason, Texts.revalidationFailed(check.reason));
   } catch (err) {
     return refuseApproved(job, call, approved, describeError(err), Texts.revalidateFailed(describeError(err)));
   }
@@ -203,6 +218,7 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
           ...(check !== undefined ? { approved: check } : {}),
         },
       ]);
+      if (result.notNeeded !== undefined && approved !== undefined) return skipApproved(job, call, approved, binding.fingerprint, result.notNeeded);
       if (result.refused !== undefined && approved !== undefined) return refuseApproved(job, call, approved, result.refused, Texts.revalidationFailed(result.refused));
       // An unknown outcome is not counted as executed; the model, `show` and the audit say it is unknown.
       if (result.reconciled !== 'unknown') state.countExecuted();

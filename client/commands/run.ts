@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { userInfo } from 'node:os';
-import { sideEffectToolNames } from '../../core/tools/definitions';
+import { sideEffectToolNames } from '../../core/tools/registry';
 import { display } from '../../core/display-text';
 import { printJson, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';

@@ -1,6 +1,7 @@
 import type { AuditHealth } from '../../core/audit-backlog';
 import type { AgentJobStateView, PendingRequestView } from '../../core/job-view';
 import { display } from '../../core/display-text';
+import { describeObserved, isFileState, observedSubject } from '../../core/observed-state';
 import { jobIdArg, printJson, type CommandIo, type CommandRun } from '../command';
 import { withClient } from '../with-client';
 
@@ -8,6 +9,10 @@ export function printRequest(io: CommandIo, r: PendingRequestView, indent = '  '
   io.out(display`${indent}request ${r.requestId}: ${r.toolName} ${JSON.stringify(r.args)}`);
   io.out(display`${indent}  rule ${r.ruleId} v${r.ruleVersion}: ${r.reason}`);
   for (const o of r.observed) {
+    if (!isFileState(o)) {
+      io.out(display`${indent}  target ${observedSubject(o)}: ${describeObserved(o)}`);
+      continue;
+    }
     const sha = o.exists && o.sha256 !== null ? `, sha256 ${o.sha256.slice(0, 16)}…` : '';
     const entries = o.exists && o.entries !== null ? `, ${o.entries} entries` : '';
     if (o.exists) io.out(display`${indent}  target ${o.path}: ${o.type}, ${o.size} bytes, mode ${o.mode}${sha}${entries}`);

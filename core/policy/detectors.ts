@@ -1,5 +1,5 @@
 import { basenamePosix, normalizePosix, resolvePosix } from '../posix-path';
-import type { ToolCategory } from '../tools/definitions';
+import type { ToolCategory } from '../tools/registry';
 import { factOf, type CallFacts } from './facts';
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { parseDuration } from '../duration';
-import type { ToolCategory } from '../tools/definitions';
+import type { ToolCategory } from '../tools/registry';
 import type { CompiledCondition, DetectorProbe } from './conditions';
-import { getTool } from '../tools/definitions';
+import { getTool } from '../tools/registry';
 import { detect, detectorNames, replacedTarget, type DetectorInput, type DetectorName } from './detectors';
 import { factOf, type CallFacts } from './facts';
 import { ruleActions, type Condition, type HookPoint, type Rule, type RuleAction } from './rules';

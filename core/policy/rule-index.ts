@@ -1,4 +1,4 @@
-import type { ToolCategory } from '../tools/definitions';
+import type { ToolCategory } from '../tools/registry';
 import { compileCondition, type CompiledCondition } from './conditions';
 import type { JobScope } from './evaluate';
 import type { Condition, HookPoint, Rule } from './rules';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseDuration } from '../duration';
 import { globToRegExp } from '../glob';
-import { toolCategories, toolDefinitions } from '../tools/definitions';
+import { toolCategories, toolDefinitions } from '../tools/registry';
 import { defaultDeniedCommands, detectorNames, type DetectorName } from './detectors';
 
 export const hookPoints = ['tool.before', 'completion.before_accept'] as const;
@@ -173,12 +173,19 @@ export const ruleSchema = z
       for (const [i, field] of rule.approval.editable.entries()) {
         const top = field.split('.')[0]!;
         for (const toolName of rule.scope.tools) {
-          const shape = (toolDefinitions.get(toolName)?.parameters as unknown as { shape?: Record<string, unknown> }).shape;
+          const tool = toolDefinitions.get(toolName);
+          const shape = (tool?.parameters as unknown as { shape?: Record<string, unknown> } | undefined)?.shape;
           if (shape !== undefined && !(top in shape)) {
             ctx.addIssue({
               code: 'custom',
               path: ['approval', 'editable', i],
               message: `tool ${toolName} has no argument "${top}"`,
+            });
+          } else if (tool !== undefined && !tool.editable.includes(top)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['approval', 'editable', i],
+              message: `tool ${toolName} does not let a reviewer edit "${top}" (editable: ${tool.editable.join(', ') || 'none'})`,
             });
           }
         }

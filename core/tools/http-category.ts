@@ -1,4 +1,4 @@
-import type { ToolCategory } from './definitions';
+import type { ToolCategory } from './tool-module';
 
 /** The methods `http_request` offers. */
 export const httpMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { getTool } from './definitions';
+import { getTool } from './registry';
 
 export interface ToolSpec {
   readonly name: string;

@@ -1,6 +1,13 @@
 import { chmod, lstat, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import type { z } from 'zod';
-import type { fsChmod, fsDelete, fsList, fsMove, fsRead, fsStat, fsWrite } from '../../core/tools/definitions';
+import type { fsChmod } from '../../core/tools/fs/fs-chmod';
+import type { fsDelete } from '../../core/tools/fs/fs-delete';
+import type { fsList } from '../../core/tools/fs/fs-list';
+import type { fsMove } from '../../core/tools/fs/fs-move';
+import type { fsRead } from '../../core/tools/fs/fs-read';
+import type { fsStat } from '../../core/tools/fs/fs-stat';
+import type { fsWrite } from '../../core/tools/fs/fs-write';
+import type { ToolOutcome } from '../../core/tools/outcome';
 import { truncate } from '../../core/masking';
 import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, readAt, release, truncateFd, writeAll } from './descriptors';
@@ -8,11 +15,7 @@ import { observePinned } from './observe';
 import { withPinned, type Pinned } from './pinned-path';
 import { DEFAULT_TREE_LIMITS, removeContents, walkTree, type TreeLimits } from './tree';
 
-/** What a tool run produced, as the model will read it. */
-export interface ToolOutcome {
-  readonly ok: boolean;
-  readonly output: string;
-}
+export type { ToolOutcome };
 
 export interface FsToolOptions {
   /** Recursive deletes refuse folders past these, as approvals do. */
@@ -84,6 +87,7 @@ async function openForWrite(target: Pinned, input: string, mode: 'create' | 'ove
   }
 }
 
+/** The file operations behind the fs_* tool modules (see file-host.ts), each acting through pinned descriptors. */
 export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
   const limits = options.treeLimits ?? DEFAULT_TREE_LIMITS;
   // Reads follow a final link (re-pinned from a root); changes act on the name itself.

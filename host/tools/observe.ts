@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { opendir } from 'node:fs/promises';
-import type { ObservedState, TreeState } from '../../core/observed-state';
+import type { FileState, TreeState } from '../../core/observed-state';
 import type { Roots } from '../roots';
 import { ErrnoError } from './descriptors';
 import { pin, type Pinned } from './pinned-path';
@@ -42,12 +42,12 @@ async function observeTree(target: Pinned, fd: number, limits: TreeLimits): Prom
 }
 
 /** What the pinned target is now, read through its descriptors. */
-export async function observePinned(target: Pinned, options: ObserveOptions): Promise<ObservedState> {
+export async function observePinned(target: Pinned, options: ObserveOptions): Promise<FileState> {
   if (target.fd === null || target.stats === null) return { path: target.path, exists: false };
   const info = target.stats;
   const type = entryType(info);
   const hashLimit = options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
-  const seen: ObservedState = {
+  const seen: FileState = {
     path: target.path,
     exists: true,
     type,
@@ -64,7 +64,7 @@ export async function observePinned(target: Pinned, options: ObserveOptions): Pr
 }
 
 /** What is at a call's path now; a missing path (or one through a file) is seen as missing. */
-export async function observe(roots: Roots, input: string, options: ObserveOptions): Promise<ObservedState> {
+export async function observe(roots: Roots, input: string, options: ObserveOptions): Promise<FileState> {
   let target: Pinned;
   try {
     target = pin(roots, input, { follow: options.follow });

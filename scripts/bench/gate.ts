@@ -1,4 +1,4 @@
-import { COMPLETE_TOOL, sideEffectToolNames } from '../../core/tools/definitions';
+import { COMPLETE_TOOL, sideEffectToolNames } from '../../core/tools/registry';
 import type { ReplayScript } from '../../core/replay-script';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';

@@ -3,7 +3,13 @@ import type { OpenAI } from 'openai';
 import { createModelActivities } from '../../activities/model-turn';
 import { parseConfig } from '../../core/config';
 import { SqliteContentStore } from '../../host/content-store';
-import { fsChmod, fsDelete, fsList, fsMove, fsRead, fsStat, fsWrite } from '../../core/tools/definitions';
+import { fsChmod } from '../../core/tools/fs/fs-chmod';
+import { fsDelete } from '../../core/tools/fs/fs-delete';
+import { fsList } from '../../core/tools/fs/fs-list';
+import { fsMove } from '../../core/tools/fs/fs-move';
+import { fsRead } from '../../core/tools/fs/fs-read';
+import { fsStat } from '../../core/tools/fs/fs-stat';
+import { fsWrite } from '../../core/tools/fs/fs-write';
 import { createFsTools, type FsTools, type ToolOutcome } from '../../host/tools/fs-tools';
 import type { Roots } from '../../host/roots';
 

@@ -7,7 +7,7 @@ import { createToolGateActivities, type ApprovedCheck, type ExecuteInput, type E
 import { callFingerprint } from '../../core/fingerprint';
 import { FailureTypes } from '../../core/failure-types';
 import { Texts } from '../../core/texts';
-import { getTool } from '../../core/tools/definitions';
+import { getTool } from '../../core/tools/registry';
 import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
 import { NonceStore } from '../../host/nonce-store';
 import { Roots } from '../../host/roots';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolGateActivities, type ApprovedCheck, type RevalidateInput } from '../../activities/tool-gate';
 import { callFingerprint } from '../../core/fingerprint';
-import type { ObservedState } from '../../core/observed-state';
+import { isFileState, type ObservedState } from '../../core/observed-state';
 import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
 import { NonceStore } from '../../host/nonce-store';
 import { Roots } from '../../host/roots';
@@ -72,7 +72,7 @@ test('an old-style folder state (recorded before tree digests) still compares, s
   const args = { path: 'cache', recursive: true };
   const prepared = await gate.prepareApproval({ toolName: 'fs_delete', args });
   const seen = prepared.observed[0];
-  if (seen === undefined || !seen.exists) throw new Error('cache was not observed');
+  if (seen === undefined || !isFileState(seen) || !seen.exists) throw new Error('cache was not observed');
   const { tree: _tree, ...oldStyle } = seen;
   expect(await gate.revalidate(revalidateInput('fs_delete', args, [oldStyle]))).toEqual({ ok: true });
   // What the old check could see: its own entries.

@@ -30,7 +30,7 @@ import {
   type RuleInput,
 } from '../../core/policy/rules';
 import { buildSnapshot, type PolicySnapshot } from '../../core/policy/snapshot';
-import { getTool, toolCategories, toolDefinitions, type ToolCategory } from '../../core/tools/definitions';
+import { getTool, toolCategories, toolDefinitions, type ToolCategory } from '../../core/tools/registry';
 
 /*
  * The straightforward evaluation the index replaced, kept here as the

@@ -2,7 +2,7 @@ import { callFacts } from '../../../host/target-facts';
 import { preflight } from '../../../core/preflight';
 import { conditionMatches } from '../../../core/policy/conditions';
 import { candidateRules, detectorProbe, evaluateCall, type CallContext } from '../../../core/policy/evaluate';
-import { getTool, sideEffectToolNames } from '../../../core/tools/definitions';
+import { getTool, pathTargetsOf, sideEffectToolNames } from '../../../core/tools/registry';
 import { display } from '../../../core/display-text';
 import { printJson, stringOption, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
@@ -22,7 +22,7 @@ export const run: CommandRun = async (args, io, command) => {
     snapshot.detectors.roots,
   );
   if (call.kind !== 'tool') throw new UsageError(call.kind === 'error' ? call.message : 'not a tool call');
-  const targets = getTool(toolName)?.targets(call.args) ?? [];
+  const targets = pathTargetsOf(toolName, call.args);
   const ctx: CallContext = {
     toolName,
     category: call.category,

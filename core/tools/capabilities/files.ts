@@ -1,0 +1,31 @@
+import type { FileState } from '../../observed-state';
+import type { CallFacts } from '../../policy/facts';
+import type { ToolOutcome } from '../outcome';
+
+/**
+ * The file system inside the configured roots, as the tools worker offers
+ * it to tool modules. Every operation walks its path from a root by pinned
+ * descriptors (no check-then-open by name, no escape through a link); it
+ * throws `ToolRefusal` for what confinement refuses.
+ */
+export interface FileCapability {
+  /** The roots as configured: relative paths in calls are taken from the first. */
+  readonly roots: readonly string[];
+  /**
+   * What is at a path now. `follow` follows a final symbolic link (reads);
+   * `deep` digests a folder's whole tree (what a reviewer approves);
+   * `hash: false` skips file contents. A missing path is `exists: false`.
+   */
+  observe(path: string, options: { readonly follow: boolean; readonly deep?: boolean; readonly hash?: boolean }): Promise<FileState>;
+  /** Real places, links on the way and current types of the paths, for policy before it decides (advisory). */
+  facts(paths: readonly string[]): Promise<CallFacts>;
+  list(path: string): Promise<ToolOutcome>;
+  read(path: string, maxBytes: number): Promise<ToolOutcome>;
+  stat(path: string): Promise<ToolOutcome>;
+  write(path: string, content: string, mode: 'create' | 'overwrite' | 'append'): Promise<ToolOutcome>;
+  move(from: string, to: string, overwrite: boolean): Promise<ToolOutcome>;
+  remove(path: string, recursive: boolean): Promise<ToolOutcome>;
+  chmod(path: string, mode: string): Promise<ToolOutcome>;
+  /** Whether the file holds exactly `before`'s bytes followed by `content`, read through its pinned descriptor. */
+  appendedOnce(path: string, content: string, before: FileState): Promise<{ readonly present: boolean; readonly detail: string }>;
+}

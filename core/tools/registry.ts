@@ -1,0 +1,62 @@
+import { normalizePosix, resolvePosix } from '../posix-path';
+import { complete } from './complete';
+import { fsChmod } from './fs/fs-chmod';
+import { fsDelete } from './fs/fs-delete';
+import { fsList } from './fs/fs-list';
+import { fsMove } from './fs/fs-move';
+import { fsRead } from './fs/fs-read';
+import { fsStat } from './fs/fs-stat';
+import { fsWrite } from './fs/fs-write';
+import type { Availability } from './tool-host';
+import { pathTargets, type AnyTool } from './tool-module';
+
+export { toolCategories, type ToolCategory, type ToolRisk, type AnyTool } from './tool-module';
+
+/**
+ * Every tool, in the order the model and `airlock rules test --tools` list
+ * them. Adding a tool is adding its module here: its definition reaches
+ * the model, policy and reviewers; its hooks run on the tools worker.
+ */
+const modules: readonly AnyTool[] = [fsList, fsRead, fsStat, fsWrite, fsMove, fsDelete, fsChmod, complete];
+
+export const COMPLETE_TOOL = complete.name;
+
+export const toolDefinitions: ReadonlyMap<string, AnyTool> = new Map(modules.map((tool) => [tool.name, tool]));
+
+/** Tools that run on the tools queue (everything but control tools). */
+export const sideEffectToolNames: readonly string[] = modules.filter((t) => t.category !== 'control').map((t) => t.name);
+
+export function getTool(name: string): AnyTool | undefined {
+  return toolDefinitions.get(name);
+}
+
+/** The path arguments of a call of this tool (none for an unknown tool). */
+export function pathTargetsOf(toolName: string, args: unknown): string[] {
+  const tool = getTool(toolName);
+  return tool === undefined ? [] : pathTargets(tool, args);
+}
+
+/** Every registered tool (control tools included), in registry order. */
+export function allTools(): readonly AnyTool[] {
+  return modules;
+}
+
+/** The tools a tools worker with these capabilities can run; the rest are never offered to the model. */
+export function availableToolNames(availability: Availability): string[] {
+  return sideEffectToolNames.filter((name) => getTool(name)?.needs.every((need) => availability[need]) === true);
+}
+
+/**
+ * Path arguments in one canonical spelling: relative paths taken from the
+ * first root, `.`/`..`/`//` folded. Rules, fingerprints, reviewers and tools
+ * then all see the same text for the same place.
+ */
+export function canonicalArgs(tool: AnyTool, args: Record<string, unknown>, roots: readonly string[]): Record<string, unknown> {
+  if (tool.pathFields.length === 0) return args;
+  const out = { ...args };
+  for (const field of tool.pathFields) {
+    const value = out[field];
+    if (typeof value === 'string') out[field] = roots[0] === undefined ? normalizePosix(value) : resolvePosix(roots[0], value);
+  }
+  return out;
+}

@@ -1,0 +1,139 @@
+import type { z } from 'zod';
+import type { ObservedState } from '../observed-state';
+import type { CallFacts } from '../policy/facts';
+import type { ToolOutcome } from './outcome';
+import type { Capability, HostFor } from './tool-host';
+
+export type { ToolOutcome } from './outcome';
+
+export const toolCategories = [
+  'read',
+  'file_change',
+  'delete',
+  'command_execution',
+  'network',
+  'external_send',
+  'service_control',
+  'control',
+] as const;
+export type ToolCategory = (typeof toolCategories)[number];
+
+export type ToolRisk = 'low' | 'medium' | 'high';
+
+/** Why one target will be refused by the tool, or could not be observed at all. */
+export type TargetProblem = { readonly kind: 'refused' | 'unobservable'; readonly reason: string };
+
+/** What `prepare` saw: one state per target (`targets(args)`, same order), and what is wrong with each. */
+export interface Prepared {
+  readonly observed: ObservedState[];
+  readonly problems: ReadonlyArray<TargetProblem | undefined>;
+}
+
+/** Is the approved call still what the reviewer saw? */
+export type RevalidateVerdict =
+  | { readonly kind: 'ok' }
+  /** The target changed (or is another instance now): the call does not run, the model is told why. */
+  | { readonly kind: 'changed'; readonly reason: string }
+  /** Nothing to do any more (a service healthy again): the call does not run, which is not a failure; the model is told why. */
+  | { readonly kind: 'not_needed'; readonly reason: string };
+
+export interface RevalidateCheck<A> {
+  readonly args: A;
+  /** What the reviewer approved, by target position. */
+  readonly approved: readonly ObservedState[];
+  /** The targets as the gate observed them just now (with this module's `prepare`). */
+  readonly now: Prepared;
+  /** The targets of the approved call and of the call about to run (an edit may have replaced one). */
+  readonly targetsThen: readonly string[];
+  readonly targetsNow: readonly string[];
+}
+
+/** "Did my effect happen?", asked by a retried `execute` whose earlier attempt died without recording an outcome. */
+export interface Postcondition {
+  readonly present: boolean;
+  /** What the target shows, for the model, `show` and the log. */
+  readonly detail: string;
+}
+
+/**
+ * One tool: what the model, policy and reviewers know of it (pure data the
+ * workflow bundle reads), and what the tools worker does with it (hooks
+ * written against the capabilities in `needs`, which the gate lends them).
+ * Hooks are methods so a module typed with its own schema and needs fits
+ * the registry's list.
+ */
+export interface ToolModule<S extends z.ZodType = z.ZodType, N extends Capability = Capability> {
+  /** snake_case: OpenAI function names allow no dots. */
+  readonly name: string;
+  readonly description: string;
+  /** The category listed and gated by rules; `categoryOf` may say more per call. */
+  readonly category: ToolCategory;
+  readonly risk: ToolRisk;
+  /** The arguments; `.describe()` texts reach the model. */
+  readonly parameters: S;
+  /** Capabilities the tool needs; without all of them configured the tool is not offered, and refused if called. */
+  readonly needs: readonly N[];
+  /** Arguments naming what the call acts on, in the order the reviewer should see them. */
+  readonly targetFields: readonly string[];
+  /** The target fields that are paths inside the roots: canonicalized, resolved for policy, checked by `outside_roots`. */
+  readonly pathFields: readonly string[];
+  /** Arguments a reviewer may ever edit; a rule's `approval.editable` names some of these. */
+  readonly editable: readonly string[];
+
+  /** The category of one call, e.g. `external_send` for a POST; default: `category`. */
+  categoryOf(args: z.output<S>): ToolCategory;
+  /** What the call acts on: the values of `targetFields` (strings, or lists of strings), unless a module says otherwise. */
+  targets(args: z.output<S>): string[];
+  /** What policy may know before deciding, resolved on the tools side; default: facts of the path targets. */
+  facts?(host: HostFor<N>, args: z.output<S>): Promise<CallFacts>;
+  /** The targets as they are now, for the reviewer and for the precondition. */
+  prepare(host: HostFor<N>, args: z.output<S>): Promise<Prepared>;
+  /** Default: any difference between `approved` and `now` (position by position, `describeChanges`) is `changed`. */
+  revalidate?(host: HostFor<N>, check: RevalidateCheck<z.output<S>>): RevalidateVerdict | Promise<RevalidateVerdict>;
+  /** Runs the call; `before` is what it was checked against right before (absent for reads). Throw `ToolRefusal` to refuse. */
+  execute(host: HostFor<N>, args: z.output<S>, before: readonly ObservedState[] | undefined): Promise<ToolOutcome>;
+  /** Default: no postcondition (`present: false`), so an interrupted call is settled only by the target being unchanged. */
+  postcondition?(host: HostFor<N>, args: z.output<S>, before: readonly ObservedState[] | undefined): Promise<Postcondition>;
+}
+
+/** A module as the registry holds it: schema and needs erased. */
+export type AnyTool = ToolModule<z.ZodType, Capability>;
+
+type Declared<S extends z.ZodType, N extends Capability> = Omit<ToolModule<S, N>, 'categoryOf' | 'targets' | 'editable' | 'pathFields' | 'needs'> &
+  Partial<Pick<ToolModule<S, N>, 'categoryOf' | 'targets' | 'editable' | 'pathFields'>> & { readonly needs: readonly N[] };
+
+/** Top-level argument names of an object schema. */
+function shapeKeys(schema: z.ZodType): string[] {
+  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
+  return shape === undefined ? [] : Object.keys(shape);
+}
+
+function valuesOf(args: unknown, fields: readonly string[]): string[] {
+  if (typeof args !== 'object' || args === null) return [];
+  return fields.flatMap((field) => {
+    const value: unknown = Reflect.get(args, field);
+    if (typeof value === 'string') return [value];
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  });
+}
+
+/**
+ * Declares a tool module with the defaults filled in: `targets` from
+ * `targetFields`, no path fields, every argument editable, one category.
+ */
+export function defineTool<S extends z.ZodType, N extends Capability = never>(declared: Declared<S, N>): ToolModule<S, N> {
+  const category = declared.category;
+  const targetFields = declared.targetFields;
+  return {
+    pathFields: [],
+    editable: shapeKeys(declared.parameters),
+    categoryOf: () => category,
+    targets: (args) => valuesOf(args, targetFields),
+    ...declared,
+  };
+}
+
+/** The path arguments of a call (what policy resolves and `outside_roots` checks). */
+export function pathTargets(tool: AnyTool, args: unknown): string[] {
+  return valuesOf(args, tool.pathFields);
+}

@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type { FileState } from '../../core/observed-state';
+import type { FileCapability } from '../../core/tools/capabilities/files';
+import type { Roots } from '../roots';
+import { callFacts } from '../target-facts';
+import { ErrnoError, fstatFd, O_NONBLOCK, O_RDONLY, openFd, release } from './descriptors';
+import { createFsTools } from './fs-tools';
+import { DEFAULT_HASH_LIMIT_BYTES, observe } from './observe';
+import { pin } from './pinned-path';
+import type { TreeLimits } from './tree';
+
+export interface FileHostOptions {
+  readonly hashLimitBytes?: number;
+  /** Folders past these cannot be observed exactly (so calls on them are never approvable), and recursive deletes refuse them. */
+  readonly treeLimits?: TreeLimits;
+}
+
+/** sha256 of the first `length` bytes and the last `tail` bytes of a file, read through its pinned descriptor. */
+async function readParts(path: string, length: number, tail: number): Promise<{ prefix: string; tail: Buffer; size: number }> {
+  const fd = openFd(path, O_RDONLY | O_NONBLOCK);
+  try {
+    const size = fstatFd(fd).size;
+    const hash = createHash('sha256');
+    if (length > 0) for await (const chunk of createReadStream('', { fd, start: 0, end: length - 1, autoClose: false })) hash.update(chunk as Buffer);
+    const last: Buffer[] = [];
+    if (tail > 0 && size >= tail) for await (const chunk of createReadStream('', { fd, start: size - tail, end: size - 1, autoClose: false })) last.push(chunk as Buffer);
+    return { prefix: hash.digest('hex'), tail: Buffer.concat(last), size };
+  } finally {
+    release(fd);
+  }
+}
+
+/** Appended exactly once: the earlier bytes unchanged (their digest), then the content, nothing else. */
+async function appendedOnce(roots: Roots, path: string, content: string, before: FileState): Promise<{ present: boolean; detail: string }> {
+  if (!before.exists || before.type !== 'file' || before.sha256 === null) {
+    return { present: false, detail: `${path}: cannot tell an append from the file's earlier state` };
+  }
+  let target;
+  try {
+    target = pin(roots, path, { follow: false });
+  } catch (err) {
+    if (err instanceof ErrnoError) return { present: false, detail: `${path} no longer exists` };
+    throw err;
+  }
+  try {
+    if (target.stats === null || !target.stats.isFile()) return { present: false, detail: `${path} is no longer a regular file` };
+    const added = Buffer.from(content, 'utf8');
+    if (target.stats.size !== before.size + added.length) {
+      return { present: false, detail: `${path} is ${target.stats.size} bytes (${before.size} before, ${before.size + added.length} with the append)` };
+    }
+    const parts = await readParts(target.selfPath(), before.size, added.length);
+    const present = parts.prefix === before.sha256 && parts.tail.equals(added);
+    return { present, detail: present ? `${path} ends with the appended ${added.length} bytes once` : `${path} does not hold the earlier content followed by the append` };
+  } finally {
+    target.close();
+  }
+}
+
+/** The file capability over the configured roots: every path pinned from a root, descriptor by descriptor. */
+export function createFileCapability(roots: Roots, options: FileHostOptions = {}): FileCapability {
+  const fs = createFsTools(roots, { treeLimits: options.treeLimits });
+  const hashLimit = options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
+  return {
+    roots: roots.configured,
+    observe: (path, o) => observe(roots, path, { follow: o.follow, deep: o.deep === true, hashLimitBytes: o.hash === false ? 0 : hashLimit, treeLimits: options.treeLimits }),
+    facts: (paths) => callFacts(paths, roots.configured),
+    list: (path) => fs.fs_list({ path }),
+    read: (path, maxBytes) => fs.fs_read({ path, maxBytes }),
+    stat: (path) => fs.fs_stat({ path }),
+    write: (path, content, mode) => fs.fs_write({ path, content, mode }),
+    move: (from, to, overwrite) => fs.fs_move({ from, to, overwrite }),
+    remove: (path, recursive) => fs.fs_delete({ path, recursive }),
+    chmod: (path, mode) => fs.fs_chmod({ path, mode }),
+    appendedOnce: (path, content, before) => appendedOnce(roots, path, content, before),
+  };
+}

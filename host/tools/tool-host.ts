@@ -1,0 +1,23 @@
+import type { ToolHost } from '../../core/tools/tool-host';
+import type { Roots } from '../roots';
+import { createFileCapability } from './file-host';
+import type { TreeLimits } from './tree';
+
+/** What the tools worker was configured with: the roots, and whichever other capabilities its tools config grants. */
+export interface ToolHostDeps {
+  /** The roots of the file tools (the `files` capability), always configured. */
+  readonly roots: Roots;
+  /** The other capabilities the tools config grants; a tool needing one that is absent is refused. */
+  readonly capabilities?: Omit<ToolHost, 'files' | 'journal'>;
+  readonly hashLimitBytes?: number;
+  /** Folders past these cannot be observed exactly, so calls on them are never approvable to run. */
+  readonly treeLimits?: TreeLimits;
+}
+
+/** The capabilities lent to tool modules on this worker. */
+export function createToolHost(deps: ToolHostDeps): ToolHost {
+  return {
+    ...deps.capabilities,
+    files: createFileCapability(deps.roots, { hashLimitBytes: deps.hashLimitBytes, treeLimits: deps.treeLimits }),
+  };
+}
