@@ -7,6 +7,8 @@ import { fsMove } from './fs/fs-move';
 import { fsRead } from './fs/fs-read';
 import { fsStat } from './fs/fs-stat';
 import { fsWrite } from './fs/fs-write';
+import { commandRun } from './commands/command-run';
+import { httpRequest } from './net/http-request';
 import type { Availability } from './tool-host';
 import { pathTargets, type AnyTool } from './tool-module';
 
@@ -17,7 +19,7 @@ export { toolCategories, type ToolCategory, type ToolRisk, type AnyTool } from '
  * them. Adding a tool is adding its module here: its definition reaches
  * the model, policy and reviewers; its hooks run on the tools worker.
  */
-const modules: readonly AnyTool[] = [fsList, fsRead, fsStat, fsWrite, fsMove, fsDelete, fsChmod, complete];
+const modules: readonly AnyTool[] = [fsList, fsRead, fsStat, fsWrite, fsMove, fsDelete, fsChmod, httpRequest, commandRun, complete];
 
 export const COMPLETE_TOOL = complete.name;
 

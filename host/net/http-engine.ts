@@ -64,6 +64,12 @@ export interface HttpRequestArgs {
   readonly body?: string;
 }
 
+/** A host's answers from an earlier lookup, used instead of resolving it again. */
+export interface PinnedAnswers {
+  readonly hostname: string;
+  readonly addresses: readonly string[];
+}
+
 /** Where one URL leads: checked and resolved once. */
 export interface ResolvedTarget {
   readonly url: URL;
@@ -142,7 +148,7 @@ export class HttpEngine {
    * Resolves a URL's host once and checks every answer. Used for each hop
    * and by `prepare`/`revalidate` to show and re-check where a call goes.
    */
-  async resolve(text: string | URL, signal?: AbortSignal): Promise<ResolvedTarget> {
+  async resolve(text: string | URL, signal?: AbortSignal, pinned?: PinnedAnswers): Promise<ResolvedTarget> {
     const url = typeof text === 'string' ? this.parseUrl(text) : text;
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const tls = url.protocol === 'https:';
@@ -156,7 +162,10 @@ export class HttpEngine {
       if (unlisted !== undefined) throw new HttpRefused(unlisted);
       let found: readonly ResolvedAddress[];
       try {
-        found = await abortable(this.lookup(hostname), signal);
+        found =
+          pinned !== undefined && pinned.hostname.toLowerCase() === hostname.toLowerCase()
+            ? pinned.addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
+            : await abortable(this.lookup(hostname), signal);
       } catch (err) {
         if (signal?.aborted === true) throw err;
         throw new HttpFailed(`${hostname} could not be resolved (${errorCode(err)})`);
@@ -185,12 +194,16 @@ export class HttpEngine {
     }
   }
 
-  /** Sends the request, following redirects that stay allowed; resolves with a masked result. */
-  async send(args: HttpRequestArgs): Promise<HttpResult> {
+  /**
+   * Sends the request, following redirects that stay allowed; resolves with
+   * a masked result. `pinned`: the first hop's host was resolved just
+   * before (prepare); its answers are checked again and used as they are.
+   */
+  async send(args: HttpRequestArgs, pinned?: PinnedAnswers): Promise<HttpResult> {
     const headers = args.headers ?? {};
     const redactor = new Redactor(headers);
     try {
-      return await this.sendChecked(args, headers, redactor);
+      return await this.sendChecked(args, headers, redactor, pinned);
     } catch (err) {
       if (err instanceof HttpRefused) throw new HttpRefused(redactor.text(err.message));
       if (err instanceof HttpFailed) throw new HttpFailed(redactor.text(err.message));
@@ -198,7 +211,7 @@ export class HttpEngine {
     }
   }
 
-  private async sendChecked(args: HttpRequestArgs, headers: Readonly<Record<string, string>>, redactor: Redactor): Promise<HttpResult> {
+  private async sendChecked(args: HttpRequestArgs, headers: Readonly<Record<string, string>>, redactor: Redactor, pinned: PinnedAnswers | undefined): Promise<HttpResult> {
     const limits = this.options.hosts;
     if (!httpMethods.includes(args.method)) throw new HttpRefused(`method ${String(args.method)} is not offered (${httpMethods.join(', ')})`);
     this.checkHeaders(headers);
@@ -214,7 +227,7 @@ export class HttpEngine {
       let hop = { url: this.parseUrl(args.url), method: args.method, headers: { ...headers }, body };
       const redirects: Array<{ status: number; url: string }> = [];
       for (;;) {
-        const target = await this.resolve(hop.url, controller.signal).catch((err: unknown) => {
+        const target = await this.resolve(hop.url, controller.signal, redirects.length === 0 ? pinned : undefined).catch((err: unknown) => {
           if (err instanceof HttpRefused && redirects.length > 0) throw new HttpRefused(`redirect to ${hop.url.href} refused: ${err.message}`);
           throw err;
         });

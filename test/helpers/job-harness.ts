@@ -16,6 +16,7 @@ import { SqliteContentStore, type ContentStore } from '../../host/content-store'
 import { NonceStore } from '../../host/nonce-store';
 import { parseRulesDocument } from '../../host/rules-file';
 import { Roots } from '../../host/roots';
+import type { ToolHostDeps } from '../../host/tools/tool-host';
 import { startReplayServer, type RecordedRequest, type ReplayServer } from '../../client/dev/replay-server';
 import { AirlockClient } from '../../client/airlock-client';
 import type { AuditEvent, AuditEventType } from '../../core/audit';
@@ -63,6 +64,8 @@ export interface HarnessOptions {
   readonly contents?: ContentStore;
   /** Write audit events to this JSON lines file with the product's sink (default: kept in memory). */
   readonly auditFile?: string;
+  /** The in-process tools worker's capabilities besides files (http, commands, services), built on its roots. */
+  readonly capabilities?: (roots: Roots) => NonNullable<ToolHostDeps['capabilities']>;
 }
 
 /**
@@ -146,9 +149,7 @@ export class JobHarness {
         audit: this.auditSink,
         reviewerKeys: this.options.reviewerKeys ?? new Map(),
       },
-      tools: roles.includes('tools')
-        ? { roots: await Roots.create([this.root]), nonces: this.nonces, verifier: createGrantVerifier(publicKey) }
-        : undefined,
+      tools: roles.includes('tools') ? await this.toolsDeps(createGrantVerifier(publicKey)) : undefined,
       judge:
         this.options.judge === undefined
           ? undefined
@@ -162,6 +163,12 @@ export class JobHarness {
       dataConverter: this.dataConverter,
       ...(this.options.workflowCache !== undefined ? { workflowCache: this.options.workflowCache } : {}),
     });
+  }
+
+  private async toolsDeps(verifier: ReturnType<typeof createGrantVerifier>) {
+    const roots = await Roots.create([this.root]);
+    const capabilities = this.options.capabilities?.(roots);
+    return { roots, nonces: this.nonces, verifier, ...(capabilities === undefined ? {} : { capabilities }) };
   }
 
   /** Stops every worker: jobs stay parked on the server with nothing polling their queues. */
