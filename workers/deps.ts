@@ -8,6 +8,7 @@ import { NonceStore } from '../host/nonce-store';
 import { loadReviewerKeys } from '../host/reviewer-keys';
 import { loadPolicySnapshotFrom } from '../host/rules-file';
 import { Roots } from '../host/roots';
+import type { ToolHostDeps } from '../host/tools/tool-host';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config';
 import type { QueueRole } from '../core/task-queues';
 import { SqliteContentStore, type ContentStore } from '../host/content-store';
@@ -26,7 +27,13 @@ async function openContentStore(config: AirlockConfig, sqliteFile: string): Prom
  * here, at start-up, not in the middle of a job. `metrics` is what the
  * activities count into (the worker's Prometheus endpoint); default: nothing.
  */
-export async function buildActivities(config: AirlockConfig, roles: readonly QueueRole[], metrics?: AirlockMetrics): Promise<Activities> {
+export async function buildActivities(
+  config: AirlockConfig,
+  roles: readonly QueueRole[],
+  metrics?: AirlockMetrics,
+  /** The tools worker's capabilities besides files (http, commands, services), built on its roots. */
+  capabilities?: (roots: Roots) => NonNullable<ToolHostDeps['capabilities']>,
+): Promise<Activities> {
   const counted = metrics === undefined ? {} : { metrics };
   const paths = statePaths(config);
   if (roles.includes('agent')) checkModelEndpoint(config, 'model');
@@ -69,8 +76,11 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
     if (config.testCrashAt !== undefined) {
       process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
     }
+    const roots = await Roots.create(paths.roots);
+    const lent = capabilities?.(roots);
     tools = {
-      roots: await Roots.create(paths.roots),
+      roots,
+      ...(lent === undefined ? {} : { capabilities: lent }),
       nonces,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),

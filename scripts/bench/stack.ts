@@ -1,4 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -13,6 +15,8 @@ import { queueRoles } from '../../core/task-queues';
 import { dataConverterFor } from '../../host/data-converter';
 import { createModelClient } from '../../host/model-client';
 import { Roots } from '../../host/roots';
+import { hostsConfigSchema, type HostsConfig } from '../../core/tools-config/hosts';
+import { httpCapabilityFor } from '../../host/net/http-capability';
 import { createWorkers } from '../../workers/create-workers';
 import { buildActivities } from '../../workers/deps';
 import { installBenchRuntime } from './bench-log';
@@ -31,6 +35,8 @@ export interface Stack {
   readonly dir: string;
   /** The tools' only root. */
   readonly root: string;
+  /** A local HTTP server the tools config allows (`hosts.allowInternal`), answering every request with a small text. */
+  readonly http: { readonly url: string; readonly hosts: HostsConfig; requests(): number };
   readonly server: DevServer;
   readonly temporalCli: string;
   readonly replay: ReplayServer;
@@ -81,6 +87,15 @@ export async function startStack(): Promise<Stack> {
       AIRLOCK_LOG_LEVEL: 'warn',
     });
 
+    let httpRequests = 0;
+    const httpServer = createServer((_req, res) => {
+      httpRequests++;
+      res.end('ok\n');
+    });
+    await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => httpServer.close(() => resolve())));
+    const http = { url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/status`, hosts: hostsConfigSchema.parse({ allowInternal: ['127.0.0.1'] }), requests: () => httpRequests };
+
     installBenchRuntime();
     const native = await NativeConnection.connect({ address: server.address });
     cleanups.push(() => native.close());
@@ -88,7 +103,7 @@ export async function startStack(): Promise<Stack> {
       connection: native,
       namespace: config.temporal.namespace,
       roles: queueRoles,
-      activities: await buildActivities(config, queueRoles),
+      activities: await buildActivities(config, queueRoles, undefined, () => ({ http: httpCapabilityFor(http.hosts) })),
       concurrency: config.concurrency,
       dataConverter: dataConverterFor(config),
     });
@@ -110,6 +125,7 @@ export async function startStack(): Promise<Stack> {
     return {
       dir,
       root,
+      http,
       server,
       temporalCli,
       replay,
