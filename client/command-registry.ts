@@ -28,9 +28,10 @@ const rulesCommands: CommandGroup = {
     },
     {
       name: 'test',
-      summary: 'Dry-run one call against the rules: candidates, matches, decision and why (no job, no judge call)',
-      usage: 'airlock rules test --tool NAME --args JSON [--piece P] [--movement M] [--file FILE] [--json]',
+      summary: 'Dry-run one call against the rules: candidates, matches, decision and why (no job, no judge call); --tools lists every tool',
+      usage: 'airlock rules test --tool NAME --args JSON [--piece P] [--movement M] [--file FILE] [--json] | airlock rules test --tools [--json]',
       options: {
+        tools: { type: 'boolean' },
         tool: { type: 'string' },
         args: { type: 'string' },
         piece: { type: 'string' },

@@ -4,6 +4,7 @@ import { BUILT_IN_RULES_SOURCE, loadPolicySnapshotFrom, parseRulesDocument, Rule
 import type { AirlockConfig } from '../core/config';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import { statePaths } from '../host/paths';
+import { loadToolsSetup } from '../host/tools-config-file';
 import { UsageError } from './errors';
 
 /** The rules file a command works on: `--file`, else AIRLOCK_RULES_FILE; undefined means the built-in rules. */
@@ -11,9 +12,10 @@ export function rulesFileFor(config: AirlockConfig, fileOption: string | undefin
   return fileOption ?? statePaths(config).rulesFile;
 }
 
-/** The snapshot a job started now would take, with this machine's roots and judge settings. */
+/** The snapshot a job started now would take, with this machine's roots, available tools and judge settings. */
 export async function snapshotFor(config: AirlockConfig, file: string | undefined): Promise<PolicySnapshot> {
-  return loadPolicySnapshotFrom(file, { roots: statePaths(config).roots, judgeModel: config.judge.model, judgeTimeoutMs: config.judge.timeoutMs });
+  const tools = await loadToolsSetup(config);
+  return loadPolicySnapshotFrom(file, { roots: tools.roots, judgeModel: config.judge.model, judgeTimeoutMs: config.judge.timeoutMs, availableTools: tools.availableTools });
 }
 
 export function describeSource(file: string | undefined): string {

@@ -98,6 +98,7 @@ const variables = {
   AIRLOCK_LOG_LEVEL: logLevel.default('info'),
   AIRLOCK_RULES_FILE: nonEmpty.optional(),
   AIRLOCK_ROOTS: pathList.optional(),
+  AIRLOCK_TOOLS_CONFIG: nonEmpty.optional(),
   AIRLOCK_GRANT_KEY: nonEmpty.optional(),
   AIRLOCK_GRANT_PUBLIC_KEY: nonEmpty.optional(),
   AIRLOCK_GRANT_TTL: durationText.default(15 * 60_000),
@@ -146,8 +147,10 @@ export interface AirlockConfig {
   readonly logLevel: LogLevel;
   /** Unset: the built-in default rules. */
   readonly rulesFile: string | undefined;
-  /** Folders the tools may touch; unset: `<dataDir>/sandbox`. */
+  /** Folders the tools may touch; unset: the tools config's `roots`, else `<dataDir>/sandbox`. */
   readonly roots: readonly string[] | undefined;
+  /** The tools config file (YAML): roots, services, hosts and commands the tools may touch; unset: file tools only. */
+  readonly toolsConfigFile: string | undefined;
   readonly grants: {
     /** Agent side; unset: `<dataDir>/keys/grant-ed25519.pem` (created on first start). */
     readonly privateKeyFile: string | undefined;
@@ -219,6 +222,7 @@ export function parseConfig(env: Env): AirlockConfig {
     logLevel: p.AIRLOCK_LOG_LEVEL,
     rulesFile: p.AIRLOCK_RULES_FILE,
     roots: p.AIRLOCK_ROOTS,
+    toolsConfigFile: p.AIRLOCK_TOOLS_CONFIG,
     grants: {
       privateKeyFile: p.AIRLOCK_GRANT_KEY,
       publicKeyFile: p.AIRLOCK_GRANT_PUBLIC_KEY,

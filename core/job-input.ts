@@ -37,8 +37,10 @@ export const agentJobInputSchema = z.strictObject({
 export type AgentJobInput = z.input<typeof agentJobInputSchema>;
 export type ParsedAgentJobInput = z.output<typeof agentJobInputSchema>;
 
-export function allowedToolsFor(input: ParsedAgentJobInput): string[] {
-  return input.tools ?? [...sideEffectToolNames];
+/** The tools a job may use: those it asked for (default: all), less those its workers' tools config cannot run. */
+export function allowedToolsFor(input: ParsedAgentJobInput, available?: readonly string[]): string[] {
+  const asked = input.tools ?? [...sideEffectToolNames];
+  return available === undefined ? asked : asked.filter((name) => available.includes(name));
 }
 
 export const jobOutcomes = ['completed', 'aborted', 'failed'] as const;

@@ -40,7 +40,7 @@ export interface Located {
  * without them every check would be check-then-open by name, which a
  * swapped symlink defeats. Refuse to start rather than run weaker.
  */
-function checkPinnedPaths(root: string, real: string): void {
+function checkPinnedPaths(root: string, real: string, source: string): void {
   if (process.platform !== 'linux') {
     throw new RootsConfigError(`the file tools need Linux with /proc mounted (they stay inside the roots through /proc/self/fd); this is ${process.platform}`);
   }
@@ -48,7 +48,7 @@ function checkPinnedPaths(root: string, real: string): void {
   try {
     fd = openFd(real, O_PATH | O_DIRECTORY);
   } catch (err) {
-    throw new RootsConfigError(`AIRLOCK_ROOTS: ${root} cannot be opened (${messageOf(err)})`);
+    throw new RootsConfigError(`${source}: ${root} cannot be opened (${messageOf(err)})`);
   }
   let seen: string | undefined;
   try {
@@ -76,21 +76,22 @@ export class Roots {
     readonly real: readonly string[],
   ) {}
 
-  static async create(paths: readonly string[]): Promise<Roots> {
-    if (paths.length === 0) throw new RootsConfigError('AIRLOCK_ROOTS: at least one root folder is needed');
+  /** `source` names where the roots were configured, for errors: AIRLOCK_ROOTS or the tools config's `roots`. */
+  static async create(paths: readonly string[], source = 'AIRLOCK_ROOTS'): Promise<Roots> {
+    if (paths.length === 0) throw new RootsConfigError(`${source}: at least one root folder is needed`);
     const configured: string[] = [];
     const real: string[] = [];
     for (const p of paths) {
-      if (!isAbsolute(p)) throw new RootsConfigError(`AIRLOCK_ROOTS: ${JSON.stringify(p)} is not an absolute path`);
+      if (!isAbsolute(p)) throw new RootsConfigError(`${source}: ${JSON.stringify(p)} is not an absolute path`);
       let info;
       try {
         info = await stat(p);
       } catch {
-        throw new RootsConfigError(`AIRLOCK_ROOTS: ${p} does not exist; create it or remove it from AIRLOCK_ROOTS`);
+        throw new RootsConfigError(`${source}: ${p} does not exist; create it or remove it from ${source}`);
       }
-      if (!info.isDirectory()) throw new RootsConfigError(`AIRLOCK_ROOTS: ${p} is not a directory`);
+      if (!info.isDirectory()) throw new RootsConfigError(`${source}: ${p} is not a directory`);
       const realPath = await realpath(p);
-      checkPinnedPaths(p, realPath);
+      checkPinnedPaths(p, realPath, source);
       configured.push(resolve(p));
       real.push(realPath);
     }

@@ -15,10 +15,23 @@ import { SqliteContentStore, type ContentStore } from '../host/content-store';
 import { PostgresContentStore } from '../host/postgres-content-store';
 import { createModelClient } from '../host/model-client';
 import { statePaths } from '../host/paths';
+import { loadToolsSetup } from '../host/tools-config-file';
+import type { ToolsConfig } from '../core/tools-config/tools-config';
+import { httpCapabilityFor } from '../host/net/http-capability';
+import { commandCapabilityFor } from '../host/commands/command-capability';
 
 /** The conversation store: PostgreSQL when configured (shared by every agent worker), else the data folder's SQLite file. */
 async function openContentStore(config: AirlockConfig, sqliteFile: string): Promise<ContentStore> {
   return config.contentDb === undefined ? new SqliteContentStore(sqliteFile) : PostgresContentStore.open(config.contentDb);
+}
+
+/** What the tools config lends the tools besides the files in the roots; what it does not list stays absent. */
+function lentCapabilities(config: ToolsConfig | undefined, roots: Roots): NonNullable<ToolHostDeps['capabilities']> {
+  const commands = config?.commands ?? {};
+  return {
+    ...(config?.hosts === undefined ? {} : { http: httpCapabilityFor(config.hosts) }),
+    ...(Object.keys(commands).length === 0 ? {} : { commands: commandCapabilityFor(commands, roots) }),
+  };
 }
 
 /**
@@ -27,21 +40,18 @@ async function openContentStore(config: AirlockConfig, sqliteFile: string): Prom
  * here, at start-up, not in the middle of a job. `metrics` is what the
  * activities count into (the worker's Prometheus endpoint); default: nothing.
  */
-export async function buildActivities(
-  config: AirlockConfig,
-  roles: readonly QueueRole[],
-  metrics?: AirlockMetrics,
-  /** The tools worker's capabilities besides files (http, commands, services), built on its roots. */
-  capabilities?: (roots: Roots) => NonNullable<ToolHostDeps['capabilities']>,
-): Promise<Activities> {
+export async function buildActivities(config: AirlockConfig, roles: readonly QueueRole[], metrics?: AirlockMetrics): Promise<Activities> {
   const counted = metrics === undefined ? {} : { metrics };
   const paths = statePaths(config);
   if (roles.includes('agent')) checkModelEndpoint(config, 'model');
   if (roles.includes('judge')) checkModelEndpoint(config, 'judge');
 
+  // One tools config for both sides: the agent offers what the tools worker can run, and its detectors know the same roots.
+  const tools = roles.includes('agent') || roles.includes('tools') ? await loadToolsSetup(config) : undefined;
+
   let agent;
-  if (roles.includes('agent')) {
-    const snapshotSettings = { roots: paths.roots, judgeModel: config.judge.model, judgeTimeoutMs: config.judge.timeoutMs };
+  if (roles.includes('agent') && tools !== undefined) {
+    const snapshotSettings = { roots: tools.roots, judgeModel: config.judge.model, judgeTimeoutMs: config.judge.timeoutMs, availableTools: tools.availableTools };
     // Validate the rules now: an invalid file stops start-up with every problem listed.
     await loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings);
     const { privateKey } = loadOrCreateGrantKeyPair(paths.grantPrivateKey, paths.grantPublicKey);
@@ -62,9 +72,9 @@ export async function buildActivities(
     };
   }
 
-  let tools;
-  if (roles.includes('tools')) {
-    if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
+  let toolDeps;
+  if (roles.includes('tools') && tools !== undefined) {
+    if (config.roots === undefined && tools.config?.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
     const nonces = new NonceStore(paths.nonces);
     if (nonces.origin.kind === 'replaced_lost') {
       // Said once, loudly: retried calls are now reconciled against the file system (see `execute`).
@@ -76,11 +86,10 @@ export async function buildActivities(
     if (config.testCrashAt !== undefined) {
       process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
     }
-    const roots = await Roots.create(paths.roots);
-    const lent = capabilities?.(roots);
-    tools = {
+    const roots = await Roots.create(tools.roots, tools.config?.roots !== undefined ? `${tools.file ?? 'tools config'}: roots` : 'AIRLOCK_ROOTS');
+    toolDeps = {
       roots,
-      ...(lent === undefined ? {} : { capabilities: lent }),
+      capabilities: lentCapabilities(tools.config, roots),
       nonces,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
@@ -92,5 +101,5 @@ export async function buildActivities(
     ? { openai: createModelClient(config.judge, config.judge.timeoutMs), model: config.judge.model, timeoutMs: config.judge.timeoutMs, ...counted }
     : undefined;
 
-  return createActivities({ agent, tools, judge });
+  return createActivities({ agent, tools: toolDeps, judge });
 }

@@ -46,7 +46,6 @@ function rejectedState(message: string): ApplicationFailure {
 export class Job {
   readonly jobId = workflowInfo().workflowId;
   readonly input: ParsedAgentJobInput;
-  readonly allowedTools: string[];
   readonly audit: AuditBuffer;
   status: JobStatus = 'running';
   private phase: JobPhase = { kind: 'starting' };
@@ -65,7 +64,6 @@ export class Job {
       throw invalidInput(`invalid agentJob input: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`);
     }
     this.input = parsed.data;
-    this.allowedTools = allowedToolsFor(parsed.data);
     this.scalePath = scalePath();
     this.durableAudit = durableAudit();
     this.visibility = new Visibility(parsed.data.goal, this.scalePath);
@@ -85,6 +83,11 @@ export class Job {
       this.audit.restore(audit);
       this.ready(new JobState(state, this.input.maxApprovalRequests));
     }
+  }
+
+  /** The tools this job may use: those it asked for that its snapshot says the tools config can run. */
+  get allowedTools(): string[] {
+    return allowedToolsFor(this.input, this.state?.snapshot.tools?.available);
   }
 
   /** The state, once it exists; handlers that arrive earlier see none. */
@@ -122,7 +125,7 @@ export class Job {
           head: null,
           length: 2,
           pending: [
-            { role: 'system', content: systemPrompt(this.jobId, snapshot, this.allowedTools) },
+            { role: 'system', content: systemPrompt(this.jobId, snapshot, allowedToolsFor(this.input, snapshot.tools?.available)) },
             { role: 'user', content: this.input.goal },
           ],
           recent: [],

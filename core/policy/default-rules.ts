@@ -2,10 +2,13 @@ import type { z } from 'zod';
 import type { rulesFileSchema } from './rules';
 
 /**
- * The rules a job gets when no rules file is configured: reads run, changes
- * are audited, and anything that replaces, truncates or removes existing
- * data (deletes, overwriting writes and moves, permission changes) waits for
- * a person whose decision is signed with their reviewer key.
+ * The rules a job gets when no rules file is configured: reads run (service
+ * status included), changes are audited, and anything that replaces,
+ * truncates or removes existing data (deletes, overwriting writes and
+ * moves, permission changes), starts, stops or restarts a service, sends
+ * something to a host outside `allowedHosts`, or runs a command waits for
+ * a person whose decision is signed with their reviewer key. Commands the
+ * `denied_command` detector knows are refused outright.
  */
 export const defaultRules: z.input<typeof rulesFileSchema> = {
   version: 1,
@@ -41,6 +44,51 @@ export const defaultRules: z.input<typeof rulesFileSchema> = {
       action: 'request_approval',
       instruction: 'This replaces or truncates something that exists. Check that nothing is lost.',
       approval: { ttl: '24h', signatureRequired: true },
+    },
+    {
+      id: 'approve-service-control',
+      version: 1,
+      name: 'Starting, stopping or restarting a service needs approval',
+      scope: { categories: ['service_control'] },
+      action: 'request_approval',
+      instruction: 'A service change interrupts whoever uses it. Check its status first; the call is skipped if the service is healthy again.',
+      // The service is what was approved: a reviewer may approve or deny it, never point it at another one.
+      approval: { ttl: '24h', editable: [], signatureRequired: true },
+    },
+    {
+      id: 'approve-outbound-sends',
+      version: 1,
+      name: 'Requests to hosts outside allowedHosts need approval',
+      scope: { categories: ['network', 'external_send'] },
+      when: { detector: 'external_send' },
+      action: 'request_approval',
+      instruction: 'This sends data to a host that is not on the allowed list. Send nothing secret.',
+      approval: { ttl: '24h', editable: [], signatureRequired: true },
+    },
+    {
+      id: 'deny-dangerous-commands',
+      version: 1,
+      name: 'Commands that can destroy a system are refused',
+      scope: { categories: ['command_execution'] },
+      when: { detector: 'denied_command' },
+      action: 'deny_current_tool',
+      instruction: 'This command is refused on this server; find another way or ask the operator.',
+    },
+    {
+      id: 'approve-commands',
+      version: 1,
+      name: 'Running a command needs approval',
+      scope: { categories: ['command_execution'] },
+      action: 'request_approval',
+      instruction: 'A command can do anything its program does. Check the arguments exactly.',
+      approval: { ttl: '24h', editable: [], signatureRequired: true },
+    },
+    {
+      id: 'audit-outbound',
+      version: 1,
+      name: 'Record every outbound request',
+      scope: { categories: ['network', 'external_send'] },
+      action: 'audit_only',
     },
     {
       id: 'audit-file-changes',

@@ -21,6 +21,12 @@ export const policySnapshotSchema = z.strictObject({
     allowedHosts: z.array(z.string()),
     deniedCommands: z.array(z.string()),
   }),
+  /**
+   * The tools the workers' tools config can run, fixed for the job: the
+   * others are never offered and are refused if called. Absent in
+   * snapshots from before (and without a config): every registered tool.
+   */
+  tools: z.strictObject({ available: z.array(z.string()) }).optional(),
   /** Judge settings fixed for the job: a model change only affects later jobs. */
   judge: z.strictObject({
     model: z.string(),
@@ -36,6 +42,8 @@ export interface SnapshotSettings {
   readonly roots: readonly string[];
   readonly judgeModel: string;
   readonly judgeTimeoutMs: number;
+  /** The tools the tools config can run; unset: every registered tool. */
+  readonly availableTools?: readonly string[];
 }
 
 export const defaultSnapshotSettings: SnapshotSettings = { roots: [], judgeModel: 'unset', judgeTimeoutMs: 3000 };
@@ -51,6 +59,8 @@ export function buildSnapshot(file: RulesFile, source: string, settings: Snapsho
     instructions: [...file.instructions],
     rules: file.rules.filter((r) => r.enabled),
     detectors,
+    // Not part of `version`: that names the rules; this is what the machine offers.
+    ...(settings.availableTools !== undefined ? { tools: { available: [...settings.availableTools] } } : {}),
     judge,
   };
 }

@@ -9,6 +9,7 @@ import { fsStat } from './fs/fs-stat';
 import { fsWrite } from './fs/fs-write';
 import { commandRun } from './commands/command-run';
 import { httpRequest } from './net/http-request';
+import { serviceStatus } from './services/service-status';
 import type { Availability } from './tool-host';
 import { pathTargets, type AnyTool } from './tool-module';
 
@@ -19,7 +20,7 @@ export { toolCategories, type ToolCategory, type ToolRisk, type AnyTool } from '
  * them. Adding a tool is adding its module here: its definition reaches
  * the model, policy and reviewers; its hooks run on the tools worker.
  */
-const modules: readonly AnyTool[] = [fsList, fsRead, fsStat, fsWrite, fsMove, fsDelete, fsChmod, httpRequest, commandRun, complete];
+const modules: readonly AnyTool[] = [fsList, fsRead, fsStat, fsWrite, fsMove, fsDelete, fsChmod, serviceStatus, httpRequest, commandRun, complete];
 
 export const COMPLETE_TOOL = complete.name;
 

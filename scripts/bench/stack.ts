@@ -16,7 +16,6 @@ import { dataConverterFor } from '../../host/data-converter';
 import { createModelClient } from '../../host/model-client';
 import { Roots } from '../../host/roots';
 import { hostsConfigSchema, type HostsConfig } from '../../core/tools-config/hosts';
-import { httpCapabilityFor } from '../../host/net/http-capability';
 import { createWorkers } from '../../workers/create-workers';
 import { buildActivities } from '../../workers/deps';
 import { installBenchRuntime } from './bench-log';
@@ -73,20 +72,6 @@ export async function startStack(): Promise<Stack> {
     const rulesFile = join(dir, 'rules.json');
     writeRules(rulesFile, 'builtIn');
 
-    const temporalCli = (await resolveTemporalCli()).path;
-    const server = await startDevServer({ cli: temporalCli, port: await freePort(), namespaces: [PARKED_NAMESPACE] });
-    cleanups.push(() => server.stop());
-    const replay = await startReplayServer({ script: { turns: [] } });
-    cleanups.push(() => replay.close());
-    const config = parseConfig({
-      TEMPORAL_ADDRESS: server.address,
-      AIRLOCK_DATA_DIR: join(dir, 'data'),
-      AIRLOCK_ROOTS: root,
-      AIRLOCK_RULES_FILE: rulesFile,
-      OPENAI_BASE_URL: replay.baseUrl,
-      AIRLOCK_LOG_LEVEL: 'warn',
-    });
-
     let httpRequests = 0;
     const httpServer = createServer((_req, res) => {
       httpRequests++;
@@ -96,6 +81,25 @@ export async function startStack(): Promise<Stack> {
     cleanups.push(() => new Promise<void>((resolve) => httpServer.close(() => resolve())));
     const http = { url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/status`, hosts: hostsConfigSchema.parse({ allowInternal: ['127.0.0.1'] }), requests: () => httpRequests };
 
+    // The tools config lends http_request that server only; AIRLOCK_ROOTS keeps the root.
+    const toolsConfig = join(dir, 'tools.json');
+    writeFileSync(toolsConfig, `${JSON.stringify({ version: 1, hosts: { allowInternal: ['127.0.0.1'] } })}\n`);
+
+    const temporalCli = (await resolveTemporalCli()).path;
+    const server = await startDevServer({ cli: temporalCli, port: await freePort(), namespaces: [PARKED_NAMESPACE] });
+    cleanups.push(() => server.stop());
+    const replay = await startReplayServer({ script: { turns: [] } });
+    cleanups.push(() => replay.close());
+    const config = parseConfig({
+      TEMPORAL_ADDRESS: server.address,
+      AIRLOCK_DATA_DIR: join(dir, 'data'),
+      AIRLOCK_ROOTS: root,
+      AIRLOCK_TOOLS_CONFIG: toolsConfig,
+      AIRLOCK_RULES_FILE: rulesFile,
+      OPENAI_BASE_URL: replay.baseUrl,
+      AIRLOCK_LOG_LEVEL: 'warn',
+    });
+
     installBenchRuntime();
     const native = await NativeConnection.connect({ address: server.address });
     cleanups.push(() => native.close());
@@ -103,7 +107,7 @@ export async function startStack(): Promise<Stack> {
       connection: native,
       namespace: config.temporal.namespace,
       roles: queueRoles,
-      activities: await buildActivities(config, queueRoles, undefined, () => ({ http: httpCapabilityFor(http.hosts) })),
+      activities: await buildActivities(config, queueRoles),
       concurrency: config.concurrency,
       dataConverter: dataConverterFor(config),
     });

@@ -31,6 +31,8 @@ import type { ReplayScript } from '../../core/replay-script';
 import { TaskQueues, type QueueRole } from '../../core/task-queues';
 import { spawnNode, type Spawned } from './processes';
 import { stateQuery } from '../../workflows/messages';
+import { availabilityOf } from '../../core/tools-config/tools-config';
+import { availableToolNames } from '../../core/tools/registry';
 import { createTestEnv, startWorkers, type RunningWorkers, type TestEnv } from './temporal-env';
 
 export type RulesInput = z.input<typeof rulesFileSchema>;
@@ -52,6 +54,8 @@ export interface HarnessOptions {
   readonly judge?: { readonly baseUrl: string; readonly timeoutMs: number };
   /** The tools' roots as the agent side sees them (for `outside_roots`); default: the harness root. */
   readonly detectorRoots?: readonly string[];
+  /** The tools the agent worker's tools config can run; default: those of a machine without a tools config. */
+  readonly availableTools?: readonly string[];
   /** Run the tools worker in this process (default) or leave the queue to a spawned worker. */
   readonly toolsInProcess?: boolean;
   /** Encrypt payloads with airlock's codec (workers and the CLI's client); the raw `env.client` stays without it. */
@@ -75,6 +79,7 @@ export interface HarnessOptions {
  */
 export class JobHarness {
   private rules: RulesInput;
+  private availableTools: readonly string[];
   private workers: RunningWorkers | undefined;
   /** Worker processes started by `spawnToolsWorker`. */
   private readonly spawned: Spawned[] = [];
@@ -98,6 +103,7 @@ export class JobHarness {
     readonly contents: ContentStore,
   ) {
     this.rules = options.rules ?? { version: 1, rules: [] };
+    this.availableTools = options.availableTools ?? availableToolNames(availabilityOf(undefined));
     this.auditSink =
       options.auditFile === undefined ? new MemoryAuditSink() : new JsonlAuditSink(options.auditFile, { warn: (line) => this.auditWarnings.push(line) });
   }
@@ -142,6 +148,7 @@ export class JobHarness {
             roots: this.options.detectorRoots ?? [this.root],
             judgeModel: 'judge',
             judgeTimeoutMs: this.options.judge?.timeoutMs ?? 3000,
+            availableTools: this.availableTools,
           }),
         signer: createGrantSigner(privateKey),
         sealer: createSealer(privateKey),
@@ -189,6 +196,11 @@ export class JobHarness {
   cachedWorkflows(): number {
     const agent = this.workers?.workers.find((w) => w.options.taskQueue === TaskQueues.agent);
     return agent?.getStatus().numCachedWorkflows ?? 0;
+  }
+
+  /** Tools offered to jobs started from now on, as a changed tools config would; running jobs keep their snapshot. */
+  setAvailableTools(names: readonly string[]): void {
+    this.availableTools = names;
   }
 
   /** Rules for jobs started from now on; running jobs keep their snapshot. */

@@ -5,6 +5,7 @@ import { commandsConfigSchema } from '../../core/tools-config/commands';
 import { hostsConfigSchema } from '../../core/tools-config/hosts';
 import { commandCapabilityFor } from '../../host/commands/command-capability';
 import { httpCapabilityFor } from '../../host/net/http-capability';
+import { availableToolNames } from '../../core/tools/registry';
 import { JobHarness } from '../helpers/job-harness';
 import { recordingServer, type RecordingServer } from '../helpers/recording-server';
 
@@ -41,6 +42,7 @@ beforeAll(async () => {
         { id: 'approve-commands-in-folders', version: 1, name: 'Commands in a named folder need approval', scope: { tools: ['command_run'] }, when: { arg: 'cwd', exists: true }, action: 'request_approval' },
       ],
     },
+    availableTools: availableToolNames({ files: true, services: false, http: true, commands: true }),
     capabilities: (roots) => ({
       http: httpCapabilityFor(hostsConfigSchema.parse({ allowInternal: ['127.0.0.1'] })),
       commands: commandCapabilityFor(commandsConfigSchema.parse({ hello: { path: join(bin, 'hello') }, swap: { path: join(bin, 'swap') }, env: { path: '/usr/bin/env' } }), roots, bin),

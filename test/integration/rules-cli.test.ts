@@ -89,6 +89,36 @@ test('list and test show what a new job would get and why', async () => {
   });
 });
 
+test('test --tools lists every registered tool with its category, and what this tools config can run', async () => {
+  const plain = await airlock(['rules', 'test', '--tools']);
+  expect(plain.code).toBe(0);
+  expect(plain.stdout).toContain('tools config: none, file tools only');
+  expect(plain.stdout).toMatch(/fs_delete +delete +risk high\n/);
+  expect(plain.stdout).toMatch(/service_status +read +risk low — not configured here \(needs services\)/);
+  const toolsFile = join(dir, 'tools.yaml');
+  writeFileSync(toolsFile, 'version: 1\nservices:\n  jellyfin: { adapter: docker, container: jellyfin }\n');
+  const listed = JSON.parse((await airlock(['rules', 'test', '--tools', '--json'], { AIRLOCK_TOOLS_CONFIG: toolsFile })).stdout) as {
+    toolsConfig: string;
+    tools: Array<{ name: string; category: string; available: boolean }>;
+  };
+  expect(listed.toolsConfig).toBe(toolsFile);
+  expect(listed.tools.map((t) => [t.name, t.category, t.available])).toEqual([
+    ['fs_list', 'read', true],
+    ['fs_read', 'read', true],
+    ['fs_stat', 'read', true],
+    ['fs_write', 'file_change', true],
+    ['fs_move', 'file_change', true],
+    ['fs_delete', 'delete', true],
+    ['fs_chmod', 'file_change', true],
+    ['service_status', 'read', true],
+  ]);
+  // A bad tools config is one clear line, not a stack.
+  writeFileSync(toolsFile, 'version: 1\nservices:\n  jellyfin: { adapter: docker }\n');
+  const bad = await airlock(['rules', 'test', '--tools'], { AIRLOCK_TOOLS_CONFIG: toolsFile });
+  expect(bad.code).not.toBe(0);
+  expect(bad.stderr).toContain(`tools config ${toolsFile} (AIRLOCK_TOOLS_CONFIG) is invalid: services.jellyfin.container:`);
+});
+
 test('add, disable and enable write new versions and keep the comments; a bad edit changes nothing', async () => {
   const added = await airlock(['rules', 'add', '--rule', '{id: audit-reads, name: Record reads, scope: {categories: [read]}, action: audit_only}']);
   expect(added).toMatchObject({ code: 0, stdout: expect.stringMatching(/added rule audit-reads v1/) });

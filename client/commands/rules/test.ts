@@ -2,13 +2,35 @@ import { callFacts } from '../../../host/target-facts';
 import { preflight } from '../../../core/preflight';
 import { conditionMatches } from '../../../core/policy/conditions';
 import { candidateRules, detectorProbe, evaluateCall, type CallContext } from '../../../core/policy/evaluate';
-import { getTool, pathTargetsOf, sideEffectToolNames } from '../../../core/tools/registry';
+import { allTools, getTool, pathTargetsOf, sideEffectToolNames } from '../../../core/tools/registry';
+import { loadToolsSetup } from '../../../host/tools-config-file';
 import { display } from '../../../core/display-text';
-import { printJson, stringOption, type CommandRun } from '../../command';
+import { printJson, stringOption, type CommandIo, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
 import { describeSource, rulesFileFor, snapshotFor } from '../../rules-source';
 
+/** Every registered tool with its category, and whether this machine's tools config can run it. */
+async function listTools(args: Parameters<CommandRun>[0], io: CommandIo): Promise<void> {
+  const setup = await loadToolsSetup(io.config());
+  const tools = allTools()
+    .filter((t) => t.category !== 'control')
+    .map((t) => ({ name: t.name, category: t.category, risk: t.risk, needs: [...t.needs], available: setup.availableTools.includes(t.name), description: t.description }));
+  if (args.values.json === true) {
+    printJson(io, { toolsConfig: setup.file ?? null, tools });
+    return;
+  }
+  io.out(display`${tools.length} tools (tools config: ${setup.file ?? 'none, file tools only'}):`);
+  for (const t of tools) {
+    const missing = t.available ? '' : ` — not configured here (needs ${t.needs.join(', ')})`;
+    io.out(display`  ${t.name.padEnd(16)} ${t.category.padEnd(17)} risk ${t.risk}${missing}`);
+  }
+}
+
 export const run: CommandRun = async (args, io, command) => {
+  if (args.values.tools === true) {
+    await listTools(args, io);
+    return;
+  }
   const toolName = stringOption(args, 'tool');
   if (toolName === undefined) throw new UsageError(`--tool is required; usage: ${command.usage}`);
   if (getTool(toolName) === undefined || toolName === 'complete') {
