@@ -60,6 +60,7 @@ export const hostsConfigSchema = z
     maxRedirects: z.number().int().min(0).max(20).default(5),
   })
   .refine((h) => h.allow.length + h.allowInternal.length > 0, {
+    path: ['allow'],
     message: 'list at least one host in allow or allowInternal, or leave hosts out to offer no http_request',
   });
 export type HostsConfig = z.output<typeof hostsConfigSchema>;
