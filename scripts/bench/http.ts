@@ -7,7 +7,8 @@ import { interleaved, pairedRatios, summary, timed } from './stats';
 
 /**
  * What the gate adds to one allowed `http_request` (a GET to a local server
- * the tools config allows, under the built-in rules): the same request sent
+ * the tools config allows, under the built-in rules with that server in
+ * `allowedHosts`): the same request sent
  * by the engine directly, a job that makes it in one turn, and a job with
  * no call at all, interleaved round by round. The call's share of a job is
  * the paired difference of the two jobs (one more model turn, the policy
@@ -24,12 +25,21 @@ async function runOnce(stack: Stack, engine: HttpEngine, variant: Variant, id: s
     if (value.status !== 200) throw new Error(`the direct request answered ${value.status}`);
     return ms;
   }
-  stack.useRules('builtIn');
+  stack.useRules('builtInLocalHost');
   const sent = stack.http.requests();
   stack.replay.setScript({ turns: [...(variant === 'job' ? [{ tool_calls: [call('http_request', { method: 'GET', url: stack.http.url })] }] : []), completeTurn] });
   const { ms, value } = await timed(async () => {
     await startJob(stack.client, id);
-    return completed(stack.client, id);
+    // A job that parks (the call gated after all) never completes: a broken bench, said so.
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${id} did not complete within 60 s (is the call gated?)`)), 60_000);
+    });
+    try {
+      return await Promise.race([completed(stack.client, id), stuck]);
+    } finally {
+      clearTimeout(timer);
+    }
   });
   if (variant === 'job' && (value.turns !== 2 || stack.http.requests() !== sent + 1)) {
     throw new Error(`${id} took ${value.turns} turns and sent ${stack.http.requests() - sent} requests, expected 2 and 1`);
