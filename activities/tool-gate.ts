@@ -267,7 +267,8 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       return { ...outcome, replayed: true, reconciled: 'ran_before' };
     }
     let unchanged: string | undefined;
-    if (before === undefined) unchanged = 'nothing records the target as it was before the call';
+    if (post.undetectable === true) unchanged = 'its effect cannot be told from its target';
+    else if (before === undefined) unchanged = 'nothing records the target as it was before the call';
     else {
       const targets = tool.targets(s.args);
       // The tool's own precondition; a target past the limits compares as "cannot be compared": not unchanged.

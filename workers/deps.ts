@@ -8,6 +8,7 @@ import { NonceStore } from '../host/nonce-store';
 import { loadReviewerKeys } from '../host/reviewer-keys';
 import { loadPolicySnapshotFrom } from '../host/rules-file';
 import { Roots } from '../host/roots';
+import type { ToolHostDeps } from '../host/tools/tool-host';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config';
 import type { QueueRole } from '../core/task-queues';
 import { SqliteContentStore, type ContentStore } from '../host/content-store';
@@ -19,10 +20,23 @@ import { Notifier } from '../host/notifier';
 import { loadToolsSetup } from '../host/tools-config-file';
 import { createServiceCapability } from '../host/services/service-capability';
 import { Services } from '../host/services/services';
+import type { ToolsConfig } from '../core/tools-config/tools-config';
+import { httpCapabilityFor } from '../host/net/http-capability';
+import { commandCapabilityFor } from '../host/commands/command-capability';
 
 /** The conversation store: PostgreSQL when configured (shared by every agent worker), else the data folder's SQLite file. */
 async function openContentStore(config: AirlockConfig, sqliteFile: string): Promise<ContentStore> {
   return config.contentDb === undefined ? new SqliteContentStore(sqliteFile) : PostgresContentStore.open(config.contentDb);
+}
+
+/** What the tools config lends the tools besides the files in the roots; what it does not list stays absent. */
+function lentCapabilities(config: ToolsConfig | undefined, roots: Roots, servicesOn: boolean): NonNullable<ToolHostDeps['capabilities']> {
+  const commands = config?.commands ?? {};
+  return {
+    ...(servicesOn && config?.services !== undefined ? { services: createServiceCapability(Services.fromConfig(config.services)) } : {}),
+    ...(config?.hosts === undefined ? {} : { http: httpCapabilityFor(config.hosts) }),
+    ...(Object.keys(commands).length === 0 ? {} : { commands: commandCapabilityFor(commands, roots) }),
+  };
 }
 
 /**
@@ -103,14 +117,13 @@ export async function buildActivities(
     if (config.testCrashAt !== undefined) {
       process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
     }
+    const roots = await Roots.create(tools.roots, tools.config?.roots !== undefined ? `${tools.file ?? 'tools config'}: roots` : 'AIRLOCK_ROOTS');
     toolDeps = {
-      roots: await Roots.create(tools.roots, tools.config?.roots !== undefined ? `${tools.file ?? 'tools config'}: roots` : 'AIRLOCK_ROOTS'),
+      roots,
+      capabilities: lentCapabilities(tools.config, roots, tools.availability.services),
       nonces,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
-      ...(tools.availability.services && tools.config?.services !== undefined
-        ? { capabilities: { services: createServiceCapability(Services.fromConfig(tools.config.services)) } }
-        : {}),
       ...counted,
     };
   }

@@ -24,7 +24,7 @@ export function availabilityOf(config: ToolsConfig | undefined): Availability {
   return {
     files: true,
     services: Object.keys(config?.services ?? {}).length > 0,
-    http: (config?.hosts?.allow.length ?? 0) > 0,
+    http: (config?.hosts?.allow.length ?? 0) + (config?.hosts?.allowInternal.length ?? 0) > 0,
     commands: Object.keys(config?.commands ?? {}).length > 0,
   };
 }

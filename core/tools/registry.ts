@@ -9,6 +9,8 @@ import { fsStat } from './fs/fs-stat';
 import { fsWrite } from './fs/fs-write';
 import { serviceRestart } from './services/service-restart';
 import { serviceStart } from './services/service-start';
+import { commandRun } from './commands/command-run';
+import { httpRequest } from './net/http-request';
 import { serviceStatus } from './services/service-status';
 import { serviceStop } from './services/service-stop';
 import type { Availability } from './tool-host';
@@ -33,6 +35,8 @@ const modules: readonly AnyTool[] = [
   serviceStart,
   serviceStop,
   serviceRestart,
+  httpRequest,
+  commandRun,
   complete,
 ];
 

@@ -51,6 +51,12 @@ export interface RevalidateCheck<A> {
 /** "Did my effect happen?", asked by a retried `execute` whose earlier attempt died without recording an outcome. */
 export interface Postcondition {
   readonly present: boolean;
+  /**
+   * The effect leaves nothing to look at (a request sent, a command run):
+   * an interrupted call is then reported as `outcome_unknown`, never run a
+   * second time because its target looks as it did before.
+   */
+  readonly undetectable?: boolean;
   /** What the target shows, for the model, `show` and the log. */
   readonly detail: string;
 }

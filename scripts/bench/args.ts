@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-export const partNames = ['policy', 'masking', 'gate', 'services', 'history', 'approval', 'cli', 'parked'] as const;
+export const partNames = ['policy', 'masking', 'gate', 'services', 'http', 'history', 'approval', 'cli', 'parked'] as const;
 export type PartName = (typeof partNames)[number];
 
 export interface BenchOptions {
@@ -8,7 +8,7 @@ export interface BenchOptions {
   readonly json: string;
   /** Parked jobs for `parked`. */
   readonly parked: number;
-  /** Interleaved rounds for `gate`. */
+  /** Interleaved rounds for `gate` and `http`. */
   readonly gateRounds: number;
   /** Approvals timed by `approval`. */
   readonly approvals: number;

@@ -6,6 +6,7 @@ import { cliPart } from './cli';
 import { renderTable, writeReport, type Figure } from './figures';
 import { gatePart } from './gate';
 import { historyPart } from './history';
+import { httpPart } from './http';
 import { parkedPart } from './parked';
 import { maskingPart } from './masking';
 import { policyPart } from './policy';
@@ -25,6 +26,7 @@ const parts: Record<PartName, Part> = {
   masking: { server: false, run: maskingPart },
   gate: { server: true, run: gatePart },
   services: { server: true, run: servicesPart },
+  http: { server: true, run: httpPart },
   history: { server: true, run: (s) => historyPart(s) },
   approval: { server: true, run: approvalPart },
   cli: { server: true, run: cliPart },

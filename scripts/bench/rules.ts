@@ -9,6 +9,8 @@ import { defaultRules } from '../../core/policy/default-rules';
 export const rulePresets = {
   /** The product's default rules, written out as a file. */
   builtIn: defaultRules,
+  /** The default rules, with the bench's local HTTP server among the hosts outbound calls may reach without approval. */
+  builtInLocalHost: { ...defaultRules, detectors: { allowedHosts: ['127.0.0.1'] } },
   /** No rules at all: every known tool call is allowed. */
   none: { version: 1, rules: [] },
   /** Plain approvals (no signature), for benches that approve from code or the CLI. */

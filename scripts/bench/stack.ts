@@ -1,4 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -13,6 +15,7 @@ import { queueRoles } from '../../core/task-queues';
 import { dataConverterFor } from '../../host/data-converter';
 import { createModelClient } from '../../host/model-client';
 import { Roots } from '../../host/roots';
+import { hostsConfigSchema, type HostsConfig } from '../../core/tools-config/hosts';
 import { createWorkers } from '../../workers/create-workers';
 import { buildActivities } from '../../workers/deps';
 import { installBenchRuntime } from './bench-log';
@@ -34,6 +37,8 @@ export interface Stack {
   readonly dir: string;
   /** The tools' only root. */
   readonly root: string;
+  /** A local HTTP server the tools config allows (`hosts.allowInternal`), answering every request with a small text. */
+  readonly http: { readonly url: string; readonly hosts: HostsConfig; requests(): number };
   readonly server: DevServer;
   readonly temporalCli: string;
   readonly replay: ReplayServer;
@@ -72,11 +77,22 @@ export async function startStack(): Promise<Stack> {
     const rulesFile = join(dir, 'rules.json');
     writeRules(rulesFile, 'builtIn');
     // One supervised process service, for the `services` part: service_status through the gate vs the adapter directly.
-    const toolsConfig = join(dir, 'tools.json');
     const services = {
       [BENCH_SERVICE]: { adapter: 'process', command: [process.execPath, '-e', 'setInterval(() => {}, 1 << 30)'], pidFile: join(dir, `${BENCH_SERVICE}.pid`), health: { type: 'pid' } },
     };
-    writeFileSync(toolsConfig, JSON.stringify({ version: 1, services }));
+
+    let httpRequests = 0;
+    const httpServer = createServer((_req, res) => {
+      httpRequests++;
+      res.end('ok\n');
+    });
+    await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => httpServer.close(() => resolve())));
+    const http = { url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/status`, hosts: hostsConfigSchema.parse({ allowInternal: ['127.0.0.1'] }), requests: () => httpRequests };
+
+    // The tools config lends the service above and http_request that server only; AIRLOCK_ROOTS keeps the root.
+    const toolsConfig = join(dir, 'tools.json');
+    writeFileSync(toolsConfig, `${JSON.stringify({ version: 1, services, hosts: { allowInternal: ['127.0.0.1'] } })}\n`);
 
     const temporalCli = (await resolveTemporalCli()).path;
     const server = await startDevServer({ cli: temporalCli, port: await freePort(), namespaces: [PARKED_NAMESPACE] });
@@ -122,6 +138,7 @@ export async function startStack(): Promise<Stack> {
     return {
       dir,
       root,
+      http,
       server,
       temporalCli,
       replay,

@@ -19,6 +19,7 @@ import { Roots } from '../../host/roots';
 import { createServiceCapability } from '../../host/services/service-capability';
 import { Services } from '../../host/services/services';
 import { servicesConfigSchema, type ServicesConfigInput } from '../../core/tools-config/services';
+import type { ToolHostDeps } from '../../host/tools/tool-host';
 import { startReplayServer, type RecordedRequest, type ReplayServer } from '../../client/dev/replay-server';
 import { AirlockClient } from '../../client/airlock-client';
 import type { AuditEvent, AuditEventType } from '../../core/audit';
@@ -72,6 +73,8 @@ export interface HarnessOptions {
   readonly auditFile?: string;
   /** The `services:` section of the tools config: the in-process tools worker lends the service tools these. */
   readonly services?: ServicesConfigInput;
+  /** The in-process tools worker's capabilities besides files (http, commands, services), built on its roots. */
+  readonly capabilities?: (roots: Roots) => NonNullable<ToolHostDeps['capabilities']>;
 }
 
 /**
@@ -160,16 +163,7 @@ export class JobHarness {
         audit: this.auditSink,
         reviewerKeys: this.options.reviewerKeys ?? new Map(),
       },
-      tools: roles.includes('tools')
-        ? {
-            roots: await Roots.create([this.root]),
-            nonces: this.nonces,
-            verifier: createGrantVerifier(publicKey),
-            ...(this.options.services !== undefined
-              ? { capabilities: { services: createServiceCapability(Services.fromConfig(servicesConfigSchema.parse(this.options.services))) } }
-              : {}),
-          }
-        : undefined,
+      tools: roles.includes('tools') ? await this.toolsDeps(createGrantVerifier(publicKey)) : undefined,
       judge:
         this.options.judge === undefined
           ? undefined
@@ -183,6 +177,13 @@ export class JobHarness {
       dataConverter: this.dataConverter,
       ...(this.options.workflowCache !== undefined ? { workflowCache: this.options.workflowCache } : {}),
     });
+  }
+
+  private async toolsDeps(verifier: ReturnType<typeof createGrantVerifier>) {
+    const roots = await Roots.create([this.root]);
+    const services = this.options.services === undefined ? undefined : createServiceCapability(Services.fromConfig(servicesConfigSchema.parse(this.options.services)));
+    const capabilities = { ...this.options.capabilities?.(roots), ...(services === undefined ? {} : { services }) };
+    return { roots, nonces: this.nonces, verifier, capabilities };
   }
 
   /** Stops every worker: jobs stay parked on the server with nothing polling their queues. */

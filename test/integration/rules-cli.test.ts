@@ -96,7 +96,7 @@ test('test --tools lists every registered tool with its category, and what this 
   expect(plain.stdout).toMatch(/fs_delete +delete +risk high\n/);
   expect(plain.stdout).toMatch(/service_status +read +risk low — not configured here \(needs services\)/);
   const toolsFile = join(dir, 'tools.yaml');
-  writeFileSync(toolsFile, 'version: 1\nservices:\n  jellyfin: { adapter: docker, container: jellyfin }\n');
+  writeFileSync(toolsFile, 'version: 1\nservices:\n  jellyfin: { adapter: docker, container: jellyfin }\nhosts:\n  allow: [api.github.com]\n');
   const listed = JSON.parse((await airlock(['rules', 'test', '--tools', '--json'], { AIRLOCK_TOOLS_CONFIG: toolsFile })).stdout) as {
     toolsConfig: string;
     tools: Array<{ name: string; category: string; available: boolean }>;
@@ -114,6 +114,8 @@ test('test --tools lists every registered tool with its category, and what this 
     ['service_start', 'service_control', true],
     ['service_stop', 'service_control', true],
     ['service_restart', 'service_control', true],
+    ['http_request', 'external_send', true],
+    ['command_run', 'command_execution', false],
   ]);
   // A bad tools config is one clear line, not a stack.
   writeFileSync(toolsFile, 'version: 1\nservices:\n  jellyfin: { adapter: docker }\n');

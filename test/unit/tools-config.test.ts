@@ -37,7 +37,7 @@ test("the README's home-server example is a valid tools config offering every ca
   expect(config.roots).toEqual(['/srv/share']);
   expect(config.services?.jellyfin).toEqual({ adapter: 'docker', container: 'jellyfin', socket: '/var/run/docker.sock', stopTimeoutSeconds: 10 });
   expect(config.services?.samba).toEqual({ adapter: 'systemd', unit: 'smbd.service', timeoutMs: 90_000 });
-  expect(config.commands?.backup).toEqual({ path: '/usr/local/bin/backup-share' });
+  expect(config.commands?.backup).toEqual({ path: '/usr/local/bin/backup-share', timeoutSeconds: 60, maxTimeoutSeconds: 60, killGraceSeconds: 2, maxOutputBytes: 65536, env: {} });
   expect(availabilityOf(config)).toEqual({ files: true, services: true, http: true, commands: true });
 });
 

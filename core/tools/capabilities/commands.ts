@@ -5,18 +5,27 @@ import type { ToolOutcome } from '../outcome';
 export interface CommandSpec {
   readonly argv: readonly string[];
   /** A folder inside the roots; default: the first root. */
-  readonly cwd?: string;
+  readonly cwd?: string | undefined;
+  /** Default and maximum: the command's settings in the tools config. */
+  readonly timeoutSeconds?: number | undefined;
 }
 
 /**
- * Commands from the tools config's allowlist, resolved to absolute paths
- * (and pinned by inode), run with a timeout that kills the process group
- * and an environment without the worker's secrets.
+ * Commands from the tools config's allowlist (host/commands/), resolved to
+ * absolute real paths and pinned by device and inode, run through a
+ * descriptor of that very file, in a folder inside the roots, with a
+ * timeout that kills the whole process group, capped output and only the
+ * configured environment.
  */
 export interface CommandCapability {
   /** The configured command names. */
   readonly names: readonly string[];
-  /** The binary argv[0] resolves to (path, inode), or why it is refused. */
+  /** The program argv[0] names (real path, device and inode as `identity`), or `exists: false` and why it is refused. */
   observe(argv0: string): Promise<SubjectState>;
-  run(spec: CommandSpec, expected: SubjectState): Promise<ToolOutcome>;
+  /**
+   * Runs the command. With `expected` (its `observe` state, checked right
+   * before), the program must still be that very file, or the call is
+   * refused (`ToolRefusal`) and nothing runs.
+   */
+  run(spec: CommandSpec, expected: SubjectState | undefined): Promise<ToolOutcome>;
 }
