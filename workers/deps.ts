@@ -76,6 +76,7 @@ export async function buildActivities(config: AirlockConfig, roles: readonly Que
     toolDeps = {
       roots: await Roots.create(tools.roots, tools.config?.roots !== undefined ? `${tools.file ?? 'tools config'}: roots` : 'AIRLOCK_ROOTS'),
       nonces,
+      journalDir: paths.journals,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
       ...counted,

@@ -4,6 +4,7 @@ import { fsChmod } from './fs/fs-chmod';
 import { fsDelete } from './fs/fs-delete';
 import { fsList } from './fs/fs-list';
 import { fsMove } from './fs/fs-move';
+import { fsMoveMany } from './fs/fs-move-many';
 import { fsRead } from './fs/fs-read';
 import { fsStat } from './fs/fs-stat';
 import { fsWrite } from './fs/fs-write';
@@ -18,7 +19,7 @@ export { toolCategories, type ToolCategory, type ToolRisk, type AnyTool } from '
  * them. Adding a tool is adding its module here: its definition reaches
  * the model, policy and reviewers; its hooks run on the tools worker.
  */
-const modules: readonly AnyTool[] = [fsList, fsRead, fsStat, fsWrite, fsMove, fsDelete, fsChmod, serviceStatus, complete];
+const modules: readonly AnyTool[] = [fsList, fsRead, fsStat, fsWrite, fsMove, fsMoveMany, fsDelete, fsChmod, serviceStatus, complete];
 
 export const COMPLETE_TOOL = complete.name;
 
@@ -53,11 +54,16 @@ export function availableToolNames(availability: Availability): string[] {
  * then all see the same text for the same place.
  */
 export function canonicalArgs(tool: AnyTool, args: Record<string, unknown>, roots: readonly string[]): Record<string, unknown> {
+  const canonical = (value: string) => (roots[0] === undefined ? normalizePosix(value) : resolvePosix(roots[0], value));
+  if (tool.mapPaths !== undefined) {
+    const mapped: unknown = tool.mapPaths(args, canonical);
+    return typeof mapped === 'object' && mapped !== null && !Array.isArray(mapped) ? { ...mapped } : args;
+  }
   if (tool.pathFields.length === 0) return args;
   const out = { ...args };
   for (const field of tool.pathFields) {
     const value = out[field];
-    if (typeof value === 'string') out[field] = roots[0] === undefined ? normalizePosix(value) : resolvePosix(roots[0], value);
+    if (typeof value === 'string') out[field] = canonical(value);
   }
   return out;
 }

@@ -154,7 +154,7 @@ export class JobHarness {
         reviewerKeys: this.options.reviewerKeys ?? new Map(),
       },
       tools: roles.includes('tools')
-        ? { roots: await Roots.create([this.root]), nonces: this.nonces, verifier: createGrantVerifier(publicKey) }
+        ? { roots: await Roots.create([this.root]), nonces: this.nonces, journalDir: join(this.dir, 'tools', 'journals'), verifier: createGrantVerifier(publicKey) }
         : undefined,
       judge:
         this.options.judge === undefined
