@@ -2,6 +2,9 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { detect } from '../../core/policy/detectors';
+import { evaluateCall, type CallContext } from '../../core/policy/evaluate';
+import { buildSnapshot } from '../../core/policy/snapshot';
+import { parseRulesDocument } from '../../host/rules-file';
 import { preflight } from '../../core/preflight';
 import { classifyEntry, MAX_MOVES, moveListProblems, readJournal, type PlannedEntry } from '../../core/tools/fs/move-plan';
 import { pathTargetsOf, sideEffectToolNames } from '../../core/tools/registry';
@@ -169,4 +172,27 @@ describe('the journal', () => {
     expect(journalFile(dir, '../escape')).toMatch(/[0-9a-f]{64}\.jsonl$/);
     expect(await createCallJournal(dir, 'never-written').read()).toEqual([]);
   });
+});
+
+test('a rule about a place holds for a bulk move with any entry from or to it', () => {
+  const snapshot = buildSnapshot(
+    parseRulesDocument(
+      {
+        version: 1,
+        rules: [{ id: 'secrets', version: 1, name: 'secrets', scope: { categories: ['file_change'] }, when: { arg: 'path', glob: '**/secrets{,/**}' }, action: 'request_approval' }],
+      },
+      'test',
+    ),
+    'test',
+    { roots: [ROOT], judgeModel: 'none', judgeTimeoutMs: 1000 },
+  );
+  const decide = (moves: unknown) => {
+    const c = call(moves);
+    if (c.kind !== 'tool') throw new Error('not a tool call');
+    const ctx: CallContext = { toolName: 'fs_move_many', category: c.category, args: c.args, scope: {}, targets: pathTargetsOf('fs_move_many', c.args) };
+    return evaluateCall(snapshot, 'tool.before', ctx, {}, 0).decision;
+  };
+  expect(decide([{ from: 'a', to: 'b' }, { from: 'c', to: 'd' }])).toBe('allow');
+  expect(decide([{ from: 'a', to: 'b' }, { from: 'secrets/key', to: 'public/key' }])).toBe('require_approval');
+  expect(decide([{ from: 'a', to: 'b' }, { from: 'c', to: 'secrets' }])).toBe('require_approval');
 });
