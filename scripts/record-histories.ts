@@ -24,6 +24,8 @@ import { parseConfig } from '../core/config';
 import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../core/job-input';
 import type { AgentJobStateView } from '../core/job-view';
 import { buildSnapshot } from '../core/policy/snapshot';
+import { availabilityOf } from '../core/tools-config/tools-config';
+import { availableToolNames } from '../core/tools/registry';
 import type { ReplayScript } from '../core/replay-script';
 import { TaskQueues, queueRoles } from '../core/task-queues';
 import { createWorkers } from '../workers/create-workers';
@@ -409,7 +411,13 @@ async function main(): Promise<void> {
       contents,
       contextChars: 400_000,
       loadSnapshot: async () =>
-        buildSnapshot(parseRulesDocument(RULES, 'recorded rules'), 'recorded rules', { roots: [root], judgeModel: 'judge', judgeTimeoutMs: 3000 }),
+        buildSnapshot(parseRulesDocument(RULES, 'recorded rules'), 'recorded rules', {
+          roots: [root],
+          judgeModel: 'judge',
+          judgeTimeoutMs: 3000,
+          // As a worker without a tools config: the snapshot names the tools it offers.
+          availableTools: availableToolNames(availabilityOf(undefined)),
+        }),
       signer: createGrantSigner(grantKeys.privateKey),
       sealer: createSealer(grantKeys.privateKey),
       grantTtlMs: 10 * 60_000,

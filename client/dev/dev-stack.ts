@@ -14,6 +14,7 @@ import { DEMO_GOAL, demoScript, seedDemoFiles } from './demo';
 import { startDevServer, type DevServer } from './dev-server';
 import { loadReplayScript, startReplayServer, type ReplayServer } from './replay-server';
 import { resolveTemporalCli } from './temporal-cli';
+import { loadToolsSetup } from '../../host/tools-config-file';
 
 export interface DevStackOptions {
   readonly config: AirlockConfig;
@@ -87,8 +88,9 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
       };
       modelNote = `${replay.baseUrl} (local replay server, script: ${scriptFile ?? 'built-in demo'})`;
     }
-    if (config.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
-    const demoFolder = options.demo ? await seedDemoFiles(paths.roots[0]!) : undefined;
+    const tools = await loadToolsSetup(config);
+    if (config.roots === undefined && tools.config?.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
+    const demoFolder = options.demo ? await seedDemoFiles(tools.roots[0]!) : undefined;
 
     void server.exited.then((code) => {
       if (stopping) return;
@@ -109,7 +111,8 @@ export async function runDevStack(options: DevStackOptions): Promise<number> {
             `  Temporal gRPC   ${server.address} (namespace ${config.temporal.namespace})`,
             `  Web UI          ${server.uiUrl ?? '(headless)'}`,
             `  Model endpoint  ${modelNote}`,
-            `  Tools roots     ${paths.roots.join(', ')}`,
+            `  Tools roots     ${tools.roots.join(', ')}`,
+            `  Tools config    ${tools.file ?? 'none (file tools only; AIRLOCK_TOOLS_CONFIG adds services, hosts, commands)'}`,
             `  Payloads        ${codec === undefined ? 'plain JSON (airlock dev --codec encrypts them)' : `encrypted; the Web UI decodes through the codec server on port ${options.config.codec.port}`}`,
             `  Data            ${paths.dataDir}`,
             '  Start a job:    npx airlock run --goal "…"      Stop: Ctrl-C',
