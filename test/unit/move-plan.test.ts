@@ -7,6 +7,7 @@ import { buildSnapshot } from '../../core/policy/snapshot';
 import { parseRulesDocument } from '../../host/rules-file';
 import { preflight } from '../../core/preflight';
 import { classifyEntry, MAX_MOVES, moveListProblems, readJournal, type PlannedEntry } from '../../core/tools/fs/move-plan';
+import { toolSpecs } from '../../core/tools/json-schema';
 import { pathTargetsOf, sideEffectToolNames } from '../../core/tools/registry';
 import { createCallJournal, journalFile } from '../../host/tools/move-journal';
 
@@ -195,4 +196,11 @@ test('a rule about a place holds for a bulk move with any entry from or to it', 
   expect(decide([{ from: 'a', to: 'b' }, { from: 'c', to: 'd' }])).toBe('allow');
   expect(decide([{ from: 'a', to: 'b' }, { from: 'secrets/key', to: 'public/key' }])).toBe('require_approval');
   expect(decide([{ from: 'a', to: 'b' }, { from: 'c', to: 'secrets' }])).toBe('require_approval');
+});
+
+test('the model is offered the list with its limit and what each field means', () => {
+  const [spec] = toolSpecs(['fs_move_many']);
+  const moves = (spec?.parameters.properties as Record<string, Record<string, unknown>> | undefined)?.moves;
+  expect(moves).toMatchObject({ type: 'array', minItems: 1, maxItems: MAX_MOVES, items: { type: 'object', required: ['from', 'to'] } });
+  expect(JSON.stringify(moves)).toContain('must not exist; its folder must');
 });
