@@ -16,6 +16,7 @@ import { Texts } from '../core/texts';
 import { NonceStoreUnusable, revealPaths, storedOutcome, type NonceStore, type Reconciled, type StoredOutcome } from '../host/nonce-store';
 import { attemptAbandoned, currentAttempt, withHeartbeat } from './heartbeat';
 import { messageOf } from '../host/tools/descriptors';
+import { createCallJournal } from '../host/tools/move-journal';
 import { createToolHost, type ToolHostDeps } from '../host/tools/tool-host';
 import { noMetrics, type AirlockMetrics, type ExecutionOutcome } from './metrics';
 
@@ -32,10 +33,16 @@ export interface ToolGateDeps extends ToolHostDeps {
   readonly claimStaleMs?: number;
   /** Counts executions and reconciliations; default: nothing. */
   readonly metrics?: AirlockMetrics;
+  /** Where calls keep their journals (a file per grant nonce); unset: tools that need one (bulk moves) refuse to run. */
+  readonly journalDir?: string;
 }
 
-/** Where a test may stop `execute`: after consuming the nonce, or after the effect and before its outcome is recorded. */
-export type CrashPoint = 'after-consume' | 'after-effect';
+/**
+ * Where a test may stop `execute`: after consuming the nonce, after the
+ * effect and before its outcome is recorded, or inside a bulk move after
+ * N entries moved and the next one renamed, before its journal says so.
+ */
+export type CrashPoint = 'after-consume' | 'after-effect' | `mid-batch:${number}`;
 
 export interface PrepareApprovalInput {
   readonly toolName: string;
@@ -143,6 +150,26 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     return loan.host;
   }
 
+  /** The host of one call's hooks: the lent capabilities, plus the journal kept under the call's nonce. */
+  function callHost(tool: AnyTool, nonce: string): HostFor<Capability> {
+    const base = lent(tool);
+    if (deps.journalDir === undefined) return base;
+    return { ...base, journal: createCallJournal(deps.journalDir, nonce, { beforeAppend: midBatchPause() }) };
+  }
+
+  /** TEST ONLY: with `mid-batch:N`, a journal stops for good before it records its (N+1)th moved entry. */
+  function midBatchPause(): ((record: Readonly<Record<string, unknown>>) => Promise<void>) | undefined {
+    const point = deps.testCrashAt;
+    if (point === undefined || !point.startsWith('mid-batch:')) return undefined;
+    const after = Number(point.slice('mid-batch:'.length));
+    let moved = 0;
+    return async (record) => {
+      if (record.step !== 'moved' || ++moved <= after) return;
+      process.stderr.write(`airlock test: execute paused ${point} (AIRLOCK_TEST_CRASH_AT)\n`);
+      await new Promise<never>(() => undefined);
+    };
+  }
+
   /** The tool's `prepare`, whose per-target problems become the reviewer's warnings. */
   async function observeTargets(tool: AnyTool, args: unknown): Promise<Prepared & { warnings: string[] }> {
     const prepared = await tool.prepare(lent(tool), args);
@@ -186,11 +213,11 @@ export function createToolGateActivities(deps: ToolGateDeps) {
   }
 
   /** Runs the tool itself; a failure inside it is an outcome (the nonce is spent), never a retry. */
-  async function runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined): Promise<ToolOutcome> {
+  async function runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, nonce: string): Promise<ToolOutcome> {
     // Temporal already gave up on this attempt (another may be running): start no effect; the next attempt reconciles.
     if (attemptAbandoned()) throw ApplicationFailure.retryable('this attempt was abandoned before its effect; the next attempt reconciles', FailureTypes.AttemptAbandoned);
     try {
-      return await tool.execute(lent(tool), args, before);
+      return await tool.execute(callHost(tool, nonce), args, before);
     } catch (err) {
       if (err instanceof ToolRefusal) return { ok: false, output: `Refused: ${err.message}` };
       return { ok: false, output: `Error: ${messageOf(err)}` };
@@ -252,7 +279,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     const tool = s.tool;
     const current = await observeTargets(tool, s.args);
     const before = s.before === undefined ? undefined : revealPaths(s.before, current.observed);
-    const post = tool.postcondition === undefined ? { present: false, detail: `${tool.name} declares no postcondition` } : await tool.postcondition(lent(tool), s.args, before);
+    const post = tool.postcondition === undefined ? { present: false, detail: `${tool.name} declares no postcondition` } : await tool.postcondition(callHost(tool, nonce), s.args, before);
     // A store that does not know the nonce gets it consumed now, as the first attempt would have.
     const consumeHere = () => deps.nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
     const record = (outcome: ToolOutcome, reconciled: Reconciled) => {
@@ -272,7 +299,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     else {
       const targets = tool.targets(s.args);
       // The tool's own precondition; a target past the limits compares as "cannot be compared": not unchanged.
-      const verdict = await revalidateWith(tool, lent(tool), { args: s.args, approved: before, now: current, targetsThen: targets, targetsNow: targets });
+      const verdict = await revalidateWith(tool, callHost(tool, nonce), { args: s.args, approved: before, now: current, targetsThen: targets, targetsNow: targets });
       if (verdict.kind !== 'ok') unchanged = verdict.reason;
     }
     if (unchanged === undefined) {
@@ -283,7 +310,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
         s.held.nonce = nonce;
       }
       s.phase.value = 'effect';
-      const outcome = await runTool(tool, s.args, before);
+      const outcome = await runTool(tool, s.args, before, nonce);
       await crashPoint('after-effect');
       deps.nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
       s.settled.value = 'ran_now';
@@ -381,7 +408,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     if (earlier !== undefined && earlier.outcome !== null) return reportEarlier(earlier);
     if (earlier !== undefined && !changing) {
       // A read whose attempt died changed nothing: it reads again.
-      const outcome = await runTool(tool, args, undefined);
+      const outcome = await runTool(tool, args, undefined, claims.nonce);
       deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
       return { ...outcome, replayed: false };
     }
@@ -404,7 +431,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     held.nonce = claims.nonce;
     await crashPoint('after-consume');
     phase.value = 'effect';
-    const outcome = await runTool(tool, args, before);
+    const outcome = await runTool(tool, args, before, claims.nonce);
     await crashPoint('after-effect');
     deps.nonces.recordOutcome(claims.nonce, storedOutcome(outcome));
     return { ...outcome, replayed: false };

@@ -121,7 +121,11 @@ const variables = {
   AIRLOCK_WEB_UI_URL: httpUrl.optional(),
   AIRLOCK_APPROVAL_PAGE_URL: httpUrl.optional(),
   // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.
-  AIRLOCK_TEST_CRASH_AT: z.enum(['after-consume', 'after-effect'], { error: 'expected after-consume or after-effect (test only)' }).optional(),
+  AIRLOCK_TEST_CRASH_AT: z
+    .string()
+    .regex(/^(after-consume|after-effect|mid-batch:\d{1,6})$/, 'expected after-consume, after-effect or mid-batch:N (test only)')
+    .transform((v) => v as 'after-consume' | 'after-effect' | `mid-batch:${number}`)
+    .optional(),
 } as const;
 
 type Variables = typeof variables;
@@ -196,7 +200,7 @@ export interface AirlockConfig {
     readonly approvalPageUrl: string | undefined;
   };
   /** TEST ONLY (AIRLOCK_TEST_CRASH_AT): where a tools worker's `execute` stops and waits to be killed; never set it in production. */
-  readonly testCrashAt: 'after-consume' | 'after-effect' | undefined;
+  readonly testCrashAt: 'after-consume' | 'after-effect' | `mid-batch:${number}` | undefined;
   readonly judge: {
     /** Defaults to the model endpoint. */
     readonly baseUrl: string | undefined;

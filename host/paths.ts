@@ -19,6 +19,8 @@ export function statePaths(config: AirlockConfig) {
     /** The codec server's bearer token, created on its first start. */
     codecToken: join(dataDir, 'keys', 'codec-server.token'),
     nonces: join(dataDir, 'tools', 'nonces.sqlite'),
+    /** Journals of multi-step calls (bulk moves), a file per grant nonce. */
+    journals: join(dataDir, 'tools', 'journals'),
     /** Conversations of the jobs, content-addressed (history carries digests). */
     contents: join(dataDir, 'agent', 'contents.sqlite'),
     audit: join(dataDir, 'audit', 'audit.jsonl'),

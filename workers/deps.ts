@@ -122,6 +122,7 @@ export async function buildActivities(
       roots,
       capabilities: lentCapabilities(tools.config, roots, tools.availability.services),
       nonces,
+      journalDir: paths.journals,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
       ...counted,

@@ -5,9 +5,10 @@ import type { rulesFileSchema } from './rules';
  * The rules a job gets when no rules file is configured: reads run (service
  * status included), changes are audited, and anything that replaces,
  * truncates or removes existing data (deletes, overwriting writes and
- * moves, permission changes), starts, stops or restarts a service, sends
- * something to a host outside `allowedHosts`, or runs a command waits for
- * a person whose decision is signed with their reviewer key. Commands the
+ * moves, permission changes), moves many entries at once, starts, stops or
+ * restarts a service, sends something to a host outside `allowedHosts`, or
+ * runs a command waits for a person whose decision is signed with their
+ * reviewer key. Commands the
  * `denied_command` detector knows are refused outright.
  */
 export const defaultRules: z.input<typeof rulesFileSchema> = {
@@ -44,6 +45,16 @@ export const defaultRules: z.input<typeof rulesFileSchema> = {
       action: 'request_approval',
       instruction: 'This replaces or truncates something that exists. Check that nothing is lost.',
       approval: { ttl: '24h', signatureRequired: true },
+    },
+    {
+      id: 'approve-bulk-moves',
+      version: 1,
+      name: 'Moving many entries at once needs approval',
+      scope: { tools: ['fs_move_many'] },
+      action: 'request_approval',
+      instruction: 'A bulk move rearranges many files at once. Check the count, the total size and the first entries.',
+      // The set is what was approved: an edited list would be another set.
+      approval: { ttl: '24h', editable: [], signatureRequired: true },
     },
     {
       id: 'approve-service-control',

@@ -3,6 +3,7 @@ import { parseDuration } from '../duration';
 import type { ToolCategory } from '../tools/registry';
 import type { CompiledCondition, DetectorProbe } from './conditions';
 import { getTool } from '../tools/registry';
+import { pathTargets } from '../tools/tool-module';
 import { detect, detectorNames, replacedTarget, type DetectorInput, type DetectorName } from './detectors';
 import { factOf, type CallFacts } from './facts';
 import { ruleActions, type Condition, type HookPoint, type Rule, type RuleAction } from './rules';
@@ -167,8 +168,11 @@ function ownString(args: object, field: string): string | undefined {
  * never slips past a rule about the place.
  */
 export function argViews(ctx: CallContext): unknown[] {
-  const fields = getTool(ctx.toolName)?.pathFields ?? [];
+  const tool = getTool(ctx.toolName);
+  const fields = tool?.pathFields ?? [];
   const args = ctx.args;
+  // Paths nested in a list (a bulk move's entries): `path` stands for each of them, as written and as resolved.
+  if (tool?.pathsOf !== undefined && args !== null && typeof args === 'object' && !Array.isArray(args)) return nestedViews(ctx, pathTargets(tool, args), args);
   if (fields.length === 0 || args === null || typeof args !== 'object' || Array.isArray(args)) return [args];
   const only = fields.length === 1 ? fields[0] : undefined;
   if (only === 'path') {
@@ -190,6 +194,15 @@ export function argViews(ctx: CallContext): unknown[] {
       view[field] = spelling;
       views.push(view);
     }
+  }
+  return views.length > 0 ? views : [args];
+}
+
+function nestedViews(ctx: CallContext, paths: readonly string[], args: object): unknown[] {
+  const views: unknown[] = [];
+  for (const written of paths) {
+    const real = factOf(ctx.facts, written)?.real;
+    for (const spelling of real === undefined || real === null || real === written ? [written] : [written, real]) views.push({ ...args, path: spelling });
   }
   return views.length > 0 ? views : [args];
 }

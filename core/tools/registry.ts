@@ -4,6 +4,7 @@ import { fsChmod } from './fs/fs-chmod';
 import { fsDelete } from './fs/fs-delete';
 import { fsList } from './fs/fs-list';
 import { fsMove } from './fs/fs-move';
+import { fsMoveMany } from './fs/fs-move-many';
 import { fsRead } from './fs/fs-read';
 import { fsStat } from './fs/fs-stat';
 import { fsWrite } from './fs/fs-write';
@@ -29,6 +30,7 @@ const modules: readonly AnyTool[] = [
   fsStat,
   fsWrite,
   fsMove,
+  fsMoveMany,
   fsDelete,
   fsChmod,
   serviceStatus,
@@ -73,11 +75,16 @@ export function availableToolNames(availability: Availability): string[] {
  * then all see the same text for the same place.
  */
 export function canonicalArgs(tool: AnyTool, args: Record<string, unknown>, roots: readonly string[]): Record<string, unknown> {
+  const canonical = (value: string) => (roots[0] === undefined ? normalizePosix(value) : resolvePosix(roots[0], value));
+  if (tool.mapPaths !== undefined) {
+    const mapped: unknown = tool.mapPaths(args, canonical);
+    return typeof mapped === 'object' && mapped !== null && !Array.isArray(mapped) ? { ...mapped } : args;
+  }
   if (tool.pathFields.length === 0) return args;
   const out = { ...args };
   for (const field of tool.pathFields) {
     const value = out[field];
-    if (typeof value === 'string') out[field] = roots[0] === undefined ? normalizePosix(value) : resolvePosix(roots[0], value);
+    if (typeof value === 'string') out[field] = canonical(value);
   }
   return out;
 }

@@ -90,6 +90,10 @@ export interface ToolModule<S extends z.ZodType = z.ZodType, N extends Capabilit
   categoryOf(args: z.output<S>): ToolCategory;
   /** What the call acts on: the values of `targetFields` (strings, or lists of strings), unless a module says otherwise. */
   targets(args: z.output<S>): string[];
+  /** Paths nested below the top level (a list of moves), which `pathFields` cannot name: every path the call acts on, for policy. */
+  pathsOf?(args: z.output<S>): string[];
+  /** The same arguments with every nested path passed through `map` (canonical spelling); pairs with `pathsOf`. */
+  mapPaths?(args: z.output<S>, map: (path: string) => string): z.output<S>;
   /** What policy may know before deciding, resolved on the tools side; default: facts of the path targets. */
   facts?(host: HostFor<N>, args: z.output<S>): Promise<CallFacts>;
   /** The targets as they are now, for the reviewer and for the precondition. */
@@ -141,5 +145,9 @@ export function defineTool<S extends z.ZodType, N extends Capability = never>(de
 
 /** The path arguments of a call (what policy resolves and `outside_roots` checks). */
 export function pathTargets(tool: AnyTool, args: unknown): string[] {
+  if (tool.pathsOf !== undefined) {
+    const parsed = tool.parameters.safeParse(args);
+    return parsed.success ? tool.pathsOf(parsed.data) : [];
+  }
   return valuesOf(args, tool.pathFields);
 }

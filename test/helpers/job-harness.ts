@@ -183,7 +183,7 @@ export class JobHarness {
     const roots = await Roots.create([this.root]);
     const services = this.options.services === undefined ? undefined : createServiceCapability(Services.fromConfig(servicesConfigSchema.parse(this.options.services)));
     const capabilities = { ...this.options.capabilities?.(roots), ...(services === undefined ? {} : { services }) };
-    return { roots, nonces: this.nonces, verifier, capabilities };
+    return { roots, nonces: this.nonces, journalDir: join(this.dir, 'tools', 'journals'), verifier, capabilities };
   }
 
   /** Stops every worker: jobs stay parked on the server with nothing polling their queues. */

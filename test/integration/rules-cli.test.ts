@@ -108,6 +108,7 @@ test('test --tools lists every registered tool with its category, and what this 
     ['fs_stat', 'read', true],
     ['fs_write', 'file_change', true],
     ['fs_move', 'file_change', true],
+    ['fs_move_many', 'file_change', true],
     ['fs_delete', 'delete', true],
     ['fs_chmod', 'file_change', true],
     ['service_status', 'read', true],

@@ -45,3 +45,8 @@ test('the file rules are as before: reads run, deletes wait, new files are audit
   expect(decide('fs_read', 'read', { path: '/srv/share/a.txt' }).decision).toBe('allow');
   expect(decide('fs_delete', 'delete', { path: '/srv/share/a.txt' })).toEqual({ decision: 'require_approval', rule: 'approve-deletes' });
 });
+
+test('a bulk move needs a signed approval of the set as listed, whatever its paths', () => {
+  expect(decide('fs_move_many', 'file_change', { moves: [{ from: '/srv/share/a', to: '/srv/share/b' }] })).toEqual({ decision: 'require_approval', rule: 'approve-bulk-moves' });
+  expect(snapshot.rules.find((r) => r.id === 'approve-bulk-moves')?.approval).toMatchObject({ editable: [], signatureRequired: true });
+});
