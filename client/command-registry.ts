@@ -58,7 +58,7 @@ const rulesCommands: CommandGroup = {
       usage: 'airlock rules rehearse --rules NEW.yaml [--since 7d|2026-11-30T14:00:00Z] [--job JOB_ID] [--json]',
       options: {
         rules: { type: 'string', value: 'FILE', description: 'The rules file to rehearse (YAML or JSON); required' },
-        since: { type: 'string', value: 'AGE|TIME', description: 'Only jobs started since this age (7d, 12h) or ISO time (default 7d)' },
+        since: { type: 'string', value: 'SINCE', description: 'Only jobs started since this age (7d, 12h) or ISO time (default 7d)' },
         job: { type: 'string', value: 'JOB_ID', description: 'Only this job (all its runs)' },
         json,
       },

@@ -23,7 +23,8 @@ if (process.env.CHILD_PID_OUT) {
 }
 if (process.env.EXIT_AT_ONCE) process.exit(Number(process.env.EXIT_AT_ONCE));
 // A port someone else took for a moment (other tests share the machine) is tried again, not a crash.
-const listen = () => net.createServer((c) => c.end('ok\\n')).once('error', () => setTimeout(listen, 50)).listen(Number(port), '127.0.0.1');
+// A health probe may reset its connection: that is the probe's business, not a crash.
+const listen = () => net.createServer((c) => { c.on('error', () => {}); c.end('ok\\n'); }).once('error', () => setTimeout(listen, 50)).listen(Number(port), '127.0.0.1');
 if (ready) {
   const timer = setInterval(() => { if (fs.existsSync(ready)) { clearInterval(timer); listen(); } }, 20);
 } else listen();

@@ -125,7 +125,7 @@ test.each([
   [['show', 'job-1', 'job-2'], /^airlock show: unexpected argument "job-2"; usage: airlock show JOB_ID/],
   [['show'], /^airlock show: missing required argument "JOB_ID"; usage: airlock show JOB_ID/],
   [['run', '--goal'], /^airlock run: --goal takes a value \(TEXT\); usage: airlock run --goal TEXT/],
-  [['rules', '--json'], /^airlock rules: choose a subcommand \(list, validate, test, add, enable, disable\); run airlock rules --help$/],
+  [['rules', '--json'], /^airlock rules: choose a subcommand \(list, validate, test, rehearse, add, enable, disable\); run airlock rules --help$/],
   [['completion', 'fish'], /^airlock completion: expected one shell, bash or zsh/],
 ])('%j is one line on stderr, exit 2', async (args, line) => {
   const out = await cli(args);
@@ -157,7 +157,8 @@ describe('completion', () => {
     expect(await complete('')).toEqual([...commands.map((c) => c.name), 'help', '--help', '--version']);
     expect(await complete('ap')).toEqual(['approve']);
     expect(await complete('rules', '')).toEqual([...(groups.find((g) => g.name === 'rules')?.subcommands.map((s) => s.name) ?? []), '--help']);
-    expect(await complete('rules', 'test', '--t')).toEqual(['--tool']);
+    expect(await complete('rules', 'test', '--t')).toEqual(['--tools', '--tool']);
+    expect(await complete('rules', 'rehearse', '--s')).toEqual(['--since']);
     expect(await complete('approve', 'job-1', '--re')).toEqual(['--request', '--reason', '--reviewer']);
     expect(await complete('run', '--goal', 'x', '--new')).toEqual(['--new-run']);
     // A flag's value is left to the shell (file names): no flags offered there.

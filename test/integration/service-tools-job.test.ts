@@ -124,7 +124,8 @@ test('service_restart parks, is approved, and restarts the process once: a new p
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
 
   const newPid = readPid(pidFile);
-  expect(newPid).not.toBe(oldPid);
+  // The model's answer says what happened when the pid did not change.
+  expect({ newPid, result: h.toolResults(jobId).get('call_0_0') }).not.toMatchObject({ newPid: oldPid });
   expect(starts()).toEqual([oldPid, newPid]);
   expect(processAlive(oldPid)).toBe(false);
   expect(processAlive(newPid)).toBe(true);
