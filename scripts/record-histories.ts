@@ -3,7 +3,8 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Client, Connection, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { OpenAI } from 'openai';
@@ -279,6 +280,22 @@ const shapes: Shape[] = [
       writeFileSync(join(r.root, 'scratch.tmp'), 'x');
       const h = await start(r, id, { turns: [{ tool_calls: [call('fs_delete', { path: 'scratch.tmp' })] }, complete('expired')] });
       return finished(h, 'completed');
+    },
+  },
+  {
+    name: 'cancelled-while-parked',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'cancel.bak'), 'c');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_delete', { path: 'cancel.bak' })] }, complete('deleted')] });
+      await parked(h);
+      await h.cancel();
+      // The job says it was cancelled, then ends cancelled: its result is a cancellation failure.
+      const ended = await h.result().then(
+        () => 'completed',
+        (err: unknown) => (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure ? 'cancelled' : String(err)),
+      );
+      if (ended !== 'cancelled') throw new Error(`${id} ended ${ended}, expected cancelled`);
+      return h.firstExecutionRunId;
     },
   },
   {

@@ -23,6 +23,7 @@ const shapes = [
   'approved-with-edit',
   'denied-by-reviewer',
   'expired',
+  'cancelled-while-parked',
   'rejected-forged-decision',
   'completion-gate',
   'continue-as-new-parked',
