@@ -1,3 +1,5 @@
+import { canonicalJson } from '../core/canonical-json';
+import { sha256Hex } from '../core/sha256';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import type { Sealer } from '../host/seal';
 
@@ -10,6 +12,15 @@ export interface SealStateInput {
   readonly jobId: string;
   /** Exactly the input the job hands to continue-as-new (its carried state included), without the seal. */
   readonly next: unknown;
+}
+
+export interface SealStateResult {
+  readonly seal: string;
+  /**
+   * sha256 of the canonical JSON the seal covers: the job continues as new
+   * only with exactly that input (absent in results of builds before it).
+   */
+  readonly sealedDigest?: string;
 }
 
 export interface VerifyStateInput extends SealStateInput {
@@ -30,8 +41,8 @@ export function createSealActivities(deps: { readonly sealer: Sealer }) {
     },
 
     /** The input a job continues as new with, its carried state included. */
-    async sealState(input: SealStateInput): Promise<{ readonly seal: string }> {
-      return { seal: deps.sealer.seal('state', input.jobId, input.next) };
+    async sealState(input: SealStateInput): Promise<SealStateResult> {
+      return { seal: deps.sealer.seal('state', input.jobId, input.next), sealedDigest: sha256Hex(canonicalJson(input.next)) };
     },
 
     async verifyState(input: VerifyStateInput): Promise<VerifyStateResult> {

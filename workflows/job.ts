@@ -4,6 +4,8 @@ import { describeError } from '../core/describe-error';
 import { FailureTypes } from '../core/failure-types';
 import { agentJobInputSchema, allowedToolsFor, type AgentJobInput, type AgentJobResult, type JobOutcome, type ParsedAgentJobInput } from '../core/job-input';
 import { parkedBatchView } from '../core/batch-view';
+import { canonicalJson } from '../core/canonical-json';
+import { sha256Hex } from '../core/sha256';
 import { jobView, maskedAuditHealth, maskedResult, type AgentJobStateView } from '../core/job-view';
 import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
@@ -248,9 +250,11 @@ export class Job {
         return this.finish(state, 'failed', { reason: 'state_too_large', detail: `the job's state (${size} characters) is too large to continue as new` });
       }
       if (!sealedState()) return continueAsNew<AgentJob>(next);
-      const { seal } = await local.sealState({ jobId: this.jobId, next });
+      const { seal, sealedDigest } = await local.sealState({ jobId: this.jobId, next });
       // Every handler audits: a decision that landed while sealing changed the state, so seal again.
-      if (allHandlersFinished() && this.audit.fresh === 0) {
+      // The digest catches any other way the input changed after it was handed to the seal.
+      const sealedThis = sealedDigest === undefined || sealedDigest === sha256Hex(canonicalJson(next));
+      if (sealedThis && allHandlersFinished() && this.audit.fresh === 0) {
         // The memo is not carried by the server: the next run starts with the pending requests it publishes.
         const options = this.scalePath ? { memo: workflowInfo().memo ?? {} } : {};
         return makeContinueAsNewFunc<AgentJob>(options)({ ...next, carriedSeal: seal });
