@@ -11,7 +11,7 @@ import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
 import { local } from './activities';
 import { AuditBuffer } from './audit-buffer';
-import { cancelledStatus, durableAudit, scalePath, sealedState } from './patches';
+import { cancelledStatus, durableAudit, scalePath, sealAskedAtStart, sealedState } from './patches';
 import { JobState } from './job-state';
 import { Visibility } from './visibility';
 
@@ -74,6 +74,7 @@ export class Job {
     this.scalePath = scalePath();
     this.durableAudit = durableAudit();
     this.cancelledStatus = cancelledStatus();
+    if (sealAskedAtStart()) sealedState();
     this.visibility = new Visibility(this.jobId, parsed.data.goal, this.scalePath);
     this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined), this.durableAudit);
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.

@@ -45,6 +45,19 @@ export function sealedState(): boolean {
   return patched(SEALED_STATE);
 }
 
+const SEAL_ASKED_AT_START = 'airlock-seal-asked-at-start';
+
+/**
+ * A run that starts on this build asks `sealedState` when it starts, so
+ * that marker lands in the first workflow task. Asked first at
+ * continue-as-new, right after local activities, it could fall in another
+ * workflow task on replay than it did live, answer "not sealed", and the
+ * next run refused its unsealed state: the job failed.
+ */
+export function sealAskedAtStart(): boolean {
+  return patched(SEAL_ASKED_AT_START);
+}
+
 const DURABLE_AUDIT = 'airlock-durable-audit';
 
 /**
