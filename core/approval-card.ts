@@ -99,15 +99,22 @@ export function shellWord(word: string): string {
   return /^[A-Za-z0-9._:@%+=,/-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The exact commands that decide one request; `edit` when a field may be edited. */
+export function requestCommands(cli: CliName, jobId: string, requestId: string, editable: string | undefined): ApprovalCard['commands'] {
+  const target = `${shellWord(jobId)} --request ${shellWord(requestId)}`;
+  return {
+    approve: `${cli} approve ${target}`,
+    deny: `${cli} deny ${target} --reason TEXT`,
+    edit: editable !== undefined ? `${cli} approve ${target} --set ${editable}=VALUE` : null,
+  };
+}
+
 export function approvalCard(source: CardSource, context: CardContext): ApprovalCard {
   const { request: r, jobId } = source;
   const created = Date.parse(r.createdAt);
   const expires = Date.parse(r.expiresAt);
   const args = maskValue(r.args);
   const record = args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
-  const job = shellWord(jobId);
-  const request = shellWord(r.requestId);
-  const cli = context.cli;
   const others: BatchCallView[] = (source.batch?.calls ?? []).filter((c) => c.callId !== r.callId);
   return {
     schemaVersion: 1,
@@ -140,11 +147,7 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
     waiting: waitingText(created, context.now),
     expires: expiresText(expires, context.now),
     fingerprint: r.fingerprint,
-    commands: {
-      approve: `${cli} approve ${job} --request ${request}`,
-      deny: `${cli} deny ${job} --request ${request} --reason TEXT`,
-      edit: r.editable[0] !== undefined ? `${cli} approve ${job} --request ${request} --set ${r.editable[0]}=VALUE` : null,
-    },
+    commands: requestCommands(context.cli, jobId, r.requestId, r.editable[0]),
   };
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { approvalCardSchema, cardText, type ApprovalCard } from './approval-card';
+import { approvalCardSchema, cardText, requestCommands, type ApprovalCard } from './approval-card';
 import type { AuditEvent } from './audit';
 import { canonicalJson } from './canonical-json';
 import { maskPreview, maskValue } from './masking';
@@ -69,15 +69,10 @@ export function approvalUrl(ctx: NoticeContext, jobId: string, requestId: string
   return `${ctx.approvalPageUrl.replace(/\/+$/, '')}/jobs/${encodeURIComponent(jobId)}/requests/${encodeURIComponent(requestId)}`;
 }
 
-/** A shell word as typed: plain ids as they are, anything else quoted. */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9._:@/=+-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The exact commands for one request (the CLI as installed with npm). */
+/** The exact commands for one request (the CLI as installed with npm), worded as on the approval card. */
 export function decisionCommands(jobId: string, requestId: string): { approve: string; deny: string } {
-  const target = `${shellWord(jobId)} --request ${shellWord(requestId)}`;
-  return { approve: `npx airlock approve ${target}`, deny: `npx airlock deny ${target} --reason TEXT` };
+  const { approve, deny } = requestCommands('npx airlock', jobId, requestId, undefined);
+  return { approve, deny };
 }
 
 /** One id per event: a retried audit write, or a worker restart, never notifies twice. */
