@@ -76,6 +76,22 @@ export type PendingRequest = Extract<ApprovalRequest, { status: 'pending' }>;
 export type Approval = z.infer<typeof approvalSchema>;
 export type Denial = z.infer<typeof denialSchema>;
 
+const base64url = (max: number) => z.string().min(1).max(max).regex(/^[A-Za-z0-9_-]+$/, 'expected base64url');
+
+/**
+ * A WebAuthn assertion by a reviewer's passkey whose challenge is
+ * `decisionChallenge` of the decision it travels with (verified in an
+ * activity against the passkeys in the reviewer keys file).
+ */
+export const passkeyAssertionSchema = z.strictObject({
+  credentialId: base64url(1_400),
+  authenticatorData: base64url(4_000),
+  clientDataJSON: base64url(4_000),
+  signature: base64url(1_400),
+  userHandle: base64url(200).optional(),
+});
+export type PasskeyAssertion = z.infer<typeof passkeyAssertionSchema>;
+
 /** What a reviewer sends, by signal `approvalDecision` or update `decide`. */
 export const decisionPayloadSchema = z.strictObject({
   requestId: z.string().min(1).max(200),
@@ -88,6 +104,8 @@ export const decisionPayloadSchema = z.strictObject({
   reason: z.string().max(2000).optional(),
   /** Ed25519 by the reviewer's key over `decisionSigningText`, base64. */
   signature: z.string().min(1).max(200).optional(),
+  /** Or: an assertion by one of the reviewer's passkeys over the same decision. */
+  passkey: passkeyAssertionSchema.optional(),
 });
 export type DecisionPayload = z.infer<typeof decisionPayloadSchema>;
 
@@ -137,6 +155,8 @@ export interface DecisionContext {
   readonly now: number;
   /** For the canonical spelling of edited paths (the job's snapshot roots). */
   readonly roots?: readonly string[];
+  /** Whether passkey assertions are understood (jobs started before they were refuse them as unknown keys). */
+  readonly passkeys?: boolean;
 }
 
 function reject(
@@ -185,6 +205,12 @@ export function checkDecision(
     return reject('invalid_payload', `invalid decision: ${issue?.path.join('.') || 'payload'}: ${issue?.message ?? ''}`, raw);
   }
   const payload = parsed.data;
+  if (payload.passkey !== undefined && ctx.passkeys !== true) {
+    return reject('invalid_payload', 'invalid decision: passkey: this job was started before passkey decisions; decide it from the command line', raw);
+  }
+  if (payload.passkey !== undefined && payload.signature !== undefined) {
+    return reject('invalid_payload', 'invalid decision: carry either a signature or a passkey assertion, not both', raw);
+  }
   const request = requests.find((r) => r.requestId === payload.requestId);
   if (request === undefined) {
     return reject('unknown_request', `no approval request ${payload.requestId} in this job`, raw);
@@ -211,8 +237,12 @@ export function checkDecision(
   if (request.separateRequester && payload.reviewer === request.requester) {
     return reject('requester_cannot_decide', `the requester ${request.requester} may not decide their own request`, raw);
   }
-  if (request.signatureRequired && payload.signature === undefined) {
-    return reject('signature_required', `request ${request.requestId} needs a signed decision (airlock approve --sign KEYFILE)`, raw);
+  if (request.signatureRequired && payload.signature === undefined && payload.passkey === undefined) {
+    return reject(
+      'signature_required',
+      `request ${request.requestId} needs a signed decision: airlock approve as a reviewer with a key (airlock reviewer add), or decide on the approval page with a passkey`,
+      raw,
+    );
   }
   if (payload.args === undefined || Object.keys(payload.args).length === 0) {
     return { ok: true, payload, request, edit: undefined };
@@ -251,7 +281,8 @@ export function checkDecision(
 
 /**
  * What a reviewer signs: the decision and everything it binds, so a
- * signature cannot be moved to another job, request, call or edit.
+ * signature cannot be moved to another job, request, call or edit. A
+ * passkey signs its hash (`decisionChallenge`).
  */
 export function decisionSigningText(jobId: string, payload: DecisionPayload): string {
   return canonicalJson({

@@ -81,6 +81,8 @@ export const auditEventSchemas = {
     originalFingerprint: z.string(),
     editedFingerprint: z.string().optional(),
     signed: z.boolean(),
+    /** What signed it: an Ed25519 reviewer key or a passkey (absent when unsigned, and in events from builds before passkeys). */
+    signedWith: z.enum(['key', 'passkey']).optional(),
     via,
     target: z.string().optional(),
   }),

@@ -1,12 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { z } from 'zod';
-import { AirlockError } from '../core/errors';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { localReviewerKeyFile, type ReviewerKeyPaths } from './reviewer-key-file';
-
-const keysFileSchema = z.object({ version: z.literal(1), reviewers: z.record(z.string(), z.string()) });
+import { updateReviewerKeysFile } from './reviewer-keys-file';
 
 /**
  * Creates a reviewer's Ed25519 key on first use (private key 0600 in a 0700
@@ -20,15 +15,8 @@ export function ensureLocalReviewer(paths: ReviewerKeyPaths, reviewer: string): 
   const pair = generateKeyPairSync('ed25519');
   mkdirSync(paths.reviewerKeyDir, { recursive: true, mode: 0o700 });
   writeFileSync(keyFile, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
-  const existing = existsSync(paths.reviewerKeys) ? keysFileSchema.safeParse(parseYaml(readFileSync(paths.reviewerKeys, 'utf8'))) : undefined;
-  if (existing !== undefined && !existing.success) {
-    throw new AirlockError(`reviewer keys ${paths.reviewerKeys}: not a keys file (version: 1, reviewers: {...}); fix it, then run this again`);
-  }
-  const reviewers = { ...(existing?.data.reviewers ?? {}), [reviewer]: String(pair.publicKey.export({ type: 'spki', format: 'pem' })) };
-  mkdirSync(dirname(paths.reviewerKeys), { recursive: true, mode: 0o700 });
-  // Written whole, then renamed: the agent workers never read half a file.
-  const scratch = `${paths.reviewerKeys}.${process.pid}.tmp`;
-  writeFileSync(scratch, stringifyYaml({ version: 1, reviewers }), { mode: 0o600 });
-  renameSync(scratch, paths.reviewerKeys);
+  const key = String(pair.publicKey.export({ type: 'spki', format: 'pem' }));
+  // Passkeys the reviewer already has stay listed.
+  updateReviewerKeysFile(paths.reviewerKeys, (entries) => ({ ...entries, [reviewer]: { ...entries[reviewer], key } }));
   return { keyFile, created: true };
 }

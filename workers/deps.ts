@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createActivities, type Activities } from '../activities';
 import type { AirlockMetrics } from '../activities/metrics';
 import { JsonlAuditSink, type AuditSink } from '../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../host/grant-keys';
 import { createSealer } from '../host/seal';
 import { NonceStore } from '../host/nonce-store';
-import { loadReviewerKeys } from '../host/reviewer-keys';
+import { ReviewerKeysFile } from '../host/reviewer-keys';
 import { loadPolicySnapshotFrom } from '../host/rules-file';
 import { Roots } from '../host/roots';
 import type { ToolHostDeps } from '../host/tools/tool-host';
@@ -96,9 +96,8 @@ export async function buildActivities(
       grantTtlMs: config.grants.ttlMs,
       audit: agentAudit?.audit ?? new JsonlAuditSink(paths.audit),
       ...(agentAudit?.notifier !== undefined ? { notifier: agentAudit.notifier } : {}),
-      // A configured keys file must load; the default one is read when it exists (`airlock dev` creates it).
-      reviewerKeys:
-        config.reviewerKeysFile === undefined && !existsSync(paths.reviewerKeys) ? new Map() : await loadReviewerKeys(paths.reviewerKeys),
+      // A configured keys file must exist; the default one is read once it does. Both are read again when they change.
+      reviewerKeys: ReviewerKeysFile.open(paths.reviewerKeys, { mustExist: config.reviewerKeysFile !== undefined }),
       ...counted,
     };
   }

@@ -62,6 +62,7 @@ function checkAgainst(job: Job, payload: unknown): DecisionCheck {
     scope: job.input.scope,
     now: Date.now(),
     roots: state?.snapshot.detectors.roots ?? [],
+    passkeys: job.passkeyDecisions,
   });
 }
 
@@ -80,7 +81,7 @@ function rejected(job: Job, check: Rejection, via: Via): Rejection {
 async function applyDecision(job: Job, payload: unknown, via: Via): Promise<DecisionCheck> {
   let check = checkAgainst(job, payload);
   if (!check.ok) return rejected(job, check, via);
-  if (check.payload.signature !== undefined) {
+  if (check.payload.signature !== undefined || check.payload.passkey !== undefined) {
     let verified: { valid: true } | { valid: false; reason: string };
     try {
       verified = await local.verifyDecision({ jobId: job.jobId, payload: check.payload });
@@ -116,7 +117,8 @@ async function applyDecision(job: Job, payload: unknown, via: Via): Promise<Deci
       reason: decision.reason,
       originalFingerprint: request.fingerprint,
       editedFingerprint: edit?.fingerprint,
-      signed: decision.signature !== undefined,
+      signed: decision.signature !== undefined || decision.passkey !== undefined,
+      ...(decision.passkey !== undefined ? { signedWith: 'passkey' } : decision.signature !== undefined ? { signedWith: 'key' } : {}),
       via,
       target: requestTarget(request),
     },

@@ -11,7 +11,7 @@ import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
 import { local } from './activities';
 import { AuditBuffer } from './audit-buffer';
-import { cancelledStatus, durableAudit, scalePath, sealAskedAtStart, sealedState } from './patches';
+import { cancelledStatus, durableAudit, passkeyDecisions, scalePath, sealAskedAtStart, sealedState } from './patches';
 import { JobState } from './job-state';
 import { Visibility } from './visibility';
 
@@ -62,6 +62,8 @@ export class Job {
   readonly durableAudit: boolean;
   /** Whether this run reports its cancellation in `AirlockStatus` before it ends. */
   readonly cancelledStatus: boolean;
+  /** Whether this run accepts decisions signed by a passkey. */
+  readonly passkeyDecisions: boolean;
   /** The assistant text of the latest model turn: the model's stated reason for the batch it proposed. */
   statedReason: string | undefined;
 
@@ -75,6 +77,7 @@ export class Job {
     this.durableAudit = durableAudit();
     this.cancelledStatus = cancelledStatus();
     if (sealAskedAtStart()) sealedState();
+    this.passkeyDecisions = passkeyDecisions();
     this.visibility = new Visibility(this.jobId, parsed.data.goal, this.scalePath);
     this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined), this.durableAudit);
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.

@@ -82,3 +82,14 @@ const CANCELLED_STATUS = 'airlock-cancelled-status';
 export function cancelledStatus(): boolean {
   return patched(CANCELLED_STATUS);
 }
+
+const PASSKEY_DECISIONS = 'airlock-passkey-decisions';
+
+/**
+ * Decisions may carry a passkey assertion instead of an Ed25519 signature.
+ * A run from before refused such a payload as having an unknown key, and
+ * replays so. Asked once, when the run starts, like `scalePath`.
+ */
+export function passkeyDecisions(): boolean {
+  return patched(PASSKEY_DECISIONS);
+}
