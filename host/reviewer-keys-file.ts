@@ -44,7 +44,7 @@ export type ReviewerEntry = z.infer<typeof reviewerEntrySchema>;
 const reviewerName = z.string().min(1).max(200);
 
 /** Version 1 lists Ed25519 keys only; version 2 adds passkeys. Both are read; version 2 is written. */
-const keysFileSchema = z.union([
+const keysFileSchema = z.discriminatedUnion('version', [
   z.strictObject({ version: z.literal(1), reviewers: z.record(reviewerName, pem) }),
   z.strictObject({ version: z.literal(2), reviewers: z.record(reviewerName, reviewerEntrySchema) }),
 ]);

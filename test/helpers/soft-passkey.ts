@@ -1,0 +1,49 @@
+import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import type { PasskeyAssertion } from '../../core/approvals';
+import type { ReviewerPasskey } from '../../host/reviewer-keys-file';
+
+/**
+ * A passkey made in software for tests: a P-256 key pair, the COSE public
+ * key a WebAuthn registration would store, and assertions built the way an
+ * authenticator builds them (authenticator data, client data JSON, ECDSA
+ * over both). Lets tests forge exactly what an attacker could send.
+ */
+export class SoftPasskey {
+  readonly id = randomBytes(16).toString('base64url');
+  private readonly privateKey: KeyObject;
+  readonly publicKeyCose: Buffer;
+
+  constructor(
+    readonly rpId = 'localhost',
+    readonly origin = 'http://localhost:7244',
+  ) {
+    const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    this.privateKey = pair.privateKey;
+    const jwk = pair.publicKey.export({ format: 'jwk' });
+    const x = Buffer.from(jwk.x ?? '', 'base64url');
+    const y = Buffer.from(jwk.y ?? '', 'base64url');
+    // COSE_Key map {1: 2 (EC2), 3: -7 (ES256), -1: 1 (P-256), -2: x, -3: y}, CBOR-encoded.
+    this.publicKeyCose = Buffer.concat([Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]), x, Buffer.from([0x22, 0x58, 0x20]), y]);
+  }
+
+  /** As `passkeys` entries of the reviewer keys file list it. */
+  registered(): ReviewerPasskey {
+    return { id: this.id, publicKey: this.publicKeyCose.toString('base64url'), rpId: this.rpId, origin: this.origin, addedAt: new Date(0).toISOString() };
+  }
+
+  /** An assertion over `challenge` (base64url), as a browser on `origin` would return it. */
+  assert(challenge: string, options: { readonly origin?: string; readonly rpId?: string; readonly userVerified?: boolean; readonly counter?: number } = {}): PasskeyAssertion {
+    const flags = 0x01 | (options.userVerified === false ? 0 : 0x04);
+    const counter = Buffer.alloc(4);
+    counter.writeUInt32BE(options.counter ?? 1);
+    const authenticatorData = Buffer.concat([createHash('sha256').update(options.rpId ?? this.rpId).digest(), Buffer.from([flags]), counter]);
+    const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin: options.origin ?? this.origin, crossOrigin: false }));
+    const signature = sign('sha256', Buffer.concat([authenticatorData, createHash('sha256').update(clientDataJSON).digest()]), this.privateKey);
+    return {
+      credentialId: this.id,
+      authenticatorData: authenticatorData.toString('base64url'),
+      clientDataJSON: clientDataJSON.toString('base64url'),
+      signature: signature.toString('base64url'),
+    };
+  }
+}
