@@ -9,6 +9,8 @@ import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils'
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { OpenAI } from 'openai';
 import { createActivities } from '../activities';
+import { decisionChallenge } from '../core/decision-challenge';
+import { SoftPasskey } from '../test/helpers/soft-passkey';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../host/grant-keys';
 import { createSealer } from '../host/seal';
 import { SqliteContentStore } from '../host/content-store';
@@ -133,6 +135,8 @@ interface Recorder {
   readonly airlock: AirlockClient;
   readonly root: string;
   readonly signingKey: KeyObject;
+  /** Alice's passkey, as the reviewer keys lists it. */
+  readonly passkey: SoftPasskey;
   setScript(script: ReplayScript): void;
   setJudgeScript(script: ReplayScript): void;
 }
@@ -370,6 +374,18 @@ const shapes: Shape[] = [
       return finished(h, 'completed');
     },
   },
+  {
+    name: 'passkey-decision',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'from.txt'), 'f');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_move', { from: 'from.txt', to: 'to.txt' })] }, complete('moved')] });
+      const [request] = (await parked(h)).pending;
+      if (request === undefined) throw new Error(`${id}: no pending request`);
+      const decision = { ...decisionOf(request), reviewer: 'alice', reason: 'signed on the approval page' };
+      await decided(r.airlock.sendDecision(id, { ...decision, passkey: r.passkey.assert(decisionChallenge(id, decision)) }));
+      return finished(h, 'completed');
+    },
+  },
 ];
 
 function decisionOf(request: AgentJobStateView['pending'][number]) {
@@ -419,6 +435,7 @@ async function main(): Promise<void> {
   const native = await NativeConnection.connect({ address: server.address });
   const grantKeys = loadOrCreateGrantKeyPair(join(dir, 'keys', 'grant.pem'), join(dir, 'keys', 'grant.pub.pem'));
   const reviewer = generateKeyPairSync('ed25519');
+  const passkey = new SoftPasskey();
   const nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
   const contents = new SqliteContentStore(join(dir, 'agent', 'contents.sqlite'));
   const activities = createActivities({
@@ -439,7 +456,10 @@ async function main(): Promise<void> {
       sealer: createSealer(grantKeys.privateKey),
       grantTtlMs: 10 * 60_000,
       audit: { write: () => undefined },
-      reviewerKeys: new Map([['alice', reviewer.publicKey]]),
+      reviewerKeys: {
+        get: (name) => (name === 'alice' ? reviewer.publicKey : undefined),
+        passkeys: (name) => (name === 'alice' ? [passkey.registered()] : []),
+      },
     },
     tools: { roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(grantKeys.publicKey) },
     judge: { openai: new OpenAI({ baseURL: judge.baseUrl, apiKey: 'record', maxRetries: 0 }), model: 'judge', timeoutMs: 3000 },
@@ -460,6 +480,7 @@ async function main(): Promise<void> {
     airlock,
     root,
     signingKey: reviewer.privateKey,
+    passkey,
     setScript: (s) => model.setScript(s),
     setJudgeScript: (s) => judge.setScript(s),
   };

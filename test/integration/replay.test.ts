@@ -29,6 +29,7 @@ const shapes = [
   'continue-as-new-parked',
   'judge-shadow',
   'signed-decision',
+  'passkey-decision',
 ];
 
 /** `<shape>.<tag>[.runN].json` holds a run of job `<shape>-<tag>` (fingerprints include the job id). */
