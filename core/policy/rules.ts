@@ -117,7 +117,7 @@ export const ruleSchema = z
         reviewers: z.array(z.string().min(1)).min(1).optional(),
         editable: z.array(argPath).default([]),
         separateRequester: z.boolean().default(false),
-        /** Decisions must carry an Ed25519 signature by a reviewer key (AIRLOCK_REVIEWER_KEYS). */
+        /** Decisions must be signed by a reviewer key or passkey listed in AIRLOCK_REVIEWER_KEYS. */
         signatureRequired: z.boolean().default(false),
       })
       .optional(),
