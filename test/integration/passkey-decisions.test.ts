@@ -1,5 +1,5 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -65,26 +65,43 @@ async function audited<T extends 'approval_rejected' | 'approval_fingerprint_mis
   type: T,
   count: number,
 ): Promise<Array<Extract<AuditEvent, { type: T }>>> {
-  await h.waitFor(jobId, () => h.audit(jobId, type).length >= count, `${count} ${type} event(s)`);
+  // Polls the audit alone: a job that has completed meanwhile is fine.
+  for (let i = 0; i < 300 && h.audit(jobId, type).length < count; i++) await new Promise((r) => setTimeout(r, 200));
   return h.audit(jobId, type);
 }
 
 test('an approval signed by a registered passkey deletes the file exactly once and is audited as a passkey decision', async () => {
   const file = join(h.root, 'old-backup.tar');
   writeFileSync(file, 'old');
-  const { jobId } = await h.start({ script: deletes('old-backup.tar') });
+  writeFileSync(join(h.root, 'next.tar'), 'next');
+  // A second delete keeps the job running (parked) while both deliveries below arrive.
+  const { jobId } = await h.start({
+    script: {
+      turns: [
+        { tool_calls: [{ name: 'fs_delete', arguments: { path: 'old-backup.tar' } }] },
+        { tool_calls: [{ name: 'fs_delete', arguments: { path: 'next.tar' } }] },
+        { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] },
+      ],
+    },
+  });
   const [request] = await parked(jobId);
   expect(request).toMatchObject({ ruleId: 'approve-deletes' });
 
   // Unsigned, the built-in rule refuses it: the passkey is what makes the decision count.
   expect(await h.airlock.sendDecision(jobId, decisionOn(request!))).toMatchObject({ accepted: false, code: 'signature_required' });
   const payload = signedBy(alice, jobId, decisionOn(request!, { reason: 'superseded by the new backup' }));
-  expect(await h.airlock.sendDecision(jobId, payload)).toMatchObject({ accepted: true, status: 'approved', editedFingerprint: null });
+  // Delivered twice at once (a retrying client, or an eavesdropper racing it): one counts, the other is already decided.
+  const outcomes = await Promise.all([h.airlock.sendDecision(jobId, payload), h.airlock.sendDecision(jobId, payload)]);
+  expect(outcomes.filter((o) => o.accepted === true)).toEqual([expect.objectContaining({ status: 'approved', editedFingerprint: null })]);
+  expect(outcomes.filter((o) => o.accepted === false)).toEqual([expect.objectContaining({ code: 'already_decided' })]);
 
-  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  await h.waitFor(jobId, (s) => s.pending.length === 1 && s.pending[0]?.requestId !== request!.requestId, 'the next delete parked');
   expect(existsSync(file)).toBe(false);
+  expect(existsSync(join(h.root, 'next.tar'))).toBe(true);
   expect(h.toolResults(jobId).get('call_0_0')).toBe(`deleted ${file}`);
   expect(h.audit(jobId, 'tool_executed')).toHaveLength(1);
+  await audited(jobId, 'approval_rejected', 2);
+  expect(h.audit(jobId, 'approval_rejected').map((e) => e.data.code)).toEqual(['signature_required', 'already_decided']);
   const decided = h.audit(jobId, 'approval_decided');
   expect(decided).toHaveLength(1);
   expect(decided[0]!.data).toMatchObject({
@@ -246,4 +263,26 @@ test('a passkey registered while the worker runs counts without a restart', asyn
   expect(existsSync(file)).toBe(false);
   expect(h.audit(jobId, 'approval_rejected').map((e) => e.data.code)).toEqual(['signature_invalid']);
   expect(h.audit(jobId, 'approval_decided')[0]!.data).toMatchObject({ reviewer: 'carol', signedWith: 'passkey' });
+});
+
+test('a keys file that turns unreadable fails closed: passkey decisions are rejected until it is fixed', async () => {
+  const file = join(h.root, 'broken-keys.tmp');
+  writeFileSync(file, 'x');
+  const { jobId } = await h.start({ script: deletes('broken-keys.tmp') });
+  const [request] = await parked(jobId);
+  const payload = signedBy(alice, jobId, decisionOn(request!));
+  const good = readFileSync(keysFile, 'utf8');
+  try {
+    writeFileSync(keysFile, 'version: 2\nreviewers: {alice: {passkeys: [{id: "!!"}]}}\n');
+    // The verification fails after its retries; the job turns that into a rejection, not a failed job.
+    expect(await h.airlock.sendDecision(jobId, payload)).toMatchObject({ accepted: false, code: 'signature_invalid', reason: expect.stringMatching(/could not be verified: .*reviewer keys/) });
+    expect(existsSync(file)).toBe(true);
+    expect((await h.state(jobId)).pending).toHaveLength(1);
+  } finally {
+    writeFileSync(keysFile, good);
+  }
+  expect(await h.airlock.sendDecision(jobId, payload)).toMatchObject({ accepted: true });
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  expect(existsSync(file)).toBe(false);
+  expect(h.audit(jobId, 'tool_executed')).toHaveLength(1);
 });
