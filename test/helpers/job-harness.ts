@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import type { KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { SqliteContentStore, type ContentStore } from '../../host/content-store'
 import { NonceStore } from '../../host/nonce-store';
 import { parseRulesDocument } from '../../host/rules-file';
 import { Roots } from '../../host/roots';
+import type { ReviewerKeys } from '../../host/reviewer-keys';
 import { createServiceCapability } from '../../host/services/service-capability';
 import { Services } from '../../host/services/services';
 import { servicesConfigSchema, type ServicesConfigInput } from '../../core/tools-config/services';
@@ -51,8 +51,8 @@ class MemoryAuditSink implements AuditSink {
 
 export interface HarnessOptions {
   readonly rules?: RulesInput;
-  /** Reviewer name → Ed25519 public key, for signed decisions. */
-  readonly reviewerKeys?: ReadonlyMap<string, KeyObject>;
+  /** The reviewers' keys signed decisions are verified with: a `Map` of Ed25519 keys, or a `ReviewerKeysFile` (passkeys too). */
+  readonly reviewerKeys?: ReviewerKeys;
   /** Run a judge worker in this process against this OpenAI-compatible endpoint. */
   readonly judge?: { readonly baseUrl: string; readonly timeoutMs: number };
   /** The tools' roots as the agent side sees them (for `outside_roots`); default: the harness root. */

@@ -1,0 +1,148 @@
+import { createPrivateKey, sign } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { freePort } from '../../client/dev/ports';
+import { decisionSigningText, type DecisionPayload } from '../../core/approvals';
+import type { AgentJobStateView, PendingRequestView } from '../../core/job-view';
+import { repoRoot, spawnNode, type Spawned } from '../helpers/processes';
+import { testServer } from '../helpers/temporal-env';
+import { stateQuery } from '../../workflows/messages';
+
+/** Debian's chromium (`.ci/run` installs it); AIRLOCK_TEST_CHROMIUM points elsewhere. */
+const chromiumPath = process.env.AIRLOCK_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+let dir: string;
+let dev: Spawned | undefined;
+let browser: Browser | undefined;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'airlock-ui-update-'));
+});
+afterAll(async () => {
+  await browser?.close();
+  if (dev?.child.pid !== undefined) {
+    process.kill(-dev.child.pid, 'SIGINT');
+    await dev.exited();
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface UpdateAnswer {
+  readonly outcome?: {
+    readonly success?: unknown;
+    readonly failure?: {
+      readonly message?: string;
+      readonly encodedAttributes?: { readonly data?: string };
+      readonly applicationFailureInfo?: { readonly type?: string; readonly details?: { readonly payloads?: ReadonlyArray<{ readonly data?: string }> } };
+    };
+  };
+}
+
+const fromBase64Json = (data: string | undefined): unknown => (data === undefined ? undefined : JSON.parse(Buffer.from(data, 'base64').toString('utf8')));
+
+/**
+ * Types `payload` into the Web UI's "Send an Update" box for update `decide`
+ * and submits it, as a reviewer with only a browser would; returns what the
+ * server answered the UI.
+ */
+async function sendThroughUpdateBox(page: Page, url: string, payload: DecisionPayload): Promise<UpdateAnswer> {
+  await page.goto(url, { waitUntil: 'load' });
+  await page.getByRole('button', { name: 'More Actions' }).first().click();
+  await page.getByRole('menuitem', { name: 'Send an Update' }).click();
+  const dialog = page.locator('dialog[open]');
+  await dialog.getByTestId('update-select-button').click();
+  await dialog.getByRole('option', { name: /^decide/ }).click();
+  await dialog.locator('.cm-content').click();
+  await page.keyboard.insertText(JSON.stringify(payload));
+  // Leave the editor first: a click while it has focus only ends the edit.
+  await page.keyboard.press('Tab');
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST' && /\/workflows\/[^/]+\/update\/decide/.test(r.url())),
+    dialog.getByRole('button', { name: 'Submit' }).click(),
+  ]);
+  return (await answer.json()) as UpdateAnswer;
+}
+
+test("with signatures required, a decision typed into the Web UI's raw update box without a signature is rejected; the file stays", async () => {
+  expect(existsSync(chromiumPath)).toBe(true);
+  const [grpc, ui] = [await freePort(), await freePort()];
+  dev = spawnNode(
+    'bin/airlock.js',
+    ['dev', '--demo'],
+    {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TEMPORAL_ADDRESS: `127.0.0.1:${grpc}`,
+      AIRLOCK_UI_PORT: String(ui),
+      AIRLOCK_DATA_DIR: join(dir, 'data'),
+      TEMPORAL_CLI: testServer.cli,
+    },
+    { detached: true },
+  );
+  await dev.waitFor(/Demo job (demo-\S+) started/);
+  const jobId = /Demo job (demo-\S+) started/.exec(dev.output())?.[1] ?? '';
+  // `airlock dev` made the local user a reviewer with a key; the built-in rules want decisions signed with it.
+  const [, reviewer = '', keyFile = ''] = /created the signing key of reviewer (\S+) \((.+?)\)/.exec(dev.output()) ?? [];
+  expect(existsSync(keyFile)).toBe(true);
+
+  const connection = await Connection.connect({ address: `127.0.0.1:${grpc}` });
+  const state = () => new Client({ connection }).workflow.getHandle(jobId).query<AgentJobStateView>(stateQuery);
+  try {
+    let request: PendingRequestView | undefined;
+    for (let i = 0; i < 200 && request === undefined; i++) {
+      request = (await state().catch(() => undefined))?.pending[0];
+      if (request === undefined) await new Promise((r) => setTimeout(r, 300));
+    }
+    if (request === undefined) throw new Error('the demo job never parked');
+    expect(request).toMatchObject({ toolName: 'fs_delete', ruleId: 'approve-deletes' });
+    const observed = request.observed[0];
+    const file = observed !== undefined && 'path' in observed ? observed.path : '';
+    expect(existsSync(file)).toBe(true);
+
+    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1400 } });
+    const url = `http://127.0.0.1:${ui}/namespaces/default/workflows/${jobId}`;
+    // Exactly the request's fingerprint and nonce, under the reviewer's own name: all a pasted decision can carry.
+    const unsigned: DecisionPayload = { requestId: request.requestId, fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve', reviewer };
+    const answer = await sendThroughUpdateBox(page, url, unsigned);
+
+    // The job's own check refused it, before it could enter history.
+    const failure = answer.outcome?.failure;
+    expect(failure?.applicationFailureInfo?.type).toBe('AirlockDecisionRejected');
+    expect(failure?.applicationFailureInfo?.details?.payloads?.map((p) => fromBase64Json(p.data))).toEqual(['signature_required', 'validator']);
+    expect(fromBase64Json(failure?.encodedAttributes?.data)).toMatchObject({ message: expect.stringMatching(/needs a signed decision/) });
+    // The UI keeps the box open and shows the failure; the reason itself is an encoded attribute it does not decode.
+    const dialog = page.locator('dialog[open]');
+    await dialog.getByText(/Encoded failure|needs a signed decision/).waitFor({ state: 'visible' });
+    mkdirSync(join(repoRoot, 'test-output'), { recursive: true });
+    await page.screenshot({ path: join(repoRoot, 'test-output', 'web-ui-raw-update-rejected.png') });
+
+    const after = await state();
+    expect(after.status).toBe('awaiting_approval');
+    expect(after.pending.map((r) => [r.requestId, r.fingerprint, r.nonce])).toEqual([[request.requestId, request.fingerprint, request.nonce]]);
+    expect(after.counters.toolCallsExecuted).toBe(2);
+    expect(existsSync(file)).toBe(true);
+
+    // The same box with the same decision signed by the reviewer's key is accepted: the signature alone made the difference.
+    const signature = sign(null, Buffer.from(decisionSigningText(jobId, unsigned)), createPrivateKey(readFileSync(keyFile))).toString('base64');
+    const accepted = await sendThroughUpdateBox(page, url, { ...unsigned, signature });
+    expect(accepted.outcome?.failure).toBeUndefined();
+    expect(fromBase64Json((accepted.outcome?.success as { payloads?: Array<{ data?: string }> } | undefined)?.payloads?.[0]?.data)).toMatchObject({
+      requestId: request.requestId,
+      status: 'approved',
+    });
+    let done = await state();
+    for (let i = 0; i < 100 && done.status !== 'completed'; i++) {
+      await new Promise((r) => setTimeout(r, 300));
+      done = await state();
+    }
+    expect(done).toMatchObject({ status: 'completed', pending: [] });
+    expect(done.counters.toolCallsExecuted).toBe(3);
+    expect(existsSync(file)).toBe(false);
+  } finally {
+    await connection.close();
+  }
+});
