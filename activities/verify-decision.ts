@@ -3,7 +3,7 @@ import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 import { decisionSigningText, type DecisionPayload, type PasskeyAssertion } from '../core/approvals';
 import { decisionChallenge } from '../core/decision-challenge';
 import { describeError } from '../core/describe-error';
-import type { ReviewerKeys } from '../host/reviewer-keys';
+import { ReviewerKeysError, type ReviewerKeys } from '../host/reviewer-keys';
 
 export interface VerifyDecisionInput {
   readonly jobId: string;
@@ -75,9 +75,15 @@ export function createReviewerActivities(deps: { readonly reviewerKeys: Reviewer
     /** Checks a signed decision (Ed25519 signature or passkey assertion) against the named reviewer's keys: a signal alone proves nothing. */
     async verifyDecision(input: VerifyDecisionInput): Promise<VerifyDecisionResult> {
       const { payload } = input;
-      if (payload.passkey !== undefined) return verifyPasskey(deps.reviewerKeys, input.jobId, payload, payload.passkey);
-      if (payload.signature === undefined) return invalid('the decision is not signed');
-      return verifyEd25519(deps.reviewerKeys, input.jobId, payload, payload.signature);
+      try {
+        if (payload.passkey !== undefined) return await verifyPasskey(deps.reviewerKeys, input.jobId, payload, payload.passkey);
+        if (payload.signature === undefined) return invalid('the decision is not signed');
+        return verifyEd25519(deps.reviewerKeys, input.jobId, payload, payload.signature);
+      } catch (err) {
+        // Retrying cannot fix a broken keys file: refused at once (fail closed), with what to fix.
+        if (err instanceof ReviewerKeysError) return invalid(`the decision could not be verified: ${err.message}; fix the file, then decide again`);
+        throw err;
+      }
     },
   };
 }

@@ -371,12 +371,27 @@ export class AirlockClient {
       if (cause instanceof ApplicationFailure && cause.type === FailureTypes.DecisionRejected) {
         const [code, stage] = Array.isArray(cause.details) ? cause.details : [];
         // A validator rejection leaves no trace in history: report it so the job audits it.
-        if (stage === 'validator') await handle.signal(decisionRejectedSignal, payload);
+        if (stage === 'validator') await handle.signal(decisionRejectedSignal, reportedRejection(payload));
         return { accepted: false, jobId, requestId: payload.requestId, code: typeof code === 'string' ? code : 'rejected', reason: cause.message };
       }
       throw err;
     }
   }
+}
+
+/** Larger than any valid decision (edits included): reported by its ids only, so history does not keep it. */
+const REPORTED_PAYLOAD_LIMIT = 64 * 1024;
+
+/**
+ * What the client reports of a decision the validator rejected. An
+ * oversized one (a megabyte field) is reported by request and reviewer
+ * alone, which the job audits as an invalid payload: the rejection is
+ * recorded without keeping the megabyte in the job's history.
+ */
+export function reportedRejection(payload: DecisionPayload): unknown {
+  if (JSON.stringify(payload).length <= REPORTED_PAYLOAD_LIMIT) return payload;
+  const short = (value: unknown) => (typeof value === 'string' ? value.slice(0, 200) : undefined);
+  return { requestId: short(payload.requestId), reviewer: short(payload.reviewer), oversized: true };
 }
 
 /**

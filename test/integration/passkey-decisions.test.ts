@@ -1,3 +1,4 @@
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -198,6 +199,8 @@ test('replayed, altered, foreign, oversized and doubly signed passkey decisions 
     outcomes.push([what, outcome.accepted === false ? outcome.code : outcome]);
   }
   expect(outcomes).toEqual(attemptsOnA.map(([what, , code]) => [what, code]));
+  // The megabyte was reported to the job by its ids alone: the rejection is audited, the history does not keep it.
+  expect(historyToJSON(await h.env.client.workflow.getHandle(a.jobId).fetchHistory()).length).toBeLessThan(256 * 1024);
 
   // The same assertion in another job: re-addressed to B's request it does not verify; sent as it was, it matches nothing in B.
   expect(await h.airlock.sendDecision(b.jobId, { ...decisionOn(b1!, { reason: 'old copy' }), passkey: assertion })).toMatchObject({ accepted: false, code: 'signature_invalid' });
@@ -274,7 +277,7 @@ test('a keys file that turns unreadable fails closed: passkey decisions are reje
   const good = readFileSync(keysFile, 'utf8');
   try {
     writeFileSync(keysFile, 'version: 2\nreviewers: {alice: {passkeys: [{id: "!!"}]}}\n');
-    // The verification fails after its retries; the job turns that into a rejection, not a failed job.
+    // Refused at once with what to fix (retrying cannot mend the file), a rejection rather than a failed job.
     expect(await h.airlock.sendDecision(jobId, payload)).toMatchObject({ accepted: false, code: 'signature_invalid', reason: expect.stringMatching(/could not be verified: .*reviewer keys/) });
     expect(existsSync(file)).toBe(true);
     expect((await h.state(jobId)).pending).toHaveLength(1);

@@ -110,5 +110,8 @@ test('a keys file that turns invalid fails verification closed', async () => {
   const v = verifier();
   writeFileSync(file, 'version: 2\nreviewers: {alice: {passkeys: [{id: "!!"}]}}\n');
   utimesSync(file, new Date(), new Date(Date.now() + 10_000));
-  await expect(v.verifyDecision({ jobId: JOB, payload: withPasskey(decision) })).rejects.toThrow(/reviewer keys .*reviewers\.alice\.passkeys/);
+  await expect(v.verifyDecision({ jobId: JOB, payload: withPasskey(decision) })).resolves.toEqual({
+    valid: false,
+    reason: expect.stringMatching(/^the decision could not be verified: reviewer keys .*reviewers\.alice\.passkeys.*fix the file, then decide again$/),
+  });
 });
