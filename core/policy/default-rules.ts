@@ -38,9 +38,10 @@ export const defaultRules: z.input<typeof rulesFileSchema> = {
     },
     {
       id: 'approve-replacing-data',
-      version: 1,
+      version: 2,
       name: 'Replacing existing data needs approval',
-      scope: { categories: ['file_change'] },
+      // Not fs_chmod: its own rule gates it, and this rule's empty `editable` would take `mode` from the reviewer.
+      scope: { categories: ['file_change'], tools: ['fs_write', 'fs_move'] },
       when: { detector: 'destroys_data' },
       action: 'request_approval',
       instruction: 'This replaces or truncates something that exists. Check that nothing is lost.',

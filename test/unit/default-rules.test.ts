@@ -1,3 +1,5 @@
+import { approvalRules } from '../../core/batch-plan';
+import { mergeApprovalSettings } from '../../core/policy/approval-settings';
 import { evaluateCall, type CallContext } from '../../core/policy/evaluate';
 import { defaultRules } from '../../core/policy/default-rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
@@ -18,6 +20,14 @@ function decide(toolName: string, category: ToolCategory, args: Record<string, u
   const ctx: CallContext = { toolName, category, args, scope: {}, targets: [] };
   const evaluation = evaluateCall(snapshot, 'tool.before', ctx, {}, 0);
   return { decision: evaluation.decision, rule: evaluation.deciding?.ruleId };
+}
+
+/** What the request a reviewer gets would allow: every gating rule's settings merged. */
+function requestSettings(toolName: string, args: Record<string, unknown>) {
+  const ctx: CallContext = { toolName, category: 'file_change', args, scope: {}, targets: [] };
+  const evaluation = evaluateCall(snapshot, 'tool.before', ctx, {}, 0);
+  const settings = mergeApprovalSettings(approvalRules(snapshot, evaluation));
+  return { decision: evaluation.decision, rule: evaluation.deciding?.ruleId, editable: settings.editable, signed: settings.signatureRequired };
 }
 
 test('service status runs; starting, stopping and restarting a service needs a signed approval of that very service', () => {
@@ -49,4 +59,10 @@ test('the file rules are as before: reads run, deletes wait, new files are audit
 test('a bulk move needs a signed approval of the set as listed, whatever its paths', () => {
   expect(decide('fs_move_many', 'file_change', { moves: [{ from: '/srv/share/a', to: '/srv/share/b' }] })).toEqual({ decision: 'require_approval', rule: 'approve-bulk-moves' });
   expect(snapshot.rules.find((r) => r.id === 'approve-bulk-moves')?.approval).toMatchObject({ editable: [], signatureRequired: true });
+});
+
+test('a permission change waits for a signed approval whose reviewer may narrow the mode; overwrites still wait too', () => {
+  expect(requestSettings('fs_chmod', { path: '/srv/share/a', mode: '777' })).toEqual({ decision: 'require_approval', rule: 'approve-permission-changes', editable: ['mode'], signed: true });
+  expect(requestSettings('fs_write', { path: '/srv/share/a', content: 'x', mode: 'overwrite' })).toEqual({ decision: 'require_approval', rule: 'approve-replacing-data', editable: [], signed: true });
+  expect(requestSettings('fs_move', { from: '/srv/share/a', to: '/srv/share/b', overwrite: true })).toEqual({ decision: 'require_approval', rule: 'approve-replacing-data', editable: [], signed: true });
 });
