@@ -46,6 +46,15 @@ export interface StartedJob {
   readonly runId: string;
 }
 
+/** A job's pending requests as `pendingOf` reads them; `goal` and `batch` for its approval cards. */
+export interface PendingOf {
+  readonly status: ShownStatus;
+  readonly execution: string;
+  readonly pending: readonly PendingRequestView[];
+  readonly goal?: string;
+  readonly batch?: ParkedBatchView;
+}
+
 export interface PendingJob {
   readonly jobId: string;
   readonly goal: string;
@@ -269,15 +278,16 @@ export class AirlockClient {
    * memo by `describe` (read from the job's current record, not from
    * visibility, so it is up to date), or by query for an older job.
    */
-  async pendingOf(jobId: string): Promise<{ readonly status: ShownStatus; readonly execution: string; readonly pending: readonly PendingRequestView[] }> {
+  async pendingOf(jobId: string): Promise<PendingOf> {
     const description = await this.client.workflow.getHandle(jobId).describe();
     const status = shownStatus(description);
     const execution = description.status.name;
     // A closed job waits for nothing, whatever its memo still lists.
     if (execution !== 'RUNNING') return { status, execution, pending: [] };
     const memo = pendingFromMemo(description.memo);
-    if (memo !== undefined) return { status, execution, pending: memo.requests };
-    return { ...(await this.state(jobId)), execution };
+    if (memo !== undefined) return { status, execution, pending: memo.requests, goal: memo.goal, ...(memo.batch !== undefined ? { batch: memo.batch } : {}) };
+    const state = await this.state(jobId);
+    return { status: state.status, execution, pending: state.pending, goal: state.goal, ...(state.batch != null ? { batch: state.batch } : {}) };
   }
 
   /** The job's status from its current record (no worker needed), with Temporal's word for jobs that ran no code to end. */

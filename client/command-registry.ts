@@ -105,11 +105,14 @@ const reviewerCommands: CommandGroup = {
   subcommands: [
     {
       name: 'add',
-      summary: "Create a reviewer's signing key on this machine and list its public key for the agent workers",
-      usage: 'airlock reviewer add NAME [--json]',
+      summary: "Create a reviewer's signing key on this machine (or, with --passkey, a link to register a passkey on the approval page) for the agent workers",
+      usage: 'airlock reviewer add NAME [--passkey] [--json]',
       arguments: [{ name: 'NAME', description: "The reviewer's name, as decisions will carry it" }],
-      options: { json },
-      examples: ['airlock reviewer add alice'],
+      options: {
+        passkey: { type: 'boolean', description: 'Print a single-use link (15 minutes) that registers a passkey for NAME on the approval page (airlock inbox)' },
+        json,
+      },
+      examples: ['airlock reviewer add alice', 'airlock reviewer add alice --passkey'],
       load: async () => (await import('./commands/reviewer/add')).run,
     },
   ],
@@ -221,6 +224,16 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
     options: { ...decisionOptions, reason: { type: 'string', value: 'TEXT', description: 'Why; the model is told, and the audit log records it' }, json },
     examples: ['airlock deny job-1f0c2a --reason "keep the backups"'],
     load: async () => (await import('./commands/deny')).run,
+  },
+  {
+    name: 'inbox',
+    summary: 'Serve the approval page: pending requests as cards, decided with a passkey from a phone or browser',
+    details:
+      'Listens on 127.0.0.1:7244 unless --listen or AIRLOCK_INBOX_LISTEN say otherwise; the page is opened at AIRLOCK_APPROVAL_PAGE_URL (put it behind a TLS proxy to use it from another device), else http://localhost:PORT. Register a passkey with `airlock reviewer add NAME --passkey`.',
+    usage: 'airlock inbox [--listen IP:PORT]   (AIRLOCK_INBOX_LISTEN, AIRLOCK_APPROVAL_PAGE_URL)',
+    options: { listen: { type: 'string', value: 'IP:PORT', description: 'Where to listen (default: AIRLOCK_INBOX_LISTEN, else 127.0.0.1:7244)' } },
+    examples: ['airlock inbox', 'AIRLOCK_APPROVAL_PAGE_URL=https://airlock.home.example airlock inbox --listen 127.0.0.1:7244'],
+    load: async () => (await import('./commands/inbox')).run,
   },
   {
     name: 'worker',

@@ -24,7 +24,7 @@ const hostPort = z
 const ipv4 = /^(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}$/;
 
 /** Where a socket is bound: an IP address (not a name, which the runtime cannot bind) and a port. */
-const bindAddress = z
+export const bindAddress = z
   .string()
   .refine((v) => {
     const colon = v.lastIndexOf(':');
@@ -120,6 +120,7 @@ const variables = {
   AIRLOCK_NOTIFY_TIMEOUT: durationText.default(10_000),
   AIRLOCK_WEB_UI_URL: httpUrl.optional(),
   AIRLOCK_APPROVAL_PAGE_URL: httpUrl.optional(),
+  AIRLOCK_INBOX_LISTEN: bindAddress.default('127.0.0.1:7244'),
   // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.
   AIRLOCK_TEST_CRASH_AT: z
     .string()
@@ -199,6 +200,8 @@ export interface AirlockConfig {
     /** An approval page to link to, when one is served; unset: notifications link to the Web UI only. */
     readonly approvalPageUrl: string | undefined;
   };
+  /** `airlock inbox`: where it listens; its public URL is `notify.approvalPageUrl`, else `http://localhost:<port>`. */
+  readonly inbox: { readonly listen: string };
   /** TEST ONLY (AIRLOCK_TEST_CRASH_AT): where a tools worker's `execute` stops and waits to be killed; never set it in production. */
   readonly testCrashAt: 'after-consume' | 'after-effect' | `mid-batch:${number}` | undefined;
   readonly judge: {
@@ -266,6 +269,7 @@ export function parseConfig(env: Env): AirlockConfig {
       webUiUrl: p.AIRLOCK_WEB_UI_URL ?? `http://localhost:${p.AIRLOCK_UI_PORT}`,
       approvalPageUrl: p.AIRLOCK_APPROVAL_PAGE_URL,
     },
+    inbox: { listen: p.AIRLOCK_INBOX_LISTEN },
     testCrashAt: p.AIRLOCK_TEST_CRASH_AT,
     judge: {
       baseUrl: p.AIRLOCK_JUDGE_BASE_URL ?? baseUrl,

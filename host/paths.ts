@@ -18,6 +18,8 @@ export function statePaths(config: AirlockConfig) {
     codecKeys: resolve(config.codec.keysFile ?? join(dataDir, 'keys', 'codec.yaml')),
     /** The codec server's bearer token, created on its first start. */
     codecToken: join(dataDir, 'keys', 'codec-server.token'),
+    /** Passkey registration invites of `airlock reviewer add --passkey`, a file per token hash. */
+    inboxInvites: join(dataDir, 'inbox', 'invites'),
     nonces: join(dataDir, 'tools', 'nonces.sqlite'),
     /** Journals of multi-step calls (bulk moves), a file per grant nonce. */
     journals: join(dataDir, 'tools', 'journals'),

@@ -1,4 +1,5 @@
 import { statePaths } from '../../../host/paths';
+import { localReviewerKeyFile } from '../../../host/reviewer-key-file';
 import { ensureLocalReviewer } from '../../../host/reviewer-identity';
 import { printJson, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
@@ -6,7 +7,26 @@ import { UsageError } from '../../errors';
 export const run: CommandRun = async (args, io, command) => {
   const [name, ...rest] = args.positionals;
   if (name === undefined || rest.length > 0) throw new UsageError(`expected one reviewer name; usage: ${command.usage}`);
-  const paths = statePaths(io.config());
+  const config = io.config();
+  const paths = statePaths(config);
+  if (args.values.passkey === true) {
+    // The same names as a key file: they travel in decisions and in the keys file.
+    localReviewerKeyFile(paths, name);
+    const [{ PasskeyInvites }, { inboxSite }] = await Promise.all([import('../../../host/passkey-invites'), import('../../inbox/site')]);
+    const invite = new PasskeyInvites(paths.inboxInvites).create(name);
+    const site = inboxSite(config);
+    // In the fragment: a browser never sends it to the server, a proxy's log or a Referer.
+    const link = `${site.publicUrl}/register#${invite.token}`;
+    const expiresAt = new Date(invite.expiresAt).toISOString();
+    if (args.values.json === true) {
+      printJson(io, { reviewer: name, link, expiresAt, reviewerKeys: paths.reviewerKeys });
+      return;
+    }
+    io.out(`open this link on the device that will hold ${name}'s passkey (it works once, until ${expiresAt}):`);
+    io.out(`  ${link}`);
+    io.out(`  the approval page (airlock inbox) must be serving ${site.publicUrl}; the passkey's public key is added to ${paths.reviewerKeys}`);
+    return;
+  }
   const { keyFile, created } = ensureLocalReviewer(paths, name);
   const result = { reviewer: name, created, keyFile, reviewerKeys: paths.reviewerKeys };
   if (args.values.json === true) {

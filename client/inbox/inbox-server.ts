@@ -1,0 +1,180 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import { approvalCard, type ApprovalCard, type CliName } from '../../core/approval-card';
+import type { AirlockConfig } from '../../core/config';
+import { describeError } from '../../core/describe-error';
+import { PasskeyInvites } from '../../host/passkey-invites';
+import { statePaths } from '../../host/paths';
+import { JobError } from '../errors';
+import { PAGE_SCRIPT } from './assets/page-script';
+import { PAGE_STYLE } from './assets/page-style';
+import { prepareDecision, submitDecision } from './decisions';
+import { checkHost, checkPost, HttpError, readJson, send, sendError, sendJson } from './http-guard';
+import { cardPage, errorPage, listFragment, listPage, registerPage, requestGonePage } from './pages';
+import { Registration } from './registration';
+import type { InboxSite } from './site';
+import { TemporalLink, TemporalUnavailable } from './temporal-link';
+
+export interface InboxServerOptions {
+  readonly config: AirlockConfig;
+  readonly site: InboxSite;
+  /** How the CLI is typed in the commands a card carries. */
+  readonly cli: CliName;
+  readonly log: (line: string) => void;
+}
+
+export interface InboxServer {
+  /** The public URL pages are opened at. */
+  readonly url: string;
+  /** Where it listens (the port the OS gave, for `:0`). */
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+/** The WebAuthn browser library as its package ships it, read once. */
+function webauthnBundle(): Buffer {
+  const main = require.resolve('@simplewebauthn/browser');
+  return readFileSync(join(dirname(main), '..', 'dist', 'bundle', 'index.umd.min.js'));
+}
+
+const JS = 'text/javascript; charset=utf-8';
+const HTML = 'text/html; charset=utf-8';
+
+/**
+ * The approval inbox: a node:http server with server-rendered pages, one
+ * script and one stylesheet. It holds no secret and sets no cookie: a
+ * decision counts only with the reviewer's passkey assertion, which the
+ * job verifies. Temporal being unreachable is shown, never fatal.
+ */
+export async function startInboxServer(options: InboxServerOptions): Promise<InboxServer> {
+  const { site, log } = options;
+  const paths = statePaths(options.config);
+  const temporal = new TemporalLink(options.config);
+  const registration = new Registration({ site, invites: new PasskeyInvites(paths.inboxInvites), keysFile: paths.reviewerKeys });
+  const assets = new Map<string, { readonly type: string; readonly body: string | Buffer }>([
+    ['/assets/inbox.js', { type: JS, body: PAGE_SCRIPT }],
+    ['/assets/inbox.css', { type: 'text/css; charset=utf-8', body: PAGE_STYLE }],
+    ['/assets/webauthn.js', { type: JS, body: webauthnBundle() }],
+  ]);
+  const base = site.basePath;
+
+  const cardsOf = async (): Promise<ApprovalCard[]> => {
+    const jobs = await temporal.use((c) => c.listPending());
+    const now = Date.now();
+    return jobs
+      .flatMap((job) => job.pending.map((request) => approvalCard({ jobId: job.jobId, goal: job.goal, request, batch: job.batch ?? null }, { now, cli: options.cli })))
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  };
+
+  const listOrError = async (): Promise<ApprovalCard[] | { error: string }> => {
+    try {
+      return await cardsOf();
+    } catch (err) {
+      if (err instanceof TemporalUnavailable) return { error: err.message };
+      throw err;
+    }
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    checkHost(req, site);
+    const url = new URL(req.url ?? '/', 'http://inbox.invalid');
+    // Behind a proxy that keeps the public URL's path, or one that strips it: both are served.
+    const path = base !== '' && (url.pathname === base || url.pathname.startsWith(`${base}/`)) ? url.pathname.slice(base.length) || '/' : url.pathname;
+    const method = req.method ?? 'GET';
+    if (method === 'POST') {
+      checkPost(req, site);
+      const body = await readJson(req);
+      switch (path) {
+        case '/api/decision/options':
+          return sendJson(res, 200, await prepareDecision({ temporal, site, keysFile: paths.reviewerKeys }, body));
+        case '/api/decision':
+          return sendJson(res, 200, await submitDecision({ temporal }, body));
+        case '/api/register/options':
+          return sendJson(res, 200, await registration.options(body));
+        case '/api/register': {
+          const done = await registration.complete(body);
+          log(`airlock inbox: registered a passkey for reviewer ${done.reviewer}`);
+          return sendJson(res, 200, done);
+        }
+        default:
+          throw new HttpError(404, `nothing to POST at ${path}`);
+      }
+    }
+    if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `${method} is not served here`);
+    const asset = assets.get(path);
+    if (asset !== undefined) return send(res, 200, asset.type, asset.body);
+    if (path === '/') return send(res, 200, HTML, listPage(await listOrError(), base));
+    if (path === '/partials/list') {
+      const cards = await listOrError();
+      return send(res, 200, HTML, listFragment(cards, base).text, { 'X-Airlock-Count': Array.isArray(cards) ? String(cards.length) : '' });
+    }
+    if (path === '/api/pending') {
+      const cards = await listOrError();
+      return Array.isArray(cards) ? sendJson(res, 200, { cards }) : sendError(res, 503, cards.error);
+    }
+    if (path === '/register') return send(res, 200, HTML, registerPage(base));
+    const request = /^\/(api\/)?jobs\/([^/]+)\/requests\/([^/]+)$/.exec(path);
+    if (request !== null) {
+      const [, api, jobPart = '', requestPart = ''] = request;
+      const jobId = decodeURIComponent(jobPart);
+      const requestId = decodeURIComponent(requestPart);
+      const found = await temporal.use((c) => c.pendingOf(jobId));
+      const pending = found.execution === 'RUNNING' ? found.pending.find((r) => r.requestId === requestId) : undefined;
+      if (api !== undefined) return sendJson(res, 200, { jobId, requestId, waiting: pending !== undefined, status: found.status });
+      if (pending === undefined) {
+        const why = found.execution === 'RUNNING' ? 'it was decided elsewhere or expired.' : `the job is ${found.status}.`;
+        return send(res, 404, HTML, requestGonePage(jobId, requestId, base, why));
+      }
+      const card = approvalCard({ jobId, goal: found.goal ?? '', request: pending, batch: found.batch ?? null }, { now: Date.now(), cli: options.cli });
+      return send(res, 200, HTML, cardPage(card, base));
+    }
+    throw new HttpError(404, `nothing at ${path}`);
+  }
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      const wantsHtml = req.method !== 'POST' && !(req.url ?? '').includes('/api/');
+      const [status, message] = failure(err);
+      if (status >= 500 && !(err instanceof TemporalUnavailable)) log(`airlock inbox: ${req.method ?? ''} ${req.url ?? ''}: ${describeError(err)}`);
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      // A body cut off midway leaves the connection unusable: close it after answering.
+      if (status === 413) res.setHeader('Connection', 'close');
+      if (wantsHtml) send(res, status, HTML, errorPage(status === 503 ? 'Temporal is not reachable' : 'Not available', message, base));
+      else sendError(res, status, message);
+    });
+  });
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(site.port, site.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = server.address() as AddressInfo;
+  const address = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
+  return {
+    url: site.publicUrl,
+    address,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await temporal.close();
+    },
+  };
+}
+
+function failure(err: unknown): [number, string] {
+  if (err instanceof HttpError) return [err.status, err.message];
+  if (err instanceof TemporalUnavailable) return [503, err.message];
+  if (err instanceof WorkflowNotFoundError) return [404, `no such job: ${err.workflowId}`];
+  if (err instanceof JobError) return [409, err.message];
+  return [500, `the inbox failed: ${describeError(err)}`];
+}

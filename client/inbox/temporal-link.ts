@@ -1,0 +1,55 @@
+import type { AirlockConfig } from '../../core/config';
+import { describeError } from '../../core/describe-error';
+import { AirlockClient } from '../airlock-client';
+
+/** Temporal could not be reached: the page says so and the server keeps running. */
+export class TemporalUnavailable extends Error {
+  override name = 'TemporalUnavailable';
+}
+
+/**
+ * The inbox's one client, connected on first use and again after a
+ * failed connection: the server starts (and keeps serving) while
+ * Temporal is down.
+ */
+export class TemporalLink {
+  private client: Promise<AirlockClient> | undefined;
+
+  constructor(private readonly config: AirlockConfig) {}
+
+  get address(): string {
+    return this.config.temporal.address;
+  }
+
+  async use<T>(fn: (client: AirlockClient) => Promise<T>): Promise<T> {
+    const pending = (this.client ??= AirlockClient.connect(this.config));
+    let client: AirlockClient;
+    try {
+      client = await pending;
+    } catch (err) {
+      if (this.client === pending) this.client = undefined;
+      throw new TemporalUnavailable(`Temporal at ${this.address} cannot be reached (${describeError(err)}); the page tries again on its next refresh`);
+    }
+    try {
+      return await fn(client);
+    } catch (err) {
+      if (isUnavailable(err)) throw new TemporalUnavailable(`Temporal at ${this.address} cannot be reached (${describeError(err)}); the page tries again on its next refresh`);
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    const pending = this.client;
+    this.client = undefined;
+    if (pending !== undefined) await pending.then((c) => c.close()).catch(() => undefined);
+  }
+}
+
+/** gRPC UNAVAILABLE (14) or DEADLINE_EXCEEDED (4), or a connection error: the server is not there. */
+function isUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 14 || code === 4 || code === 'ECONNREFUSED') return true;
+  }
+  return false;
+}
