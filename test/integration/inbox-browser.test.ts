@@ -1,0 +1,279 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
+import { inboxSite } from '../../client/inbox/site';
+import { freePort } from '../../client/dev/ports';
+import { parseConfig } from '../../core/config';
+import { defaultRules } from '../../core/policy/default-rules';
+import { statePaths } from '../../host/paths';
+import { readReviewerKeysFile } from '../../host/reviewer-keys-file';
+import { ReviewerKeysFile } from '../../host/reviewer-keys';
+import { JobHarness } from '../helpers/job-harness';
+import { repoRoot } from '../helpers/processes';
+
+/** Debian's chromium (`.ci/run` installs it); AIRLOCK_TEST_CHROMIUM points elsewhere. */
+const chromiumPath = process.env.AIRLOCK_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const outputDir = join(repoRoot, 'test-output');
+
+/**
+ * The built-in rules (every approval signed) without `approve-replacing-data`:
+ * it also gates every chmod and allows no edit, which would leave the
+ * permission rule's editable `mode` with nothing to edit.
+ */
+const rules = { ...defaultRules, rules: (defaultRules.rules ?? []).filter((r) => r.id !== 'approve-replacing-data') };
+
+let h: JobHarness;
+let inbox: InboxServer;
+let port: number;
+let keysFile: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let cdp: CDPSession;
+let authenticatorId: string;
+/** The browser's answer that approved the first delete, kept to replay on another request. */
+let usedAssertion: unknown;
+
+beforeAll(async () => {
+  expect(existsSync(chromiumPath)).toBe(true);
+  port = await freePort();
+  // The workers in this process read the keys file the inbox writes, as deployed agent workers do (it lives in the harness's folder).
+  const read: { file?: ReviewerKeysFile } = {};
+  h = await JobHarness.create({ rules, reviewerKeys: { get: (r) => read.file?.get(r), passkeys: (r) => read.file?.passkeys(r) ?? [] } });
+  const config = parseConfig({
+    TEMPORAL_ADDRESS: h.env.address,
+    TEMPORAL_NAMESPACE: h.env.namespace,
+    AIRLOCK_DATA_DIR: join(h.dir, 'data'),
+    AIRLOCK_INBOX_LISTEN: `127.0.0.1:${port}`,
+  });
+  keysFile = statePaths(config).reviewerKeys;
+  read.file = ReviewerKeysFile.open(keysFile, { mustExist: false });
+  inbox = await startInboxServer({ config, site: inboxSite(config), cli: 'airlock', log: () => undefined });
+  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
+  context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+  page = await context.newPage();
+  cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  }));
+  mkdirSync(outputDir, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await inbox?.close();
+  await h?.close();
+});
+
+/** A job parked on one call (with the default rules), its request id, and what the model says after. */
+async function park(name: string, call: { name: string; arguments: Record<string, unknown> }): Promise<{ jobId: string; requestId: string }> {
+  const { jobId } = await h.start({
+    jobId: `inbox-${name}-${Date.now()}`,
+    goal: `tidy up (${name})`,
+    script: {
+      turns: [
+        { content: `The file ${name} looks unused, so I propose this.`, tool_calls: [call] },
+        { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] },
+      ],
+    },
+  });
+  const state = await h.waitForPending(jobId);
+  return { jobId, requestId: state.pending[0]?.requestId ?? '' };
+}
+
+function cardUrl(jobId: string, requestId: string): string {
+  return `${inbox.url}/jobs/${encodeURIComponent(jobId)}/requests/${encodeURIComponent(requestId)}`;
+}
+
+/** Decides on the card page and returns the result line the page shows. */
+async function decide(button: 'approve' | 'deny', fill: { reason?: string; edits?: Record<string, string> } = {}): Promise<string> {
+  if ((await page.inputValue('#reviewer')) === '') await page.fill('#reviewer', 'alice');
+  for (const [field, value] of Object.entries(fill.edits ?? {})) await page.fill(`#edit-${field}`, value);
+  if (fill.reason !== undefined) await page.fill('#reason', fill.reason);
+  await page.click(`#${button}`);
+  const result = page.locator('#result');
+  await result.locator('xpath=self::*[@data-state="accepted" or @data-state="rejected" or @data-state="error" or @data-state="queued"]').waitFor({ timeout: 60_000 });
+  return (await result.textContent()) ?? '';
+}
+
+function toolRuns(jobId: string, toolName: string) {
+  return h.audit(jobId, 'tool_executed').filter((e) => e.data.toolName === toolName);
+}
+
+describe('the approval inbox in a browser with a passkey', () => {
+  test('a reviewer registers a passkey from the invite link; the link works once', async () => {
+    const added = await h.cli(['reviewer', 'add', 'alice', '--passkey'], { AIRLOCK_INBOX_LISTEN: `127.0.0.1:${port}` });
+    expect(added).toMatchObject({ code: 0, stderr: '' });
+    const link = /(http:\/\/localhost:\d+\/register#[A-Za-z0-9_-]+)/.exec(added.stdout)?.[1] ?? '';
+    expect(link).toContain(`http://localhost:${port}/register#`);
+
+    await page.goto(link);
+    await page.locator('#register:not([disabled])').waitFor();
+    await expect(page.locator('#register-for').textContent()).resolves.toContain('reviewer alice');
+    await page.click('#register');
+    await page.locator('#result[data-state="accepted"]').waitFor({ timeout: 30_000 });
+    expect(await page.textContent('#result')).toContain('Passkey registered for alice');
+    // The token left the address bar.
+    expect(page.url()).not.toContain('#');
+
+    const passkeys = readReviewerKeysFile(keysFile).alice?.passkeys ?? [];
+    expect(passkeys).toHaveLength(1);
+    expect(passkeys[0]).toMatchObject({ rpId: 'localhost', origin: `http://localhost:${port}` });
+    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    expect(credentials.map((c) => Buffer.from(c.credentialId, 'base64').toString('base64url'))).toEqual([passkeys[0]?.id]);
+
+    // Used once: the same link is refused, and nothing is added (a fresh load, not a jump within the page).
+    await page.goto('about:blank');
+    await page.goto(link);
+    await page.locator('#register-for[data-state="error"]').waitFor();
+    expect(await page.textContent('#register-for')).toContain('already used');
+    expect(readReviewerKeysFile(keysFile).alice?.passkeys).toHaveLength(1);
+  });
+
+  test('approve a parked delete from the list: the file is deleted once', async () => {
+    writeFileSync(join(h.root, 'victim.txt'), 'x'.repeat(2048));
+    const { jobId, requestId } = await park('victim.txt', { name: 'fs_delete', arguments: { path: 'victim.txt' } });
+
+    await page.goto(`${inbox.url}/`);
+    const card = page.locator(`article.card[data-job="${jobId}"]`);
+    // Listing comes from visibility, which may lag a moment: the page refreshes itself.
+    await card.waitFor({ timeout: 30_000 });
+    const text = (await card.textContent()) ?? '';
+    expect(text).toContain('fs_delete');
+    expect(text).toContain('victim.txt');
+    expect(text).toMatch(/file, 2048 bytes/);
+    expect(text).toContain('approve-deletes v2: Deleting files needs approval');
+    expect(text).toContain('The file victim.txt looks unused, so I propose this.');
+    expect(text).toMatch(/waiting \d+s/);
+    expect(text).toMatch(/expires in 23h/);
+    await page.screenshot({ path: join(outputDir, 'inbox-list.png'), fullPage: true });
+
+    await card.getByRole('link', { name: 'Review and decide' }).click();
+    await page.waitForURL(cardUrl(jobId, requestId));
+    await page.screenshot({ path: join(outputDir, 'inbox-card.png'), fullPage: true });
+
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/decision') && usedAssertion === undefined) usedAssertion = (JSON.parse(r.postData() ?? '{}') as { response: unknown }).response;
+    });
+    const shown = await decide('approve', { reason: 'superseded' });
+    expect(shown).toContain('Approved');
+
+    await h.waitFor(jobId, (s) => s.status === 'completed', 'completion');
+    expect(existsSync(join(h.root, 'victim.txt'))).toBe(false);
+    expect(toolRuns(jobId, 'fs_delete')).toHaveLength(1);
+    expect(h.audit(jobId, 'approval_decided')).toEqual([expect.objectContaining({ data: expect.objectContaining({ decision: 'approve', reviewer: 'alice', signed: true, signedWith: 'passkey' }) })]);
+    expect(usedAssertion).toBeDefined();
+
+    // Decided here: the card leaves the list.
+    await page.goto(`${inbox.url}/`);
+    await page.locator(`article.card[data-job="${jobId}"]`).waitFor({ state: 'detached', timeout: 30_000 });
+  });
+
+  test('edit an editable field: before and after are shown, and the edited call runs', async () => {
+    const file = join(h.root, 'open.txt');
+    writeFileSync(file, 'config');
+    const { jobId, requestId } = await park('open.txt', { name: 'fs_chmod', arguments: { path: 'open.txt', mode: '777' } });
+    await page.goto(cardUrl(jobId, requestId));
+    await page.fill('#edit-mode', '600');
+    await expect(page.textContent('#edit-changes')).resolves.toContain('mode: 777 → 600');
+    expect(await page.textContent('#approve')).toBe('Approve with edits');
+    const shown = await decide('approve');
+    expect(shown).toContain('Approved');
+    expect(shown).toContain('Edited call, new fingerprint');
+
+    await h.waitFor(jobId, (s) => s.status === 'completed', 'completion');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const runs = toolRuns(jobId, 'fs_chmod');
+    expect(runs).toHaveLength(1);
+    expect(runs[0]?.data.fingerprint).toBe(h.audit(jobId, 'approval_decided')[0]?.data.editedFingerprint);
+  });
+
+  test('deny with a reason: nothing runs and the model is told why', async () => {
+    writeFileSync(join(h.root, 'keep.txt'), 'only copy');
+    const { jobId, requestId } = await park('keep.txt', { name: 'fs_delete', arguments: { path: 'keep.txt' } });
+    await page.goto(cardUrl(jobId, requestId));
+    // A denial needs a reason: the page says so before any passkey prompt.
+    await page.fill('#reason', '');
+    await page.click('#deny');
+    await page.locator('#result[data-state="error"]').waitFor();
+    expect(await page.textContent('#result')).toContain('Say why you deny it');
+
+    const shown = await decide('deny', { reason: 'keep it: it is the only copy' });
+    expect(shown).toContain('Denied');
+    await h.waitFor(jobId, (s) => s.status === 'completed', 'completion');
+    expect(existsSync(join(h.root, 'keep.txt'))).toBe(true);
+    expect(toolRuns(jobId, 'fs_delete')).toHaveLength(0);
+    expect([...h.toolResults(jobId).values()].join('\n')).toContain('keep it: it is the only copy');
+    expect(h.audit(jobId, 'approval_decided')[0]?.data).toMatchObject({ decision: 'deny', reason: 'keep it: it is the only copy', signedWith: 'passkey' });
+  });
+
+  describe('forged decisions are rejected by the job, audited, and nothing runs', () => {
+    let jobId: string;
+    let requestId: string;
+    const rejections = () => h.audit(jobId, 'approval_rejected').map((e) => e.data.code);
+
+    beforeAll(async () => {
+      writeFileSync(join(h.root, 'target.txt'), 'precious');
+      ({ jobId, requestId } = await park('target.txt', { name: 'fs_delete', arguments: { path: 'target.txt' } }));
+    });
+    afterEach(async () => page.unrouteAll());
+    afterAll(async () => {
+      // Still waiting after every forgery, with the file in place.
+      const state = await h.state(jobId);
+      expect(state.pending.map((r) => r.requestId)).toEqual([requestId]);
+      expect(existsSync(join(h.root, 'target.txt'))).toBe(true);
+      expect(toolRuns(jobId, 'fs_delete')).toHaveLength(0);
+      expect(h.audit(jobId, 'approval_decided')).toHaveLength(0);
+    });
+
+    test('an assertion replayed from another request', async () => {
+      await page.goto(cardUrl(jobId, requestId));
+      await page.route('**/api/decision', async (route) => {
+        const body = JSON.parse(route.request().postData() ?? '{}') as Record<string, unknown>;
+        await route.continue({ postData: JSON.stringify({ ...body, response: usedAssertion }) });
+      });
+      const shown = await decide('approve');
+      expect(shown).toContain('signature_invalid');
+      expect(shown).toContain('Nothing ran');
+      expect(rejections()).toEqual(['signature_invalid']);
+    });
+
+    test('a decision altered after signing (a signed denial sent as an approval)', async () => {
+      await page.goto(cardUrl(jobId, requestId));
+      await page.route('**/api/decision', async (route) => {
+        const body = JSON.parse(route.request().postData() ?? '{}') as { payload: Record<string, unknown> };
+        await route.continue({ postData: JSON.stringify({ ...body, payload: { ...body.payload, decision: 'approve', reason: 'fine' } }) });
+      });
+      const shown = await decide('deny', { reason: 'no' });
+      expect(shown).toContain('signature_invalid');
+      expect(rejections()).toEqual(['signature_invalid', 'signature_invalid']);
+    });
+
+    test('an authenticator that was never registered, claiming the registered credential id', async () => {
+      const registered = readReviewerKeysFile(keysFile).alice?.passkeys?.[0]?.id ?? '';
+      await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
+      const other = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      });
+      const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      await cdp.send('WebAuthn.addCredential', {
+        authenticatorId: other.authenticatorId,
+        credential: {
+          credentialId: Buffer.from(registered, 'base64url').toString('base64'),
+          isResidentCredential: false,
+          rpId: 'localhost',
+          privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+          signCount: 0,
+        },
+      });
+      await page.goto(cardUrl(jobId, requestId));
+      const shown = await decide('approve');
+      expect(shown).toContain('signature_invalid');
+      expect(rejections()).toEqual(['signature_invalid', 'signature_invalid', 'signature_invalid']);
+      expect(readFileSync(join(h.root, 'target.txt'), 'utf8')).toBe('precious');
+    });
+  });
+});
