@@ -174,7 +174,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
 function failure(err: unknown): [number, string] {
   if (err instanceof HttpError) return [err.status, err.message];
   if (err instanceof TemporalUnavailable) return [503, err.message];
-  if (err instanceof WorkflowNotFoundError) return [404, `no such job: ${err.workflowId}`];
+  if (err instanceof WorkflowNotFoundError) return [404, `job ${err.workflowId} is not running (it has ended, or there is no such job)`];
   if (err instanceof JobError) return [409, err.message];
   return [500, `the inbox failed: ${describeError(err)}`];
 }
