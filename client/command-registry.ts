@@ -144,11 +144,12 @@ const decisionOptions = {
 export const commands: ReadonlyArray<Command | CommandGroup> = [
   {
     name: 'dev',
-    summary: 'Run the embedded stack: Temporal dev server (Web UI on 8233), workers, replay model',
-    usage: 'airlock dev [--demo] [--codec]',
+    summary: 'Run the embedded stack: Temporal dev server (Web UI on 8233), workers, replay model, approval page (7244)',
+    usage: 'airlock dev [--demo] [--codec] [--inbox-listen ADDRESS]',
     options: {
       demo: { type: 'boolean', description: 'Seed demo files and start the demo job' },
       codec: { type: 'boolean', description: 'Turn payload encryption on (creates the keys and runs the codec server)' },
+      'inbox-listen': { type: 'string', value: 'ADDRESS', description: 'Where the approval page listens, IP:PORT (default: AIRLOCK_INBOX_LISTEN, else 127.0.0.1:7244)' },
     },
     examples: ['airlock dev --demo', 'airlock dev --codec'],
     load: async () => (await import('./commands/dev')).run,
@@ -230,8 +231,8 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
     summary: 'Serve the approval page: pending requests as cards, decided with a passkey from a phone or browser',
     details:
       'Listens on 127.0.0.1:7244 unless --listen or AIRLOCK_INBOX_LISTEN say otherwise; the page is opened at AIRLOCK_APPROVAL_PAGE_URL (put it behind a TLS proxy to use it from another device), else http://localhost:PORT. Register a passkey with `airlock reviewer add NAME --passkey`.',
-    usage: 'airlock inbox [--listen IP:PORT]   (AIRLOCK_INBOX_LISTEN, AIRLOCK_APPROVAL_PAGE_URL)',
-    options: { listen: { type: 'string', value: 'IP:PORT', description: 'Where to listen (default: AIRLOCK_INBOX_LISTEN, else 127.0.0.1:7244)' } },
+    usage: 'airlock inbox [--listen ADDRESS]   (AIRLOCK_INBOX_LISTEN, AIRLOCK_APPROVAL_PAGE_URL)',
+    options: { listen: { type: 'string', value: 'ADDRESS', description: 'Where to listen, IP:PORT (default: AIRLOCK_INBOX_LISTEN, else 127.0.0.1:7244)' } },
     examples: ['airlock inbox', 'AIRLOCK_APPROVAL_PAGE_URL=https://airlock.home.example airlock inbox --listen 127.0.0.1:7244'],
     load: async () => (await import('./commands/inbox')).run,
   },

@@ -19,6 +19,9 @@ import { loadToolsSetup } from '../../host/tools-config-file';
 import { watchJobs } from '../progress/watch-jobs';
 import { progressLine } from '../../core/progress';
 import { describeError } from '../../core/describe-error';
+import { cliName } from '../cli-name';
+import { startInboxServer, type InboxServer } from '../inbox/inbox-server';
+import { inboxSite } from '../inbox/site';
 
 export interface DevStackOptions {
   readonly config: AirlockConfig;
@@ -28,6 +31,8 @@ export interface DevStackOptions {
   readonly codec?: boolean;
   readonly requester: string;
   readonly log: (line: string) => void;
+  /** Where the approval inbox listens (default: AIRLOCK_INBOX_LISTEN, else 127.0.0.1:7244). */
+  readonly inboxListen?: string;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
@@ -116,6 +121,7 @@ async function runStack(options: DevStackOptions, stop: AbortController, paths: 
     throw err;
   });
   let replay: ReplayServer | undefined;
+  let inbox: InboxServer | undefined;
   let stopping = false;
   let crashed = false;
   let watching: Promise<void> | undefined;
@@ -132,6 +138,11 @@ async function runStack(options: DevStackOptions, stop: AbortController, paths: 
         judge: { ...config.judge, baseUrl: config.judge.baseUrl ?? replay.baseUrl },
       };
       modelNote = `${replay.baseUrl} (local replay server, script: ${scriptFile ?? 'built-in demo'})`;
+    }
+    inbox = await startInbox(config, options);
+    if (inbox !== undefined && config.notify.approvalPageUrl === undefined) {
+      // Notifications link to the page this stack serves.
+      config = { ...config, notify: { ...config.notify, approvalPageUrl: inbox.url } };
     }
     const tools = await loadToolsSetup(config);
     if (config.roots === undefined && tools.config?.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
@@ -158,6 +169,7 @@ async function runStack(options: DevStackOptions, stop: AbortController, paths: 
             'airlock dev is running',
             `  Temporal gRPC   ${server.address} (namespace ${config.temporal.namespace})`,
             `  Web UI          ${server.uiUrl ?? '(headless)'}`,
+            `  Approval page   ${inbox === undefined ? 'not served (see above)' : `${inbox.url} (register a passkey: npx airlock reviewer add NAME --passkey)`}`,
             `  Model endpoint  ${modelNote}`,
             `  Tools roots     ${tools.roots.join(', ')}`,
             `  Tools config    ${tools.file ?? 'none (file tools only; AIRLOCK_TOOLS_CONFIG adds services, hosts, commands)'}`,
@@ -177,9 +189,21 @@ async function runStack(options: DevStackOptions, stop: AbortController, paths: 
     stop.abort();
     await watching;
     await replay?.close();
+    await inbox?.close();
     await codec?.close();
     await server.stop();
     log('airlock: dev stack stopped');
+  }
+}
+
+/** The approval inbox in this process; a port in use costs the page, not the stack. */
+async function startInbox(config: AirlockConfig, options: DevStackOptions): Promise<InboxServer | undefined> {
+  const site = inboxSite(config, options.inboxListen);
+  try {
+    return await startInboxServer({ config, site, cli: cliName(), log: options.log });
+  } catch (err) {
+    options.log(`airlock: the approval page is not served: cannot listen on ${site.listen} (${describeError(err)}); set AIRLOCK_INBOX_LISTEN or --inbox-listen to a free port`);
+    return undefined;
   }
 }
 

@@ -16,6 +16,7 @@ export async function devEnv(dataDir: string): Promise<NodeJS.ProcessEnv> {
     TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
     AIRLOCK_UI_PORT: String(await freePort()),
     AIRLOCK_CODEC_PORT: String(await freePort()),
+    AIRLOCK_INBOX_LISTEN: `127.0.0.1:${await freePort()}`,
     AIRLOCK_DATA_DIR: dataDir,
     // The CLI the suite already resolved: these tests are about `airlock dev`, not about building it.
     TEMPORAL_CLI: testServer.cli,
