@@ -175,7 +175,11 @@ describe('the approval inbox in a browser with a passkey', () => {
   test('edit an editable field: before and after are shown, and the edited call runs', async () => {
     const file = join(h.root, 'open.txt');
     writeFileSync(file, 'config');
+    // A list open in another tab shows the new request without a reload, and drops it once decided.
+    const list = await context.newPage();
+    await list.goto(`${inbox.url}/`);
     const { jobId, requestId } = await park('open.txt', { name: 'fs_chmod', arguments: { path: 'open.txt', mode: '777' } });
+    await list.locator(`article.card[data-job="${jobId}"]`).waitFor({ timeout: 30_000 });
     await page.goto(cardUrl(jobId, requestId));
     await page.fill('#edit-mode', '600');
     await expect(page.textContent('#edit-changes')).resolves.toContain('mode: 777 → 600');
@@ -186,6 +190,8 @@ describe('the approval inbox in a browser with a passkey', () => {
 
     await h.waitFor(jobId, (s) => s.status === 'completed', 'completion');
     expect(statSync(file).mode & 0o777).toBe(0o600);
+    await list.locator(`article.card[data-job="${jobId}"]`).waitFor({ state: 'detached', timeout: 30_000 });
+    await list.close();
     const runs = toolRuns(jobId, 'fs_chmod');
     expect(runs).toHaveLength(1);
     expect(runs[0]?.data.fingerprint).toBe(h.audit(jobId, 'approval_decided')[0]?.data.editedFingerprint);
