@@ -17,13 +17,6 @@ import { repoRoot } from '../helpers/processes';
 const chromiumPath = process.env.AIRLOCK_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const outputDir = join(repoRoot, 'test-output');
 
-/**
- * The built-in rules (every approval signed) without `approve-replacing-data`:
- * it also gates every chmod and allows no edit, which would leave the
- * permission rule's editable `mode` with nothing to edit.
- */
-const rules = { ...defaultRules, rules: (defaultRules.rules ?? []).filter((r) => r.id !== 'approve-replacing-data') };
-
 let h: JobHarness;
 let inbox: InboxServer;
 let port: number;
@@ -41,7 +34,7 @@ beforeAll(async () => {
   port = await freePort();
   // The workers in this process read the keys file the inbox writes, as deployed agent workers do (it lives in the harness's folder).
   const read: { file?: ReviewerKeysFile } = {};
-  h = await JobHarness.create({ rules, reviewerKeys: { get: (r) => read.file?.get(r), passkeys: (r) => read.file?.passkeys(r) ?? [] } });
+  h = await JobHarness.create({ rules: defaultRules, reviewerKeys: { get: (r) => read.file?.get(r), passkeys: (r) => read.file?.passkeys(r) ?? [] } });
   const config = parseConfig({
     TEMPORAL_ADDRESS: h.env.address,
     TEMPORAL_NAMESPACE: h.env.namespace,
