@@ -38,5 +38,5 @@ export const run: CommandRun = async (args, io, command) => {
       ? `created ${name}'s signing key ${keyFile} and listed its public key in ${paths.reviewerKeys}`
       : `${name} already has a signing key here: ${keyFile}`,
   );
-  io.out('  decisions made on this machine as this reviewer are signed with it; restart the agent workers so they read the new key');
+  io.out('  decisions made on this machine as this reviewer are signed with it; the agent workers read the keys file again when it changes');
 };
