@@ -193,6 +193,7 @@ export class ProcessAdapter implements ServiceAdapter {
       }
     }
     let exit: string | undefined;
+    let exited: Promise<void> = Promise.resolve();
     let pid: number;
     try {
       // Detached: its own session and process group, so it outlives the worker and a stop reaches its children.
@@ -208,8 +209,11 @@ export class ProcessAdapter implements ServiceAdapter {
       }).catch((err: unknown) => {
         throw new ServiceError(this.service, `cannot start ${program}: ${errnoCode(err) === 'ENOENT' ? 'no such program (or its working directory is missing)' : messageOf(err)}`);
       });
-      child.once('exit', (code, signal) => {
-        exit = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
+      exited = new Promise((resolve) => {
+        child.once('exit', (code, signal) => {
+          exit = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
+          resolve();
+        });
       });
       child.unref();
       if (child.pid === undefined) throw new ServiceError(this.service, `cannot start ${program}: no pid`);
@@ -228,6 +232,8 @@ export class ProcessAdapter implements ServiceAdapter {
     const deadline = Date.now() + this.config.startTimeoutMs;
     for (;;) {
       if (exit !== undefined || !alive(readProcStat(pid))) {
+        // /proc can say it is gone before Node has reaped it: wait a moment for its exit code.
+        await Promise.race([exited, sleep(1_000)]);
         await this.removePidFile(pid);
         const log = this.config.logFile !== undefined ? ` (see ${this.config.logFile})` : '';
         throw new ServiceError(this.service, `pid ${pid} ${exit ?? 'exited'} right after it was started${log}`);
