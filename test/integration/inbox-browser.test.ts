@@ -92,6 +92,29 @@ async function decide(button: 'approve' | 'deny', fill: { reason?: string; edits
   return (await result.textContent()) ?? '';
 }
 
+/** In the page (no DOM types here): each selector's text/background contrast ratio, WCAG's formula. */
+const CONTRAST_SCRIPT = `(() => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = (c) => {
+    const [r = 0, g = 0, b = 0] = rgb(c).slice(0, 3).map((v) => v / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const background = (el) => {
+    for (let at = el; at; at = at.parentElement) {
+      const c = getComputedStyle(at).backgroundColor;
+      const parts = rgb(c);
+      if (parts.length === 3 || (parts[3] || 0) > 0) return c;
+    }
+    return 'rgb(255, 255, 255)';
+  };
+  return ['#approve', '#deny', 'article.card dd', 'label'].map((selector) => {
+    const el = document.querySelector(selector);
+    const a = lum(getComputedStyle(el || document.body).color);
+    const b = lum(background(el));
+    return { selector, found: el !== null, ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+  });
+})()`;
+
 function toolRuns(jobId: string, toolName: string) {
   return h.audit(jobId, 'tool_executed').filter((e) => e.data.toolName === toolName);
 }
@@ -207,6 +230,39 @@ describe('the approval inbox in a browser with a passkey', () => {
     expect(toolRuns(jobId, 'fs_delete')).toHaveLength(0);
     expect([...h.toolResults(jobId).values()].join('\n')).toContain('keep it: it is the only copy');
     expect(h.audit(jobId, 'approval_decided')[0]?.data).toMatchObject({ decision: 'deny', reason: 'keep it: it is the only copy', signedWith: 'passkey' });
+  });
+
+  test('keyboard only: every control is labelled, focus is visible, and Tab then Enter approves', async () => {
+    writeFileSync(join(h.root, 'kbd.txt'), 'k');
+    const { jobId, requestId } = await park('kbd.txt', { name: 'fs_delete', arguments: { path: 'kbd.txt' } });
+    await page.goto(cardUrl(jobId, requestId));
+    expect(await page.getAttribute('html', 'lang')).toBe('en');
+    // Found by their labels, as a screen reader announces them.
+    await page.getByLabel('Your reviewer name').fill('alice');
+    await page.getByLabel(/^Reason/).fill('checked from the keyboard');
+    await expect(page.getByLabel(/^recursive/).count()).resolves.toBe(1);
+    await expect(page.getByRole('button', { name: 'Approve' }).count()).resolves.toBe(1);
+    await expect(page.getByRole('button', { name: 'Deny' }).count()).resolves.toBe(1);
+    // From the reason field, Tab reaches Approve: no mouse needed.
+    await page.focus('#reason');
+    let focused = '';
+    for (let i = 0; i < 10 && focused !== 'approve'; i++) {
+      await page.keyboard.press('Tab');
+      focused = String(await page.evaluate('document.activeElement ? document.activeElement.id : ""'));
+    }
+    expect(focused).toBe('approve');
+    const outline = await page.evaluate<{ style: string; width: string }>(
+      '(() => { const s = getComputedStyle(document.activeElement || document.body); return { style: s.outlineStyle, width: s.outlineWidth }; })()',
+    );
+    expect(outline.style).not.toBe('none');
+    expect(outline.width).not.toBe('0px');
+    // Text against its background meets WCAG AA (4.5:1) for the controls and the card text.
+    const ratios = await page.evaluate<Array<{ selector: string; found: boolean; ratio: number }>>(CONTRAST_SCRIPT);
+    for (const r of ratios) expect({ ...r, ratio: r.ratio >= 4.5 }).toEqual({ selector: r.selector, found: true, ratio: true });
+    await page.keyboard.press('Enter');
+    await page.locator('#result[data-state="accepted"]').waitFor({ timeout: 60_000 });
+    await h.waitFor(jobId, (st) => st.status === 'completed', 'completion');
+    expect(existsSync(join(h.root, 'kbd.txt'))).toBe(false);
   });
 
   describe('forged decisions are rejected by the job, audited, and nothing runs', () => {
