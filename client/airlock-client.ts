@@ -489,7 +489,8 @@ function pickRequest(
 }
 
 /** A dotted field's value (`options.mode`); undefined when absent. */
-function valueAt(value: unknown, path: string): unknown {
+/** The value at a dotted field path (`options.mode`), if any. */
+export function valueAt(value: unknown, path: string): unknown {
   let at = value;
   for (const part of path.split('.')) {
     if (at === null || typeof at !== 'object' || Array.isArray(at)) return undefined;

@@ -4,7 +4,7 @@ import { decisionPayloadSchema, passkeyAssertionSchema, type DecisionPayload } f
 import { decisionChallenge } from '../../core/decision-challenge';
 import { maskString, maskValue } from '../../core/masking';
 import { readReviewerKeysFile, type ReviewerPasskey } from '../../host/reviewer-keys-file';
-import { closedJobMessage, coerceEdits, type DecideOutcome } from '../airlock-client';
+import { closedJobMessage, coerceEdits, valueAt, type DecideOutcome } from '../airlock-client';
 import { HttpError } from './http-guard';
 import type { InboxSite } from './site';
 import type { TemporalLink } from './temporal-link';
@@ -143,13 +143,4 @@ export async function submitDecision(deps: { readonly temporal: TemporalLink }, 
   });
   if (!passkey.success) throw new HttpError(400, `invalid request: response: ${passkey.error.issues[0]?.message ?? 'invalid'}`);
   return deps.temporal.use((c) => c.sendDecision(input.jobId, { ...input.payload, passkey: passkey.data }));
-}
-
-function valueAt(value: unknown, path: string): unknown {
-  let at = value;
-  for (const part of path.split('.')) {
-    if (at === null || typeof at !== 'object' || Array.isArray(at)) return undefined;
-    at = (at as Record<string, unknown>)[part];
-  }
-  return at;
 }

@@ -87,3 +87,36 @@ export function serverPid(dataDir: string): number {
   const record = JSON.parse(readFileSync(join(dataDir, 'temporal.pid'), 'utf8')) as { pid: number };
   return record.pid;
 }
+
+/** An `airlock dev --demo` on its own ports, its demo job started. */
+export interface DemoStack {
+  readonly dev: Spawned;
+  readonly jobId: string;
+  /** Temporal's gRPC address. */
+  readonly address: string;
+  /** The Web UI, e.g. `http://127.0.0.1:PORT`. */
+  readonly webUi: string;
+  /** The codec server (used with `--codec`). */
+  readonly codecUrl: string;
+  /** Stops the whole stack as Ctrl-C would. */
+  stop(): Promise<void>;
+}
+
+/** Starts `airlock dev --demo` (plus `args`) in its own process group and waits for its demo job. */
+export async function startDemo(dataDir: string, args: string[] = []): Promise<DemoStack> {
+  const env = await devEnv(dataDir);
+  const dev = spawnNode('bin/airlock.js', ['dev', '--demo', ...args], env, { detached: true });
+  await dev.waitFor(/Demo job (demo-\S+) started/);
+  return {
+    dev,
+    jobId: /Demo job (demo-\S+) started/.exec(dev.output())?.[1] ?? '',
+    address: env.TEMPORAL_ADDRESS ?? '',
+    webUi: `http://127.0.0.1:${env.AIRLOCK_UI_PORT ?? ''}`,
+    codecUrl: `http://127.0.0.1:${env.AIRLOCK_CODEC_PORT ?? ''}`,
+    async stop() {
+      if (dev.child.pid === undefined) return;
+      process.kill(-dev.child.pid, 'SIGINT');
+      await dev.exited();
+    },
+  };
+}

@@ -3,17 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
-import { freePort } from '../../client/dev/ports';
 import type { AgentJobStateView } from '../../core/job-view';
-import { repoRoot, spawnNode, type Spawned } from '../helpers/processes';
-import { testServer } from '../helpers/temporal-env';
+import { startDemo, type DemoStack } from '../helpers/dev-stack';
+import { repoRoot } from '../helpers/processes';
 import { stateQuery } from '../../workflows/messages';
 
 /** Debian's chromium (`.ci/run` installs it); AIRLOCK_TEST_CHROMIUM points elsewhere. */
 const chromiumPath = process.env.AIRLOCK_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
 let dir: string;
-let dev: Spawned | undefined;
+let demo: DemoStack | undefined;
 let browser: Browser | undefined;
 
 beforeAll(() => {
@@ -21,34 +20,17 @@ beforeAll(() => {
 });
 afterAll(async () => {
   await browser?.close();
-  if (dev?.child.pid !== undefined) {
-    process.kill(-dev.child.pid, 'SIGINT');
-    await dev.exited();
-  }
+  await demo?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 test("the Web UI shows a parked job's approval card with every field and the exact command", async () => {
   expect(existsSync(chromiumPath)).toBe(true);
-  const [grpc, ui] = [await freePort(), await freePort()];
-  dev = spawnNode(
-    'bin/airlock.js',
-    ['dev', '--demo'],
-    {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      TEMPORAL_ADDRESS: `127.0.0.1:${grpc}`,
-      AIRLOCK_UI_PORT: String(ui),
-      AIRLOCK_DATA_DIR: join(dir, 'data'),
-      TEMPORAL_CLI: testServer.cli,
-    },
-    { detached: true },
-  );
-  await dev.waitFor(/Demo job (demo-\S+) started/);
-  const jobId = /Demo job (demo-\S+) started/.exec(dev.output())?.[1] ?? '';
+  demo = await startDemo(join(dir, 'data'));
+  const { jobId } = demo;
 
   // The request id the card must name, from the job itself.
-  const connection = await Connection.connect({ address: `127.0.0.1:${grpc}` });
+  const connection = await Connection.connect({ address: demo.address });
   let requestId = '';
   try {
     const handle = new Client({ connection }).workflow.getHandle(jobId);
@@ -64,7 +46,7 @@ test("the Web UI shows a parked job's approval card with every field and the exa
 
   browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
   const page = await browser.newPage({ viewport: { width: 1400, height: 1400 } });
-  await page.goto(`http://127.0.0.1:${ui}/namespaces/default/workflows/${jobId}`, { waitUntil: 'load' });
+  await page.goto(`${demo.webUi}/namespaces/default/workflows/${jobId}`, { waitUntil: 'load' });
   await page.getByText('User Metadata').first().click();
   // The card is Markdown the UI renders in a frame of its own: read every frame.
   const command = `npx airlock approve ${jobId} --request ${requestId}`;

@@ -4,15 +4,14 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { chromium, type Browser } from 'playwright-core';
-import { freePort } from '../../client/dev/ports';
-import { repoRoot, spawnNode, type Spawned } from '../helpers/processes';
-import { testServer } from '../helpers/temporal-env';
+import { startDemo, type DemoStack } from '../helpers/dev-stack';
+import { repoRoot } from '../helpers/processes';
 
 /** Debian's chromium (`.ci/run` installs it); AIRLOCK_TEST_CHROMIUM points elsewhere. */
 const chromiumPath = process.env.AIRLOCK_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
 let dir: string;
-let dev: Spawned | undefined;
+let demo: DemoStack | undefined;
 let browser: Browser | undefined;
 
 beforeAll(() => {
@@ -20,36 +19,19 @@ beforeAll(() => {
 });
 afterAll(async () => {
   await browser?.close();
-  if (dev?.child.pid !== undefined) {
-    process.kill(-dev.child.pid, 'SIGINT');
-    await dev.exited();
-  }
+  await demo?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 test('with the codec on, the Web UI shows a parked job decoded through the codec server, while the server stores no plaintext', async () => {
   expect(existsSync(chromiumPath)).toBe(true);
-  const [grpc, ui, codec] = [await freePort(), await freePort(), await freePort()];
-  dev = spawnNode(
-    'bin/airlock.js',
-    ['dev', '--demo', '--codec'],
-    {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      TEMPORAL_ADDRESS: `127.0.0.1:${grpc}`,
-      AIRLOCK_UI_PORT: String(ui),
-      AIRLOCK_CODEC_PORT: String(codec),
-      AIRLOCK_DATA_DIR: join(dir, 'data'),
-      TEMPORAL_CLI: testServer.cli,
-    },
-    { detached: true },
-  );
-  await dev.waitFor(/Demo job (demo-\S+) started/);
-  const jobId = /Demo job (demo-\S+) started/.exec(dev.output())?.[1] ?? '';
-  expect(dev.output()).toMatch(/Payloads\s+encrypted/);
+  const stack = await startDemo(join(dir, 'data'), ['--codec']);
+  demo = stack;
+  const { jobId } = stack;
+  expect(stack.dev.output()).toMatch(/Payloads\s+encrypted/);
 
   // Parked: read back without the codec, the server holds no readable goal, card or path.
-  const connection = await Connection.connect({ address: `127.0.0.1:${grpc}` });
+  const connection = await Connection.connect({ address: stack.address });
   const raw = new Client({ connection });
   // Search attributes are never encoded: the status says when the job has parked.
   let plain: string[] = [];
@@ -66,9 +48,9 @@ test('with the codec on, the Web UI shows a parked job decoded through the codec
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   const decoded: string[] = [];
   page.on('requestfinished', (r) => {
-    if (r.url().startsWith(`http://127.0.0.1:${codec}/`) && r.url().endsWith('/decode')) decoded.push(r.url());
+    if (r.url().startsWith(`${stack.codecUrl}/`) && r.url().endsWith('/decode')) decoded.push(r.url());
   });
-  await page.goto(`http://127.0.0.1:${ui}/namespaces/default/workflows/${jobId}`, { waitUntil: 'load' });
+  await page.goto(`${stack.webUi}/namespaces/default/workflows/${jobId}`, { waitUntil: 'load' });
   await page.getByText('User Metadata').first().click();
   // The card is Markdown the UI renders in a frame of its own: read every frame.
   let text = '';

@@ -4,18 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { freePort } from '../../client/dev/ports';
 import { decisionSigningText, type DecisionPayload } from '../../core/approvals';
 import type { AgentJobStateView, PendingRequestView } from '../../core/job-view';
-import { repoRoot, spawnNode, type Spawned } from '../helpers/processes';
-import { testServer } from '../helpers/temporal-env';
+import { startDemo, type DemoStack } from '../helpers/dev-stack';
+import { repoRoot } from '../helpers/processes';
 import { stateQuery } from '../../workflows/messages';
 
 /** Debian's chromium (`.ci/run` installs it); AIRLOCK_TEST_CHROMIUM points elsewhere. */
 const chromiumPath = process.env.AIRLOCK_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
 let dir: string;
-let dev: Spawned | undefined;
+let demo: DemoStack | undefined;
 let browser: Browser | undefined;
 
 beforeAll(() => {
@@ -23,10 +22,7 @@ beforeAll(() => {
 });
 afterAll(async () => {
   await browser?.close();
-  if (dev?.child.pid !== undefined) {
-    process.kill(-dev.child.pid, 'SIGINT');
-    await dev.exited();
-  }
+  await demo?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -68,27 +64,13 @@ async function sendThroughUpdateBox(page: Page, url: string, payload: DecisionPa
 
 test("with signatures required, a decision typed into the Web UI's raw update box without a signature is rejected; the file stays", async () => {
   expect(existsSync(chromiumPath)).toBe(true);
-  const [grpc, ui] = [await freePort(), await freePort()];
-  dev = spawnNode(
-    'bin/airlock.js',
-    ['dev', '--demo'],
-    {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      TEMPORAL_ADDRESS: `127.0.0.1:${grpc}`,
-      AIRLOCK_UI_PORT: String(ui),
-      AIRLOCK_DATA_DIR: join(dir, 'data'),
-      TEMPORAL_CLI: testServer.cli,
-    },
-    { detached: true },
-  );
-  await dev.waitFor(/Demo job (demo-\S+) started/);
-  const jobId = /Demo job (demo-\S+) started/.exec(dev.output())?.[1] ?? '';
+  demo = await startDemo(join(dir, 'data'));
+  const { jobId, dev } = demo;
   // `airlock dev` made the local user a reviewer with a key; the built-in rules want decisions signed with it.
   const [, reviewer = '', keyFile = ''] = /created the signing key of reviewer (\S+) \((.+?)\)/.exec(dev.output()) ?? [];
   expect(existsSync(keyFile)).toBe(true);
 
-  const connection = await Connection.connect({ address: `127.0.0.1:${grpc}` });
+  const connection = await Connection.connect({ address: demo.address });
   const state = () => new Client({ connection }).workflow.getHandle(jobId).query<AgentJobStateView>(stateQuery);
   try {
     let request: PendingRequestView | undefined;
@@ -104,7 +86,7 @@ test("with signatures required, a decision typed into the Web UI's raw update bo
 
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
     const page = await browser.newPage({ viewport: { width: 1400, height: 1400 } });
-    const url = `http://127.0.0.1:${ui}/namespaces/default/workflows/${jobId}`;
+    const url = `${demo.webUi}/namespaces/default/workflows/${jobId}`;
     // Exactly the request's fingerprint and nonce, under the reviewer's own name: all a pasted decision can carry.
     const unsigned: DecisionPayload = { requestId: request.requestId, fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve', reviewer };
     const answer = await sendThroughUpdateBox(page, url, unsigned);
