@@ -489,7 +489,6 @@ function pickRequest(
 }
 
 /** A dotted field's value (`options.mode`); undefined when absent. */
-/** The value at a dotted field path (`options.mode`), if any. */
 export function valueAt(value: unknown, path: string): unknown {
   let at = value;
   for (const part of path.split('.')) {
