@@ -116,8 +116,13 @@ export class Registration {
           ...(credential.transports !== undefined && credential.transports.length > 0 ? { transports: credential.transports.slice(0, 10) } : {}),
         };
         updateReviewerKeysFile(this.deps.keysFile, (entries) => {
-          const entry = entries[invite.reviewer] ?? {};
-          const kept = (entry.passkeys ?? []).filter((p) => p.id !== passkey.id);
+          // A credential id names one passkey of one reviewer: a second registration of it (another key claiming
+          // the id the page shows as someone's, or one replacing a reviewer's key) is refused.
+          if (Object.values(entries).some((e) => (e.passkeys ?? []).some((p) => p.id === passkey.id))) {
+            throw new HttpError(409, 'this passkey is already registered here; create a new passkey on your device and try again');
+          }
+          const entry = Object.hasOwn(entries, invite.reviewer) ? (entries[invite.reviewer] ?? {}) : {};
+          const kept = entry.passkeys ?? [];
           if (kept.length >= MAX_PASSKEYS) throw new HttpError(409, `reviewer ${invite.reviewer} already has ${MAX_PASSKEYS} passkeys; remove one from the reviewer keys file first`);
           return { ...entries, [invite.reviewer]: { ...entry, passkeys: [...kept, passkey] } };
         });
