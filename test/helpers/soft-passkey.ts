@@ -62,13 +62,13 @@ export class SoftPasskey {
   /** An assertion over `challenge` (base64url), as a browser on `origin` would return it. */
   assert(
     challenge: string,
-    options: { readonly origin?: string; readonly rpId?: string; readonly userVerified?: boolean; readonly counter?: number; readonly userHandle?: string } = {},
+    options: { readonly origin?: string; readonly rpId?: string; readonly userVerified?: boolean; readonly counter?: number; readonly userHandle?: string; readonly clientData?: Readonly<Record<string, unknown>> } = {},
   ): PasskeyAssertion {
     const flags = 0x01 | (options.userVerified === false ? 0 : 0x04);
     const counter = Buffer.alloc(4);
     counter.writeUInt32BE(options.counter ?? 1);
     const authenticatorData = Buffer.concat([createHash('sha256').update(options.rpId ?? this.rpId).digest(), Buffer.from([flags]), counter]);
-    const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin: options.origin ?? this.origin, crossOrigin: false }));
+    const clientDataJSON = Buffer.from(JSON.stringify(options.clientData ?? { type: 'webauthn.get', challenge, origin: options.origin ?? this.origin, crossOrigin: false }));
     const signature = sign('sha256', Buffer.concat([authenticatorData, createHash('sha256').update(clientDataJSON).digest()]), this.privateKey);
     return {
       credentialId: this.id,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -330,8 +331,15 @@ describe('what the pages show', () => {
     const prepared = await post('/api/decision/options', { jobId, requestId, decision: 'approve', reviewer: 'bob' });
     expect(prepared.status).toBe(200);
     const { payload, options } = JSON.parse(prepared.body) as { payload: Record<string, unknown>; options: { challenge: string } };
-    const signed = alice.assert(options.challenge);
-    const response = { id: signed.credentialId, rawId: signed.credentialId, type: 'public-key', response: { authenticatorData: signed.authenticatorData, clientDataJSON: signed.clientDataJSON, signature: signed.signature } };
+    // bob's user handle, as his authenticator would return it: it is not signed, and proves nothing.
+    const bobHandle = createHash('sha256').update('airlock-reviewer:bob').digest().toString('base64url');
+    const signed = alice.assert(options.challenge, { userHandle: bobHandle });
+    const response = {
+      id: signed.credentialId,
+      rawId: signed.credentialId,
+      type: 'public-key',
+      response: { authenticatorData: signed.authenticatorData, clientDataJSON: signed.clientDataJSON, signature: signed.signature, userHandle: bobHandle },
+    };
     const sent = await post('/api/decision', { jobId, payload, response });
     expect(sent.status).toBe(200);
     expect(JSON.parse(sent.body)).toMatchObject({ accepted: false, code: 'signature_invalid' });
@@ -417,6 +425,23 @@ describe('registration', () => {
       expect([reviewer, answer.status]).toEqual([reviewer, 404]);
       expect(errorOf(answer)).toContain('cannot be read');
     }
+  });
+
+  test('a held keys-file lock does not stall the inbox for others while the registration waits for it', async () => {
+    const { token } = invites().create('ivan');
+    const challenge = await begin(token);
+    writeFileSync(`${keysFile()}.lock`, '');
+    const order: string[] = [];
+    try {
+      const registering = post('/api/register', { token, response: new SoftPasskey('localhost', origin).registration(challenge) }).then((a) => order.push(`register ${a.status}`));
+      await new Promise((r) => setTimeout(r, 300));
+      await call(port, { path: '/assets/inbox.css' }).then((a) => order.push(`page ${a.status}`));
+      await registering;
+    } finally {
+      const { unlinkSync } = await import('node:fs');
+      unlinkSync(`${keysFile()}.lock`);
+    }
+    expect(order).toEqual(['page 200', 'register 503']);
   });
 
   test('a held keys-file lock is a clear, retryable error and leaves the invite usable', async () => {
