@@ -3,7 +3,7 @@ import { generateRegistrationOptions, verifyRegistrationResponse } from '@simple
 import { z } from 'zod';
 import { describeError } from '../../core/describe-error';
 import { InviteError, type PasskeyInvites } from '../../host/passkey-invites';
-import { updateReviewerKeysFile, type ReviewerPasskey } from '../../host/reviewer-keys-file';
+import { updateReviewerKeysFileAsync, type ReviewerPasskey } from '../../host/reviewer-keys-file';
 import { parseBody, sitePasskeys } from './decisions';
 import { HttpError } from './http-guard';
 import type { InboxSite } from './site';
@@ -115,7 +115,7 @@ export class Registration {
           addedAt: new Date(this.now()).toISOString(),
           ...(credential.transports !== undefined && credential.transports.length > 0 ? { transports: credential.transports.slice(0, 10) } : {}),
         };
-        updateReviewerKeysFile(this.deps.keysFile, (entries) => {
+        await updateReviewerKeysFileAsync(this.deps.keysFile, (entries) => {
           // A credential id names one passkey of one reviewer: a second registration of it (another key claiming
           // the id the page shows as someone's, or one replacing a reviewer's key) is refused.
           if (Object.values(entries).some((e) => (e.passkeys ?? []).some((p) => p.id === passkey.id))) {
