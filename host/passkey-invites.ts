@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from '
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AirlockError } from '../core/errors';
+import { reviewerNamePattern } from './reviewer-key-file';
 
 /** How long an invite to register a passkey stays usable. */
 export const INVITE_TTL_MS = 15 * 60_000;
@@ -20,7 +21,8 @@ export class InviteError extends AirlockError {
 
 const inviteSchema = z.strictObject({
   schemaVersion: z.literal(1),
-  reviewer: z.string().min(1).max(200),
+  // The names `reviewer add` takes: an edited invite cannot name anyone else.
+  reviewer: z.string().regex(reviewerNamePattern),
   createdAt: z.string(),
   expiresAt: z.number(),
 });

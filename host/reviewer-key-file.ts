@@ -15,7 +15,8 @@ export class ReviewerNameError extends AirlockError {
   }
 }
 
-const namePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** A reviewer name that can name a key file (and so travels in decisions, invites and the keys file). */
+export const reviewerNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 export interface ReviewerKeyPaths {
   /** The public keys the agent workers read (reviewer name → PEM). */
@@ -26,13 +27,13 @@ export interface ReviewerKeyPaths {
 
 /** Where a local reviewer's private key lives (whether or not it exists yet). */
 export function localReviewerKeyFile(paths: ReviewerKeyPaths, reviewer: string): string {
-  if (!namePattern.test(reviewer)) throw new ReviewerNameError(reviewer);
+  if (!reviewerNamePattern.test(reviewer)) throw new ReviewerNameError(reviewer);
   return join(paths.reviewerKeyDir, `${reviewer}.pem`);
 }
 
 /** This machine's key for a reviewer, if there is one (a name that cannot have a key file has none). */
 export function existingLocalReviewerKey(paths: ReviewerKeyPaths, reviewer: string): string | undefined {
-  if (!namePattern.test(reviewer)) return undefined;
+  if (!reviewerNamePattern.test(reviewer)) return undefined;
   const file = join(paths.reviewerKeyDir, `${reviewer}.pem`);
   return existsSync(file) ? file : undefined;
 }

@@ -78,23 +78,38 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** One try at the lock: taken, or held by another writer (a dead writer's is taken over when old enough). */
+function tryLock(lock: string, file: string): boolean {
+  try {
+    closeSync(openSync(lock, 'wx', 0o600));
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ReviewerKeysError(file, `cannot lock it (${(err as Error).message})`, err);
+  }
+  try {
+    if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
+  } catch {
+    // Released meanwhile.
+  }
+  return false;
+}
+
+const lockHeld = (lock: string, file: string) => new ReviewerKeysError(file, `another process holds ${lock}; try again (remove it if no airlock command is running)`);
+
 function takeLock(lock: string, file: string): void {
   const until = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      closeSync(openSync(lock, 'wx', 0o600));
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ReviewerKeysError(file, `cannot lock it (${(err as Error).message})`, err);
-    }
-    try {
-      // A writer that died holding the lock leaves it behind: old enough, it is taken over.
-      if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
-    } catch {
-      // Released meanwhile.
-    }
-    if (Date.now() > until) throw new ReviewerKeysError(file, `another process holds ${lock}; try again (remove it if no airlock command is running)`);
+  while (!tryLock(lock, file)) {
+    if (Date.now() > until) throw lockHeld(lock, file);
     sleepSync(20);
+  }
+}
+
+/** The same wait without blocking the event loop: a server keeps answering others meanwhile. */
+async function takeLockAsync(lock: string, file: string): Promise<void> {
+  const until = Date.now() + LOCK_WAIT_MS;
+  while (!tryLock(lock, file)) {
+    if (Date.now() > until) throw lockHeld(lock, file);
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -105,8 +120,19 @@ function takeLock(lock: string, file: string): void {
  */
 export function updateReviewerKeysFile(file: string, change: (entries: ReviewerEntries) => ReviewerEntries): ReviewerEntries {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const lock = `${file}.lock`;
-  takeLock(lock, file);
+  takeLock(`${file}.lock`, file);
+  return changeLocked(file, change);
+}
+
+/** `updateReviewerKeysFile` for a server: waiting for the lock does not stop it answering other requests. */
+export async function updateReviewerKeysFileAsync(file: string, change: (entries: ReviewerEntries) => ReviewerEntries): Promise<ReviewerEntries> {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  await takeLockAsync(`${file}.lock`, file);
+  return changeLocked(file, change);
+}
+
+/** Reads, changes and writes the file with the lock held; releases it. */
+function changeLocked(file: string, change: (entries: ReviewerEntries) => ReviewerEntries): ReviewerEntries {
   try {
     let current: ReviewerEntries = {};
     try {
@@ -122,7 +148,7 @@ export function updateReviewerKeysFile(file: string, change: (entries: ReviewerE
     return next;
   } finally {
     try {
-      unlinkSync(lock);
+      unlinkSync(`${file}.lock`);
     } catch {
       // Already gone.
     }

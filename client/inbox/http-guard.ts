@@ -57,11 +57,17 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   if (declared > MAX_BODY_BYTES) throw new HttpError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(buf);
+  try {
+    for await (const chunk of req) {
+      const buf = chunk as Buffer;
+      size += buf.length;
+      if (size > MAX_BODY_BYTES) throw new HttpError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
+      chunks.push(buf);
+    }
+  } catch (err) {
+    // A client that hangs up midway is its own problem, not a failure of the inbox to log.
+    if (err instanceof HttpError) throw err;
+    throw new HttpError(400, 'the body was cut off before its end');
   }
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));

@@ -8,6 +8,7 @@ import type { AirlockConfig } from '../../core/config';
 import { describeError } from '../../core/describe-error';
 import { PasskeyInvites } from '../../host/passkey-invites';
 import { statePaths } from '../../host/paths';
+import { ReviewerKeysError } from '../../host/reviewer-keys-file';
 import { JobError } from '../errors';
 import { PAGE_SCRIPT } from './assets/page-script';
 import { PAGE_STYLE } from './assets/page-style';
@@ -119,8 +120,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     const request = /^\/(api\/)?jobs\/([^/]+)\/requests\/([^/]+)$/.exec(path);
     if (request !== null) {
       const [, api, jobPart = '', requestPart = ''] = request;
-      const jobId = decodeURIComponent(jobPart);
-      const requestId = decodeURIComponent(requestPart);
+      const jobId = decodePart(jobPart);
+      const requestId = decodePart(requestPart);
       const found = await temporal.use((c) => c.pendingOf(jobId));
       const pending = found.execution === 'RUNNING' ? found.pending.find((r) => r.requestId === requestId) : undefined;
       if (api !== undefined) return sendJson(res, 200, { jobId, requestId, waiting: pending !== undefined, status: found.status });
@@ -171,10 +172,21 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   };
 }
 
+/** A path segment as text; a malformed escape (`%zz`, a cut UTF-8 sequence) is the client's error. */
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new HttpError(400, `the path is not a valid percent-encoding: ${JSON.stringify(part.slice(0, 100))}`);
+  }
+}
+
 function failure(err: unknown): [number, string] {
   if (err instanceof HttpError) return [err.status, err.message];
   if (err instanceof TemporalUnavailable) return [503, err.message];
   if (err instanceof WorkflowNotFoundError) return [404, `job ${err.workflowId} is not running (it has ended, or there is no such job)`];
   if (err instanceof JobError) return [409, err.message];
+  // Locked by another writer, or broken: the operator's to fix, the reviewer's to retry.
+  if (err instanceof ReviewerKeysError) return [503, err.message];
   return [500, `the inbox failed: ${describeError(err)}`];
 }

@@ -3,7 +3,7 @@ import { generateRegistrationOptions, verifyRegistrationResponse } from '@simple
 import { z } from 'zod';
 import { describeError } from '../../core/describe-error';
 import { InviteError, type PasskeyInvites } from '../../host/passkey-invites';
-import { updateReviewerKeysFile, type ReviewerPasskey } from '../../host/reviewer-keys-file';
+import { updateReviewerKeysFileAsync, type ReviewerPasskey } from '../../host/reviewer-keys-file';
 import { parseBody, sitePasskeys } from './decisions';
 import { HttpError } from './http-guard';
 import type { InboxSite } from './site';
@@ -115,9 +115,14 @@ export class Registration {
           addedAt: new Date(this.now()).toISOString(),
           ...(credential.transports !== undefined && credential.transports.length > 0 ? { transports: credential.transports.slice(0, 10) } : {}),
         };
-        updateReviewerKeysFile(this.deps.keysFile, (entries) => {
-          const entry = entries[invite.reviewer] ?? {};
-          const kept = (entry.passkeys ?? []).filter((p) => p.id !== passkey.id);
+        await updateReviewerKeysFileAsync(this.deps.keysFile, (entries) => {
+          // A credential id names one passkey of one reviewer: a second registration of it (another key claiming
+          // the id the page shows as someone's, or one replacing a reviewer's key) is refused.
+          if (Object.values(entries).some((e) => (e.passkeys ?? []).some((p) => p.id === passkey.id))) {
+            throw new HttpError(409, 'this passkey is already registered here; create a new passkey on your device and try again');
+          }
+          const entry = Object.hasOwn(entries, invite.reviewer) ? (entries[invite.reviewer] ?? {}) : {};
+          const kept = entry.passkeys ?? [];
           if (kept.length >= MAX_PASSKEYS) throw new HttpError(409, `reviewer ${invite.reviewer} already has ${MAX_PASSKEYS} passkeys; remove one from the reviewer keys file first`);
           return { ...entries, [invite.reviewer]: { ...entry, passkeys: [...kept, passkey] } };
         });
