@@ -130,7 +130,7 @@ export async function prepareDecision(
  * does not judge the assertion: the job verifies it in an activity, and
  * audits every rejection.
  */
-export async function submitDecision(deps: { readonly temporal: TemporalLink }, body: unknown): Promise<DecideOutcome> {
+export async function submitDecision(deps: { readonly temporal: TemporalLink; readonly admit?: (jobId: string) => void }, body: unknown): Promise<DecideOutcome> {
   const input = parseBody(decisionSubmitSchema, body);
   const { response } = input.response;
   if (input.response.id !== input.response.rawId) throw new HttpError(400, 'invalid request: response: id and rawId differ');
@@ -142,5 +142,6 @@ export async function submitDecision(deps: { readonly temporal: TemporalLink }, 
     ...(response.userHandle !== undefined ? { userHandle: response.userHandle } : {}),
   });
   if (!passkey.success) throw new HttpError(400, `invalid request: response: ${passkey.error.issues[0]?.message ?? 'invalid'}`);
+  deps.admit?.(input.jobId);
   return deps.temporal.use((c) => c.sendDecision(input.jobId, { ...input.payload, passkey: passkey.data }));
 }

@@ -15,6 +15,7 @@ import { PAGE_STYLE } from './assets/page-style';
 import { prepareDecision, submitDecision } from './decisions';
 import { checkHost, checkPost, HttpError, readJson, send, sendError, sendJson } from './http-guard';
 import { cardPage, errorPage, listFragment, listPage, registerPage, requestGonePage } from './pages';
+import { DEFAULT_DECISION_LIMITS, RateLimit, type DecisionLimits } from './rate-limit';
 import { Registration } from './registration';
 import type { InboxSite } from './site';
 import { TemporalLink, TemporalUnavailable } from './temporal-link';
@@ -25,6 +26,8 @@ export interface InboxServerOptions {
   /** How the CLI is typed in the commands a card carries. */
   readonly cli: CliName;
   readonly log: (line: string) => void;
+  /** How many decisions it forwards per job and in all (default `DEFAULT_DECISION_LIMITS`). */
+  readonly decisionLimits?: DecisionLimits;
 }
 
 export interface InboxServer {
@@ -61,6 +64,15 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     ['/assets/webauthn.js', { type: JS, body: webauthnBundle() }],
   ]);
   const base = site.basePath;
+  const limits = options.decisionLimits ?? DEFAULT_DECISION_LIMITS;
+  const perJob = new RateLimit(limits.perJob, limits.windowMs);
+  const overall = new RateLimit(limits.overall, limits.windowMs);
+  const minutes = Math.round(limits.windowMs / 60_000);
+  /** Refuses a well-formed decision over the limits before it reaches Temporal (a malformed one never does). */
+  const admit = (jobId: string): void => {
+    if (!overall.take('all')) throw new HttpError(429, `the page took ${limits.overall} decisions in ${minutes} minutes; try again later, or decide from the command line`);
+    if (!perJob.take(jobId)) throw new HttpError(429, `the page took ${limits.perJob} decisions for job ${jobId} in ${minutes} minutes; try again later, or decide from the command line`);
+  };
 
   const cardsOf = async (): Promise<ApprovalCard[]> => {
     const jobs = await temporal.use((c) => c.listPending());
@@ -92,7 +104,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
         case '/api/decision/options':
           return sendJson(res, 200, await prepareDecision({ temporal, site, keysFile: paths.reviewerKeys }, body));
         case '/api/decision':
-          return sendJson(res, 200, await submitDecision({ temporal }, body));
+          return sendJson(res, 200, await submitDecision({ temporal, admit }, body));
         case '/api/register/options':
           return sendJson(res, 200, await registration.options(body));
         case '/api/register': {

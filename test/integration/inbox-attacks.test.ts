@@ -479,3 +479,38 @@ test('with Temporal unreachable a flood is answered and the server keeps serving
     await server.close();
   }
 });
+
+test('a script without a passkey can add only a bounded number of rejected decisions to a job through the page', async () => {
+  const limitedPort = await freePort();
+  const limited = parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace, AIRLOCK_DATA_DIR: join(h.dir, 'data'), AIRLOCK_INBOX_LISTEN: `127.0.0.1:${limitedPort}` });
+  const server = await startInboxServer({ config: limited, site: inboxSite(limited), cli: 'airlock', log: () => undefined, decisionLimits: { perJob: 3, overall: 100, windowMs: 60_000 } });
+  try {
+    writeFileSync(join(h.root, 'flooded.txt'), 'f');
+    h.setRules({ version: 1, rules: [{ id: 'signed-deletes', version: 1, name: 'signed deletes', scope: { categories: ['delete'] }, action: 'request_approval', approval: { signatureRequired: true } }] });
+    const { jobId } = await h.start({ script: { turns: [{ tool_calls: [{ name: 'fs_delete', arguments: { path: 'flooded.txt' } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'ok' } }] }] } });
+    const [request] = (await h.waitForPending(jobId)).pending;
+    const payload = { requestId: request?.requestId, fingerprint: request?.fingerprint, nonce: request?.nonce, decision: 'approve', reviewer: 'mallory' };
+    // Well-formed, signed by nobody registered: each one the page forwards is verified, rejected and audited by the job.
+    const junk = new SoftPasskey('localhost', `http://localhost:${limitedPort}`).assert('AAAA');
+    const response = { id: junk.credentialId, rawId: junk.credentialId, type: 'public-key', response: { authenticatorData: junk.authenticatorData, clientDataJSON: junk.clientDataJSON, signature: junk.signature } };
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const answer = await call(limitedPort, {
+        method: 'POST',
+        path: '/api/decision',
+        headers: { Host: `localhost:${limitedPort}`, 'Content-Type': 'application/json', Origin: `http://localhost:${limitedPort}` },
+        body: JSON.stringify({ jobId, payload, response }),
+      });
+      statuses.push(answer.status);
+      if (answer.status === 429) expect(errorOf(answer)).toMatch(/took 3 decisions for job .* in 1 minutes; try again later, or decide from the command line/);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+    const rejected = await h.waitFor(jobId, () => h.audit(jobId, 'approval_rejected').length >= 3, 'the forwarded rejections audited');
+    expect(rejected.pending).toHaveLength(1);
+    expect(h.audit(jobId, 'approval_rejected').map((e) => e.data.code)).toEqual(['signature_invalid', 'signature_invalid', 'signature_invalid']);
+    // Other jobs are not held up by one job's limit.
+    expect((await post('/api/decision', { jobId: 'another-job', payload, response })).status).not.toBe(429);
+  } finally {
+    await server.close();
+  }
+});
