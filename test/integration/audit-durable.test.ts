@@ -71,17 +71,29 @@ function expectOnce(jobId: string): AuditEvent[] {
  * continue as new (taken in a run that then ended, so it is replayed from
  * its own history, not only the last run's).
  */
-async function expectReplays(jobId: string): Promise<number> {
+async function expectReplays(jobId: string): Promise<History[]> {
   let runId: string | undefined = (await h.env.client.workflow.getHandle(jobId).describe()).runId;
-  let runs = 0;
+  const runs: History[] = [];
   while (runId !== undefined) {
     const history: History = await h.env.client.workflow.getHandle(jobId, runId).fetchHistory();
     await Worker.runReplayHistory({ workflowBundle: { codePath: testServer.bundle }, replayName: `audit-durable ${runId}` }, history, jobId);
-    runs++;
+    runs.push(history);
     const previous: string | null | undefined = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
     runId = previous === undefined || previous === null || previous === '' ? undefined : previous;
   }
   return runs;
+}
+
+/** The workflow task (1 = the first) in which the run first asked for a patch, if it did. */
+function patchAskedIn(history: History, patchId: string): number | undefined {
+  let task = 0;
+  for (const event of history.events ?? []) {
+    if (event.workflowTaskCompletedEventAttributes != null) task++;
+    const marker = event.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    if (data != null && Buffer.from(data).toString().includes(patchId)) return task;
+  }
+  return undefined;
 }
 
 const deleteThenComplete = (path: string) => ({
@@ -165,7 +177,10 @@ test('events not yet written are carried across continue-as-new and written once
   expect(events.filter((e) => e.type === 'approval_requested')).toHaveLength(1);
   expect(events.filter((e) => e.type === 'tool_executed')).toHaveLength(1);
   // The run that continued as new replays too, not only the one that finished.
-  expect(await expectReplays(jobId)).toBeGreaterThanOrEqual(2);
+  const runs = await expectReplays(jobId);
+  expect(runs.length).toBeGreaterThanOrEqual(2);
+  // Every run decides while parked from what it read before an audit write: asked when the run starts.
+  expect(runs.map((run) => patchAskedIn(run, 'airlock-reads-before-local-activity'))).toEqual(runs.map(() => 1));
 });
 
 test('a job that ends while the disk stays full finishes anyway, its result saying how many events were lost', async () => {
