@@ -86,13 +86,16 @@ export async function waitForDecisions(job: Job, state: JobState): Promise<'deci
       });
     }
     job.show();
+    // Read before the audit write (a local activity): what follows it may fall in another workflow task live than on replay.
+    const before = job.readsBeforeLocalActivity ? { open: state.pendingRequests(), continueAsNew: job.shouldContinueAsNew() } : undefined;
     await job.audit.flush();
-    const open = state.pendingRequests();
+    const open = before?.open ?? state.pendingRequests();
     if (open.length === 0) return 'decided';
-    if (job.shouldContinueAsNew()) return 'continue_as_new';
-    const nextExpiry = Math.max(1, Math.min(...open.map((r) => r.expiresAt)) - Date.now());
+    if (before?.continueAsNew ?? job.shouldContinueAsNew()) return 'continue_as_new';
+    const at = before !== undefined ? now : Date.now();
+    const nextExpiry = Math.max(1, Math.min(...open.map((r) => r.expiresAt)) - at);
     // Audit events whose write failed are retried by this timer, with backoff (only runs with durable audit keep any).
-    const retry = job.audit.retryIn();
+    const retry = job.audit.retryIn(at);
     // Woken by a decision or an audited rejection (both are history events), by the next expiry, or to retry audit.
     await condition(() => state.pendingRequests().length < open.length || job.audit.fresh > 0, retry === undefined ? nextExpiry : Math.min(nextExpiry, retry));
   }

@@ -21,6 +21,8 @@ export class AuditBuffer {
     private readonly jobId: string,
     private readonly policyVersion: () => string | undefined,
     private readonly durable: boolean,
+    /** Time a failed write from when it was handed over, not from its result (see `readsBeforeLocalActivity`). */
+    private readonly clockBeforeWrite = false,
   ) {}
 
   /** Events and counts carried from the previous run (a run without durable audit ignores them). */
@@ -65,22 +67,25 @@ export class AuditBuffer {
    * backoff is over, unless `force` (the job is about to end or continue).
    */
   async flush(force = false): Promise<void> {
-    if (this.events.length === 0 && !(force ? this.backlog.size > 0 : this.backlog.due(Date.now()))) return;
+    const handedOver = Date.now();
+    if (this.events.length === 0 && !(force ? this.backlog.size > 0 : this.backlog.due(handedOver))) return;
     const events = this.take();
+    // The time after a local activity may differ between a run and its replay.
+    const failedAt = () => (this.clockBeforeWrite ? handedOver : Date.now());
     try {
       const result = await local.recordAudit({ events });
       if (!this.durable) return;
-      if (result.error !== undefined) this.backlog.failed(events, result.error, Date.now());
+      if (result.error !== undefined) this.backlog.failed(events, result.error, failedAt());
       else this.backlog.succeeded();
     } catch (err) {
       // The activity reports sink errors as results; this covers its own timeouts.
-      if (this.durable) this.backlog.failed(events, describeError(err), Date.now());
+      if (this.durable) this.backlog.failed(events, describeError(err), failedAt());
     }
   }
 
-  /** Milliseconds until kept events are due to be written again. */
-  retryIn(): number | undefined {
-    return this.backlog.retryIn(Date.now());
+  /** Milliseconds from `now` until kept events are due to be written again. */
+  retryIn(now = Date.now()): number | undefined {
+    return this.backlog.retryIn(now);
   }
 
   health(): AuditHealth | undefined {

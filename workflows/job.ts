@@ -11,7 +11,7 @@ import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
 import { local } from './activities';
 import { AuditBuffer } from './audit-buffer';
-import { cancelledStatus, durableAudit, passkeyDecisions, scalePath, sealAskedAtStart, sealedState } from './patches';
+import { cancelledStatus, durableAudit, passkeyDecisions, readsBeforeLocalActivity, scalePath, sealAskedAtStart, sealedState } from './patches';
 import { JobState } from './job-state';
 import { Visibility } from './visibility';
 
@@ -64,6 +64,8 @@ export class Job {
   readonly cancelledStatus: boolean;
   /** Whether this run accepts decisions signed by a passkey. */
   readonly passkeyDecisions: boolean;
+  /** Whether this run, while parked, decides from what it read before writing audit (see `readsBeforeLocalActivity`). */
+  readonly readsBeforeLocalActivity: boolean;
   /** The assistant text of the latest model turn: the model's stated reason for the batch it proposed. */
   statedReason: string | undefined;
 
@@ -78,8 +80,9 @@ export class Job {
     this.cancelledStatus = cancelledStatus();
     if (sealAskedAtStart()) sealedState();
     this.passkeyDecisions = passkeyDecisions();
+    this.readsBeforeLocalActivity = readsBeforeLocalActivity();
     this.visibility = new Visibility(this.jobId, parsed.data.goal, this.scalePath);
-    this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined), this.durableAudit);
+    this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined), this.durableAudit, this.readsBeforeLocalActivity);
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
     if (parsed.data.carried !== undefined) {
       if (workflowInfo().continuedFromExecutionRunId === undefined) {

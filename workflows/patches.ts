@@ -93,3 +93,20 @@ const PASSKEY_DECISIONS = 'airlock-passkey-decisions';
 export function passkeyDecisions(): boolean {
   return patched(PASSKEY_DECISIONS);
 }
+
+const READS_BEFORE_LOCAL_ACTIVITY = 'airlock-reads-before-local-activity';
+
+/**
+ * While parked, the job reads the time, its pending requests and whether
+ * to continue as new before it writes audit events (a local activity),
+ * not after. When a query is answered while a local activity runs, the
+ * worker hands the activity's result to the workflow in a later workflow
+ * task than the one that recorded it; a replay hands it over in the
+ * earlier one. History length, time and what signals changed can then
+ * differ after the activity between the run and its replay, and the job
+ * continued as new in one and not in the other. Asked once, when the run
+ * starts, like `scalePath`.
+ */
+export function readsBeforeLocalActivity(): boolean {
+  return patched(READS_BEFORE_LOCAL_ACTIVITY);
+}

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuditEvent } from '../../core/audit';
 import type { AgentJobStateView } from '../../core/job-view';
+import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { JobHarness } from '../helpers/job-harness';
 import { testServer } from '../helpers/temporal-env';
@@ -12,6 +13,8 @@ import { smallFolder, type SmallFolder } from '../helpers/small-fs';
  * read-only folder when not root): jobs keep what they could not write,
  * say so, and write it exactly once when space returns.
  */
+
+type History = temporal.api.history.v1.IHistory;
 
 let h: JobHarness;
 let small: SmallFolder;
@@ -62,10 +65,35 @@ function expectOnce(jobId: string): AuditEvent[] {
   return events;
 }
 
-/** The job's last run, as recorded, replays against the workflow code: keeping and retrying events is deterministic. */
-async function expectReplays(jobId: string): Promise<void> {
-  const history = await h.env.client.workflow.getHandle(jobId).fetchHistory();
-  await Worker.runReplayHistory({ workflowBundle: { codePath: testServer.bundle }, replayName: 'audit-durable' }, history, jobId);
+/**
+ * Every run of the job, as recorded, replays against the workflow code:
+ * keeping and retrying events is deterministic, and so is the decision to
+ * continue as new (taken in a run that then ended, so it is replayed from
+ * its own history, not only the last run's).
+ */
+async function expectReplays(jobId: string): Promise<History[]> {
+  let runId: string | undefined = (await h.env.client.workflow.getHandle(jobId).describe()).runId;
+  const runs: History[] = [];
+  while (runId !== undefined) {
+    const history: History = await h.env.client.workflow.getHandle(jobId, runId).fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: { codePath: testServer.bundle }, replayName: `audit-durable ${runId}` }, history, jobId);
+    runs.push(history);
+    const previous: string | null | undefined = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    runId = previous === undefined || previous === null || previous === '' ? undefined : previous;
+  }
+  return runs;
+}
+
+/** The workflow task (1 = the first) in which the run first asked for a patch, if it did. */
+function patchAskedIn(history: History, patchId: string): number | undefined {
+  let task = 0;
+  for (const event of history.events ?? []) {
+    if (event.workflowTaskCompletedEventAttributes != null) task++;
+    const marker = event.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    if (data != null && Buffer.from(data).toString().includes(patchId)) return task;
+  }
+  return undefined;
 }
 
 const deleteThenComplete = (path: string) => ({
@@ -148,7 +176,11 @@ test('events not yet written are carried across continue-as-new and written once
   expect(events.filter((e) => e.type === 'approval_fingerprint_mismatch')).toHaveLength(strays);
   expect(events.filter((e) => e.type === 'approval_requested')).toHaveLength(1);
   expect(events.filter((e) => e.type === 'tool_executed')).toHaveLength(1);
-  await expectReplays(jobId);
+  // The run that continued as new replays too, not only the one that finished.
+  const runs = await expectReplays(jobId);
+  expect(runs.length).toBeGreaterThanOrEqual(2);
+  // Every run decides while parked from what it read before an audit write: asked when the run starts.
+  expect(runs.map((run) => patchAskedIn(run, 'airlock-reads-before-local-activity'))).toEqual(runs.map(() => 1));
 });
 
 test('a job that ends while the disk stays full finishes anyway, its result saying how many events were lost', async () => {
