@@ -74,7 +74,7 @@ async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; ca
   try {
     turn = await model.modelTurn({ ...state.modelInput(), toolNames: [...job.allowedTools, COMPLETE_TOOL] });
   } catch (err) {
-    if (job.cancelledStatus && isCancellation(err)) throw err;
+    if (job.patches.cancelledStatus && isCancellation(err)) throw err;
     job.audit.record({ type: 'runtime_error', data: { code: 'model_error', error: describeError(err), turn: state.turns } });
     return { kind: 'failed', detail: describeError(err) };
   }

@@ -31,7 +31,7 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
           { toolName: p.call.toolName, args: p.call.args },
         ]);
       } catch (err) {
-        if (job.cancelledStatus && isCancellation(err)) throw err;
+        if (job.patches.cancelledStatus && isCancellation(err)) throw err;
         return { failed: describeError(err) };
       }
     }),
@@ -87,7 +87,7 @@ export async function waitForDecisions(job: Job, state: JobState): Promise<'deci
     }
     job.show();
     // Read before the audit write (a local activity): what follows it may fall in another workflow task live than on replay.
-    const before = job.readsBeforeLocalActivity ? { open: state.pendingRequests(), continueAsNew: job.shouldContinueAsNew() } : undefined;
+    const before = job.patches.readsBeforeLocalActivity ? { open: state.pendingRequests(), continueAsNew: job.shouldContinueAsNew() } : undefined;
     await job.audit.flush();
     const open = before?.open ?? state.pendingRequests();
     if (open.length === 0) return 'decided';

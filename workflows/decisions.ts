@@ -62,7 +62,7 @@ function checkAgainst(job: Job, payload: unknown): DecisionCheck {
     scope: job.input.scope,
     now: Date.now(),
     roots: state?.snapshot.detectors.roots ?? [],
-    passkeys: job.passkeyDecisions,
+    passkeys: job.patches.passkeyDecisions,
   });
 }
 

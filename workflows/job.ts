@@ -11,7 +11,7 @@ import type { JobStatus } from '../core/search-attributes';
 import { systemPrompt } from '../core/system-prompt';
 import { local } from './activities';
 import { AuditBuffer } from './audit-buffer';
-import { cancelledStatus, durableAudit, passkeyDecisions, readsBeforeLocalActivity, scalePath, sealAskedAtStart, sealedState } from './patches';
+import { askRunPatches, sealedState, type RunPatches } from './patches';
 import { JobState } from './job-state';
 import { Visibility } from './visibility';
 
@@ -56,16 +56,8 @@ export class Job {
   /** Carried input whose seal `start` checks before anything runs. */
   private unverified: { readonly next: unknown; readonly seal: string | undefined } | undefined;
   private readonly visibility: Visibility;
-  /** Whether this run started on a build with the `scalePath` changes. */
-  readonly scalePath: boolean;
-  /** Whether this run keeps and retries audit events whose write failed. */
-  readonly durableAudit: boolean;
-  /** Whether this run reports its cancellation in `AirlockStatus` before it ends. */
-  readonly cancelledStatus: boolean;
-  /** Whether this run accepts decisions signed by a passkey. */
-  readonly passkeyDecisions: boolean;
-  /** Whether this run, while parked, decides from what it read before writing audit (see `readsBeforeLocalActivity`). */
-  readonly readsBeforeLocalActivity: boolean;
+  /** Which changes since histories were first recorded this run follows (`workflows/patches.ts`). */
+  readonly patches: RunPatches;
   /** The assistant text of the latest model turn: the model's stated reason for the batch it proposed. */
   statedReason: string | undefined;
 
@@ -75,14 +67,10 @@ export class Job {
       throw invalidInput(`invalid agentJob input: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`);
     }
     this.input = parsed.data;
-    this.scalePath = scalePath();
-    this.durableAudit = durableAudit();
-    this.cancelledStatus = cancelledStatus();
-    if (sealAskedAtStart()) sealedState();
-    this.passkeyDecisions = passkeyDecisions();
-    this.readsBeforeLocalActivity = readsBeforeLocalActivity();
-    this.visibility = new Visibility(this.jobId, parsed.data.goal, this.scalePath);
-    this.audit = new AuditBuffer(this.jobId, () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined), this.durableAudit, this.readsBeforeLocalActivity);
+    this.patches = askRunPatches();
+    this.visibility = new Visibility(this.jobId, parsed.data.goal, this.patches.scalePath);
+    const policyVersion = () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined);
+    this.audit = new AuditBuffer(this.jobId, policyVersion, this.patches.durableAudit, this.patches.readsBeforeLocalActivity);
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
     if (parsed.data.carried !== undefined) {
       if (workflowInfo().continuedFromExecutionRunId === undefined) {
@@ -199,7 +187,7 @@ export class Job {
    * did.
    */
   async cancelled(): Promise<void> {
-    if (!this.cancelledStatus) return;
+    if (!this.patches.cancelledStatus) return;
     this.status = 'cancelled';
     this.audit.record({ type: 'runtime_error', data: { code: 'cancelled', error: 'the job was cancelled' } });
     this.show();
@@ -225,7 +213,7 @@ export class Job {
    * few times, then left unwritten for the caller to carry or report.
    */
   private async drain(): Promise<void> {
-    if (!this.durableAudit) {
+    if (!this.patches.durableAudit) {
       do {
         await condition(allHandlersFinished);
         await this.audit.flush();
@@ -263,7 +251,7 @@ export class Job {
       const sealedThis = sealedDigest === undefined || sealedDigest === sha256Hex(canonicalJson(next));
       if (sealedThis && allHandlersFinished() && this.audit.fresh === 0) {
         // The memo is not carried by the server: the next run starts with the pending requests it publishes.
-        const options = this.scalePath ? { memo: workflowInfo().memo ?? {} } : {};
+        const options = this.patches.scalePath ? { memo: workflowInfo().memo ?? {} } : {};
         return makeContinueAsNewFunc<AgentJob>(options)({ ...next, carriedSeal: seal });
       }
     }

@@ -110,3 +110,26 @@ const READS_BEFORE_LOCAL_ACTIVITY = 'airlock-reads-before-local-activity';
 export function readsBeforeLocalActivity(): boolean {
   return patched(READS_BEFORE_LOCAL_ACTIVITY);
 }
+
+/** What a run follows of each change since histories were first recorded, asked once when it starts. */
+export interface RunPatches {
+  readonly scalePath: boolean;
+  readonly durableAudit: boolean;
+  readonly cancelledStatus: boolean;
+  readonly passkeyDecisions: boolean;
+  readonly readsBeforeLocalActivity: boolean;
+}
+
+/**
+ * Asks every run-level patch in the order runs have always asked them, so
+ * their markers land in the first workflow task in a fixed order. A new
+ * patch is added at the end.
+ */
+export function askRunPatches(): RunPatches {
+  const scale = scalePath();
+  const audit = durableAudit();
+  const cancelled = cancelledStatus();
+  if (sealAskedAtStart()) sealedState();
+  const passkeys = passkeyDecisions();
+  return { scalePath: scale, durableAudit: audit, cancelledStatus: cancelled, passkeyDecisions: passkeys, readsBeforeLocalActivity: readsBeforeLocalActivity() };
+}

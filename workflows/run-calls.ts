@@ -66,7 +66,7 @@ export async function runSteps(
   let complete: { planned: Planned<'complete' | 'complete_rejected'>; slot: number } | undefined;
   for (let index = 0; index < steps.length; index++) {
     const reads = readOnlyRun(steps, index);
-    if (reads.length > 1 && job.scalePath) {
+    if (reads.length > 1 && job.patches.scalePath) {
       await runTogether(job, state, steps, index, reads, grants);
       index += reads.length - 1;
       continue;
@@ -84,7 +84,7 @@ export async function runSteps(
         break;
       case 'run': {
         // Since the patch, an approved call is checked inside its `execute` attempt.
-        const inline = step.approved !== undefined && job.scalePath;
+        const inline = step.approved !== undefined && job.patches.scalePath;
         const refused = step.approved === undefined || inline ? undefined : await revalidate(job, state, step.call, step.approved);
         if (refused !== undefined) {
           state.addToolResult(step.call.callId, refused);
@@ -185,7 +185,7 @@ async function revalidate(job: Job, state: JobState, call: ToolCall, approved: A
     if (check.notNeeded === true) return skipApproved(job, state, call, approved, fingerprint, check.reason);
     return refuseApproved(job, state, call, approved, check.reason, Texts.revalidationFailed(check.reason));
   } catch (err) {
-    if (job.cancelledStatus && isCancellation(err)) throw err;
+    if (job.patches.cancelledStatus && isCancellation(err)) throw err;
     return refuseApproved(job, state, call, approved, describeError(err), Texts.revalidateFailed(describeError(err)));
   }
 }
@@ -245,7 +245,7 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
       return result.output;
     } catch (err) {
       // A cancelled job ends as cancelled; its call is not reported as a failure of the tool.
-      if (job.cancelledStatus && isCancellation(err)) throw err;
+      if (job.patches.cancelledStatus && isCancellation(err)) throw err;
       const type = failureType(err);
       if (type === FailureTypes.GrantExpired && attempt < GRANT_ATTEMPTS) {
         grant = undefined;
