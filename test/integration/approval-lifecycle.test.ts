@@ -134,14 +134,16 @@ test('a job that continues as new while parked keeps its request, nonce and deci
   const request = before.pending[0]!;
   // While parked, history grows only with what arrives: stray decisions (each audited) push it past the limit.
   let after = await h.state(jobId);
-  for (let i = 0; i < 30 && after.counters.continuedAsNew === 0; i++) {
+  let strays = 0;
+  for (; strays < 30 && after.counters.continuedAsNew === 0; strays++) {
     await h.airlock.sendDecision(jobId, { requestId: 'stray', fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve', reviewer: 'nobody' });
     after = await h.state(jobId);
   }
-  after = await h.waitFor(jobId, (s) => s.counters.continuedAsNew >= 1 && s.pending.length === 1, 'continue-as-new while parked');
+  // Every stray is counted once, in the run that took it, and the count is carried across continue-as-new.
+  // (On a loaded machine, timed-out workflow tasks can fill history first: then fewer strays are sent.)
+  after = await h.waitFor(jobId, (s) => s.counters.continuedAsNew >= 1 && s.pending.length === 1 && s.counters.rejectedDecisions === strays, 'continue-as-new while parked');
   expect(after.status).toBe('awaiting_approval');
   expect(after.pending[0]).toMatchObject({ requestId: request.requestId, nonce: request.nonce, fingerprint: request.fingerprint });
-  expect(after.counters.rejectedDecisions).toBeGreaterThan(0);
   const described = await handle.describe();
   expect(described.runId).not.toBe(handle.firstExecutionRunId);
   expect(existsSync(file)).toBe(true);
