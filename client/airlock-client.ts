@@ -22,6 +22,7 @@ import { AirlockSearchAttributes, jobStatuses, statusKey, type JobStatus, type S
 import type { ParkedBatchView } from '../core/batch-view';
 import { TaskQueues } from '../core/task-queues';
 import { maskString, maskValue, truncate } from '../core/masking';
+import { argAt } from '../core/policy/conditions';
 import { getTool } from '../core/tools/registry';
 import type { ZodType } from 'zod';
 import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery } from '../workflows/messages';
@@ -334,7 +335,7 @@ export class AirlockClient {
         : { ...unsigned, signature: sign(null, Buffer.from(decisionSigningText(jobId, unsigned)), options.signingKey).toString('base64') };
     const outcome = await this.sendDecision(jobId, payload, options.workerWaitMs);
     if (outcome.accepted !== true) return outcome;
-    const edits = Object.entries(payload.args ?? {}).map(([field, after]) => ({ field, before: valueAt(request.args, field), after: maskValue(after) }));
+    const edits = Object.entries(payload.args ?? {}).map(([field, after]) => ({ field, before: argAt(request.args, field), after: maskValue(after) }));
     return { ...outcome, call: { toolName: request.toolName, args: request.args }, ...(edits.length > 0 ? { edits } : {}) };
   }
 
@@ -486,16 +487,6 @@ function pickRequest(
     );
   }
   return state.pending[0]!;
-}
-
-/** A dotted field's value (`options.mode`); undefined when absent. */
-export function valueAt(value: unknown, path: string): unknown {
-  let at = value;
-  for (const part of path.split('.')) {
-    if (at === null || typeof at !== 'object' || Array.isArray(at)) return undefined;
-    at = (at as Record<string, unknown>)[part];
-  }
-  return at;
 }
 
 /** The memo a parked job publishes; undefined when there is none (an older job) or it does not parse. */

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { decisionPayloadSchema, passkeyAssertionSchema, type DecisionPayload } from '../../core/approvals';
 import { decisionChallenge } from '../../core/decision-challenge';
 import { maskString, maskValue } from '../../core/masking';
+import { argAt } from '../../core/policy/conditions';
 import { readReviewerKeysFile, type ReviewerPasskey } from '../../host/reviewer-keys-file';
-import { closedJobMessage, coerceEdits, valueAt, type DecideOutcome } from '../airlock-client';
+import { closedJobMessage, coerceEdits, type DecideOutcome } from '../airlock-client';
 import { HttpError } from './http-guard';
 import type { InboxSite } from './site';
 import type { TemporalLink } from './temporal-link';
@@ -109,7 +110,7 @@ export async function prepareDecision(
   });
   const summary = [
     `${payload.decision} ${request.toolName} as ${payload.reviewer}`,
-    ...Object.entries(payload.args ?? {}).map(([field, after]) => `${field}: ${JSON.stringify(maskValue(valueAt(request.args, field)))} → ${JSON.stringify(maskValue(after))}`),
+    ...Object.entries(payload.args ?? {}).map(([field, after]) => `${field}: ${JSON.stringify(maskValue(argAt(request.args, field)))} → ${JSON.stringify(maskValue(after))}`),
     ...(payload.reason !== undefined ? [`reason: ${maskString(payload.reason)}`] : []),
   ];
   return {

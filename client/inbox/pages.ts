@@ -1,4 +1,5 @@
 import type { ApprovalCard } from '../../core/approval-card';
+import { argAt } from '../../core/policy/conditions';
 import { cardHtml, html, page, type Html } from './html';
 
 function isCards(cards: readonly ApprovalCard[] | { readonly error: string }): cards is readonly ApprovalCard[] {
@@ -26,11 +27,7 @@ export function listPage(cards: readonly ApprovalCard[] | { readonly error: stri
 
 /** The value an edit field starts with: the requested value as text. */
 function fieldText(args: unknown, field: string): string {
-  let at = args;
-  for (const part of field.split('.')) {
-    if (at === null || typeof at !== 'object' || Array.isArray(at)) return '';
-    at = (at as Record<string, unknown>)[part];
-  }
+  const at = argAt(args, field);
   if (at === undefined) return '';
   return typeof at === 'string' ? at : JSON.stringify(at);
 }
