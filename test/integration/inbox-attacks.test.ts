@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from '../../client/dev/ports';
@@ -12,6 +11,7 @@ import { statePaths } from '../../host/paths';
 import { readReviewerKeysFile, updateReviewerKeysFile } from '../../host/reviewer-keys-file';
 import { ReviewerKeysFile } from '../../host/reviewer-keys';
 import { JobHarness } from '../helpers/job-harness';
+import { call, type Answer } from '../helpers/raw-http';
 import { SoftPasskey } from '../helpers/soft-passkey';
 
 /*
@@ -19,24 +19,6 @@ import { SoftPasskey } from '../helpers/soft-passkey';
  * any Host, Origin, encoding or body, and a software authenticator that
  * says whatever it likes. Each test is one attack and what must hold.
  */
-
-interface Answer {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly body: string;
-}
-
-function call(port: number, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path ?? '/', headers: { Host: `localhost:${port}`, ...options.headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
 
 /** Bytes written as they are (no client library to tidy them), and everything the server answers until it closes. */
 function raw(port: number, chunks: readonly (string | Buffer)[]): Promise<string> {

@@ -1,5 +1,4 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
 import { inboxSite } from '../../client/inbox/site';
@@ -11,26 +10,8 @@ import { statePaths } from '../../host/paths';
 import { updateReviewerKeysFile } from '../../host/reviewer-keys-file';
 import { ReviewerKeysFile } from '../../host/reviewer-keys';
 import { JobHarness } from '../helpers/job-harness';
+import { call, type Answer } from '../helpers/raw-http';
 import { SoftPasskey } from '../helpers/soft-passkey';
-
-interface Answer {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly body: string;
-}
-
-/** A raw HTTP request: any Host, Origin or body, as an attacker's client could send it. */
-function call(port: number, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path ?? '/', headers: { Host: `localhost:${port}`, ...options.headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
 
 let h: JobHarness;
 let config: AirlockConfig;
