@@ -29,6 +29,27 @@ function leaves(entries: Entries): Array<{ readonly path: string; readonly spec:
   return entries.flatMap((e) => (isGroup(e) ? e.subcommands.map((s) => ({ path: `${e.name} ${s.name}`, spec: s })) : [{ path: e.name, spec: e }]));
 }
 
+/** Every flag that takes a value, as a shell `case` pattern (`--none` when there is none). */
+function valueFlagPattern(entries: Entries): string {
+  return [...new Set(leaves(entries).flatMap((l) => valueFlagsOf(l.spec)))].join('|') || '--none';
+}
+
+/**
+ * The end of the loop over the words typed so far, the same in bash and
+ * zsh: skip a flag's value, and take the first two other words as the
+ * command and (for a group or `help`) its subcommand.
+ */
+function commandWordLines(previousWord: string, valueFlags: string, entries: Entries): string[] {
+  return [
+    `    case "${previousWord}" in ${valueFlags}) continue ;; esac`,
+    '    n=$((n+1))',
+    '    if (( n == 1 )); then cmd="$w"; elif (( n == 2 )); then',
+    `      case "$cmd" in ${['help', ...entries.filter(isGroup).map((g) => g.name)].join('|')}) cmd="$cmd $w" ;; esac`,
+    '    fi',
+    '  done',
+  ];
+}
+
 /** Single-quoted for sh and zsh. */
 function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
@@ -37,7 +58,7 @@ function quote(text: string): string {
 export function bashCompletion(entries: Entries): string {
   const topWords = [...entries.map((e) => e.name), 'help', '--help', '--version'].join(' ');
   const groups = entries.filter(isGroup);
-  const valueFlags = [...new Set(leaves(entries).flatMap((l) => valueFlagsOf(l.spec)))].join('|');
+  const valueFlags = valueFlagPattern(entries);
   const leafCases = leaves(entries).map(({ path, spec }) => {
     const words = [...flagsOf(spec), ...(argumentValues[spec.name] ?? [])].join(' ');
     return `    ${quote(path)}) words=${quote(words)} ;;`;
@@ -48,18 +69,13 @@ export function bashCompletion(entries: Entries): string {
     '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" cmd="" words="" i w',
     '  (( COMP_CWORD > 0 )) && prev="${COMP_WORDS[COMP_CWORD-1]}"',
     // A flag's value is the user's to type (or a file name).
-    `  case "$prev" in ${valueFlags || '--none'}) return 0 ;; esac`,
+    `  case "$prev" in ${valueFlags}) return 0 ;; esac`,
     // The command and subcommand typed so far: the first two words that are neither flags nor flag values.
     '  local n=0',
     '  for (( i=1; i<COMP_CWORD; i++ )); do',
     '    w="${COMP_WORDS[i]}"',
     `    case "$w" in -*) continue ;; esac`,
-    `    case "\${COMP_WORDS[i-1]}" in ${valueFlags || '--none'}) continue ;; esac`,
-    '    n=$((n+1))',
-    '    if (( n == 1 )); then cmd="$w"; elif (( n == 2 )); then',
-    `      case "$cmd" in ${['help', ...entries.filter(isGroup).map((g) => g.name)].join('|')}) cmd="$cmd $w" ;; esac`,
-    '    fi',
-    '  done',
+    ...commandWordLines('${COMP_WORDS[i-1]}', valueFlags, entries),
     '  case "$cmd" in',
     `    '') words=${quote(topWords)} ;;`,
     `    help) words=${quote(entries.map((e) => e.name).join(' '))} ;;`,
@@ -93,7 +109,7 @@ export function zshCompletion(entries: Entries): string {
       '      _describe -t flags option items ;;',
     ].join('\n');
   });
-  const valueFlags = [...new Set(leaves(entries).flatMap((l) => valueFlagsOf(l.spec)))].join('|');
+  const valueFlags = valueFlagPattern(entries);
   return [
     '#compdef airlock',
     '# zsh completion for airlock; load it with: source <(airlock completion zsh), or save it as _airlock in a folder of $fpath',
@@ -103,12 +119,7 @@ export function zshCompletion(entries: Entries): string {
     '  for (( i=2; i<CURRENT; i++ )); do',
     '    w="${words[i]}"',
     '    [[ "$w" == -* ]] && continue',
-    `    case "\${words[i-1]}" in ${valueFlags || '--none'}) continue ;; esac`,
-    '    n=$((n+1))',
-    '    if (( n == 1 )); then cmd="$w"; elif (( n == 2 )); then',
-    `      case "$cmd" in ${['help', ...entries.filter(isGroup).map((g) => g.name)].join('|')}) cmd="$cmd $w" ;; esac`,
-    '    fi',
-    '  done',
+    ...commandWordLines('${words[i-1]}', valueFlags, entries),
     '  case "$cmd" in',
     `    '')`,
     `      items=(${top.join(' ')})`,

@@ -28,14 +28,18 @@ export class TemporalLink {
       client = await pending;
     } catch (err) {
       if (this.client === pending) this.client = undefined;
-      throw new TemporalUnavailable(`Temporal at ${this.address} cannot be reached (${describeError(err)}); the page tries again on its next refresh`);
+      throw this.unavailable(err);
     }
     try {
       return await fn(client);
     } catch (err) {
-      if (isUnavailable(err)) throw new TemporalUnavailable(`Temporal at ${this.address} cannot be reached (${describeError(err)}); the page tries again on its next refresh`);
+      if (isUnavailable(err)) throw this.unavailable(err);
       throw err;
     }
+  }
+
+  private unavailable(err: unknown): TemporalUnavailable {
+    return new TemporalUnavailable(`Temporal at ${this.address} cannot be reached (${describeError(err)}); the page tries again on its next refresh`);
   }
 
   async close(): Promise<void> {
