@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { sanitizeAuditEvent, type AuditEvent } from '../core/audit';
-import { describeError } from '../core/describe-error';
+import { sanitizeAuditEvent, type AuditEvent } from '../core/audit/events';
+import { describeError } from '../core/temporal/describe-error';
 import type { AuditSink } from '../host/audit-log';
 import type { AuditNotifier } from '../host/notifier';
 import { noMetrics, type AirlockMetrics } from './metrics';

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { OpenAI } from 'openai';
-import { FailureTypes } from '../core/failure-types';
+import { FailureTypes } from '../core/temporal/failure-types';
 import {
   JUDGE_SYSTEM_PROMPT,
   MAX_JUDGED_RULES,
@@ -9,7 +9,7 @@ import {
   type JudgeCallSummary,
   type JudgeOutcome,
   type JudgeRuleInput,
-} from '../core/judge';
+} from '../core/judge/judge';
 import { noMetrics, type AirlockMetrics } from './metrics';
 
 export interface JudgeRulesInput {

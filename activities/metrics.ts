@@ -1,9 +1,9 @@
 import { noopMetricMeter, type MetricCounter, type MetricHistogram, type MetricMeter } from '@temporalio/common';
-import type { AuditEvent } from '../core/audit';
+import type { AuditEvent } from '../core/audit/events';
 import { gateDecisions } from '../core/policy/evaluate';
 import { getTool } from '../core/tools/registry';
 import type { Reconciled } from '../host/nonce-store';
-import type { JudgeOutcome } from '../core/judge';
+import type { JudgeOutcome } from '../core/judge/judge';
 
 /**
  * airlock's own Prometheus metrics, counted in activities: a replayed

@@ -1,25 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { AuditEvent } from '../core/audit';
-import { plan, type BatchPlan, type JobPolicyMemory, type RuleRef } from '../core/batch-plan';
-import { AirlockError } from '../core/errors';
-import { FailureTypes } from '../core/failure-types';
-import type { Grant } from '../core/grants';
-import { judgeCallSummary, MAX_JUDGED_RULES, type JudgeCallSummary, type JudgeRuleInput } from '../core/judge';
-import type { CallFacts } from '../core/policy/facts';
-import { callContext } from '../core/policy/call-context';
+import type { AuditEvent } from '../core/audit/events';
+import { plan, type BatchPlan, type JobPolicyMemory, type RuleRef } from '../core/job/batch-plan';
+import { AirlockError } from '../core/util/errors';
+import { FailureTypes } from '../core/temporal/failure-types';
+import type { Grant } from '../core/approval/grants';
+import { judgeCallSummary, MAX_JUDGED_RULES, type JudgeCallSummary, type JudgeRuleInput } from '../core/judge/judge';
+import type { CallFacts } from '../core/tools/facts';
+import { callContext } from '../core/job/call-context';
 import {
   evaluateCall,
   needsFacts,
   type CallContext,
   type CallEvaluation,
-  type JobScope,
   type JudgeCandidate,
   type JudgeVerdict,
   type RuleCounters,
 } from '../core/policy/evaluate';
+import type { JobScope } from '../core/policy/rules';
 import type { PolicySnapshot } from '../core/policy/snapshot';
-import type { PreflightedCall } from '../core/preflight';
+import type { PreflightedCall } from '../core/job/preflight';
 import type { AuditSink } from '../host/audit-log';
 import type { GrantSigner } from '../host/grant-keys';
 import type { Sealer } from '../host/seal';

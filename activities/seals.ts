@@ -1,5 +1,5 @@
-import { canonicalJson } from '../core/canonical-json';
-import { sha256Hex } from '../core/sha256';
+import { canonicalJson } from '../core/util/canonical-json';
+import { sha256Hex } from '../core/util/sha256';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import type { Sealer } from '../host/seal';
 

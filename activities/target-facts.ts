@@ -1,5 +1,5 @@
 import { withHeartbeat } from './heartbeat';
-import type { CallFacts } from '../core/policy/facts';
+import type { CallFacts } from '../core/tools/facts';
 import { getTool } from '../core/tools/registry';
 import { lendHost } from '../core/tools/lend';
 import { pathTargets } from '../core/tools/tool-module';

@@ -1,8 +1,8 @@
 import { verify } from 'node:crypto';
 import { verifyAuthenticationResponse } from '@simplewebauthn/server';
-import { decisionSigningText, type DecisionPayload, type PasskeyAssertion } from '../core/approvals';
-import { decisionChallenge } from '../core/decision-challenge';
-import { describeError } from '../core/describe-error';
+import { decisionSigningText, type DecisionPayload, type PasskeyAssertion } from '../core/approval/approvals';
+import { decisionChallenge } from '../core/approval/decision-challenge';
+import { describeError } from '../core/temporal/describe-error';
 import { ReviewerKeysError, type ReviewerKeys } from '../host/reviewer-keys';
 
 export interface VerifyDecisionInput {

@@ -12,16 +12,16 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { decisionSigningText, type DecisionPayload } from '../core/approvals';
-import type { AirlockConfig } from '../core/config';
-import { FailureTypes } from '../core/failure-types';
-import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../core/job-input';
-import type { AgentJobStateView, PendingRequestView } from '../core/job-view';
+import { decisionSigningText, type DecisionPayload } from '../core/approval/approvals';
+import type { AirlockConfig } from '../core/config/config';
+import { FailureTypes } from '../core/temporal/failure-types';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../core/job/job-input';
+import type { AgentJobStateView, PendingRequestView } from '../core/job/job-view';
 import type { agentJob } from '../workflows/agent-job';
-import { AirlockSearchAttributes, jobStatuses, statusKey, type JobStatus, type ShownStatus } from '../core/search-attributes';
-import type { ParkedBatchView } from '../core/batch-view';
-import { TaskQueues } from '../core/task-queues';
-import { maskString, maskValue, truncate } from '../core/masking';
+import { AirlockSearchAttributes, jobStatuses, statusKey, type JobStatus, type ShownStatus } from '../core/temporal/search-attributes';
+import type { ParkedBatchView } from '../core/job/batch-view';
+import { TaskQueues } from '../core/temporal/task-queues';
+import { maskString, maskValue, truncate } from '../core/redaction/masking';
 import { argAt } from '../core/policy/conditions';
 import { getTool } from '../core/tools/registry';
 import type { ZodType } from 'zod';
@@ -29,7 +29,7 @@ import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuer
 import { temporal } from '@temporalio/proto';
 import { dataConverterFor } from '../host/data-converter';
 import { JobError } from './errors';
-import { PENDING_MEMO_KEY, pendingMemo, pendingMemoSchema, type PendingMemo } from '../core/pending-memo';
+import { PENDING_MEMO_KEY, pendingMemo, pendingMemoSchema, type PendingMemo } from '../core/reviewer/pending-memo';
 
 export interface StartJobOptions {
   readonly goal: string;

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { CliName } from '../core/approval-card';
+import type { CliName } from '../core/approval/card';
 
 function real(path: string): string | undefined {
   try {

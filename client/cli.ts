@@ -1,7 +1,7 @@
 import { commands } from './command-registry';
 import { createIo, isGroup, type Command, type CommandGroup, type CommandIo } from './command';
 import { describeOperatorError } from '../host/operator-errors';
-import { display } from '../core/display-text';
+import { display } from '../core/redaction/display-text';
 import { UsageError } from './errors';
 import { closest, commandHelp, groupHelp, programHelp } from './help-text';
 import { packageVersion } from './package-version';
@@ -94,7 +94,7 @@ async function exitWhenWritten(code: number): Promise<never> {
   const failure = await flushed();
   if (failure !== undefined) {
     // Loaded here only: it brings @temporalio/common, which `--help` does without.
-    const { describeError } = await import('../core/describe-error');
+    const { describeError } = await import('../core/temporal/describe-error');
     writeLine(process.stderr, display`airlock: cannot write the output: ${describeError(failure)}`);
     await flushed();
   }

@@ -251,7 +251,7 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
     name: 'audit',
     summary: "Read this machine's audit log (newest last), filtered by job, run and event type",
     details: 'Each event names the run of its job that wrote it; with --job, the events of each run are headed by the run.',
-    // The first two of core/audit's event types; spelled out, since loading core/audit loads zod.
+    // The first two of core/audit/events' event types; spelled out, since loading it loads zod.
     usage: 'airlock audit [--job JOB_ID [--run RUN_ID]] [--type policy_evaluation|policy_rule_matched|…] [--limit N] [--json]',
     options: {
       job: { type: 'string', value: 'JOB_ID', description: "Only this job's events" },

@@ -1,4 +1,4 @@
-import type { AirlockConfig, parseConfig } from '../core/config';
+import type { AirlockConfig, parseConfig } from '../core/config/config';
 import { UsageError } from './errors';
 import { writeLine } from './process-output';
 
@@ -80,7 +80,7 @@ export function isGroup(entry: Command | CommandGroup): entry is CommandGroup {
 /** Required on first use: `--help` and usage errors end before anything loads zod. */
 function configModule(): { parseConfig: typeof parseConfig } {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load zod for every command
-  return require('../core/config') as { parseConfig: typeof parseConfig };
+  return require('../core/config/config') as { parseConfig: typeof parseConfig };
 }
 
 export function createIo(env: NodeJS.ProcessEnv = process.env): CommandIo {

@@ -1,4 +1,4 @@
-import { AirlockError } from '../core/errors';
+import { AirlockError } from '../core/util/errors';
 
 /** The command line was wrong; the message says what to do. */
 export class UsageError extends AirlockError {

@@ -2,13 +2,13 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { batchPlanSchema, type BatchPlan } from '../core/batch-plan';
-import { batchPlanV1Schema, heldPlanFromV1, LegacyShapeError } from '../core/legacy-v1';
-import { describeError } from '../core/describe-error';
-import { agentJobInputSchema, AGENT_JOB_WORKFLOW } from '../core/job-input';
-import { callFactsSchema, type CallFacts } from '../core/policy/facts';
-import type { ToolCall } from '../core/preflight';
-import { toolPlanOf, type Happened, type PlannedToolKind, type RecordedBatch, type RecordedJob } from '../core/rehearsal';
+import { batchPlanSchema, type BatchPlan } from '../core/job/batch-plan';
+import { batchPlanV1Schema, heldPlanFromV1, LegacyShapeError } from '../core/job/legacy-v1';
+import { describeError } from '../core/temporal/describe-error';
+import { agentJobInputSchema, AGENT_JOB_WORKFLOW } from '../core/job/job-input';
+import { callFactsSchema, type CallFacts } from '../core/tools/facts';
+import type { ToolCall } from '../core/job/preflight';
+import { toolPlanOf, type Happened, type PlannedToolKind, type RecordedBatch, type RecordedJob } from '../core/job/rehearsal';
 
 /**
  * Reads the tool calls of past jobs from their Temporal histories: the

@@ -1,4 +1,4 @@
-import { displayText } from '../core/display-text';
+import { displayText } from '../core/redaction/display-text';
 
 /**
  * The CLI's writes to stdout and stderr. Nothing written is lost: the

@@ -1,7 +1,7 @@
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { airlockSearchAttributeList, type SearchAttributeKind } from '../core/search-attributes';
-import { AirlockError } from '../core/errors';
+import { airlockSearchAttributeList, type SearchAttributeKind } from '../core/temporal/search-attributes';
+import { AirlockError } from '../core/util/errors';
 
 const IndexedValueType = temporal.api.enums.v1.IndexedValueType;
 

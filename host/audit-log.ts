@@ -1,7 +1,7 @@
 import { appendFileSync, closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { AuditEvent } from '../core/audit';
-import { firstLine } from '../core/describe-error';
+import type { AuditEvent } from '../core/audit/events';
+import { firstLine } from '../core/temporal/describe-error';
 
 /**
  * Where sanitized audit events go. `write` either stores every event of

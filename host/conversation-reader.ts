@@ -1,6 +1,6 @@
-import { AirlockError } from '../core/errors';
-import type { ChatMessage } from '../core/chat';
-import { segmentSchema, type Segment } from '../core/conversation';
+import { AirlockError } from '../core/util/errors';
+import type { ChatMessage } from '../core/model/chat';
+import { segmentSchema, type Segment } from '../core/job/conversation';
 import type { ContentStore } from './content-store';
 
 /** A job's conversation is not (or no longer) in the content store. */

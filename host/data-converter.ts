@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
-import type { AirlockConfig } from '../core/config';
+import type { AirlockConfig } from '../core/config/config';
 import type { AesGcmCodec, loadCodecKeys } from './payload-codec';
 import { statePaths } from './paths';
 
 /** Loaded by workers, clients and the workflow bundle alike: failure messages travel as payloads. */
-export const failureConverterPath = require.resolve('../core/failure-converter');
+export const failureConverterPath = require.resolve('../core/temporal/failure-converter');
 
 /** Required only when the codec is on: without keys, a CLI command does without its YAML and zod parsing. */
 function payloadCodec(): { AesGcmCodec: typeof AesGcmCodec; loadCodecKeys: typeof loadCodecKeys } {

@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/common';
-import { describeError, firstLine } from '../core/describe-error';
+import { describeError, firstLine } from '../core/temporal/describe-error';
 
 interface MaybeGrpc {
   name?: unknown;

@@ -1,8 +1,8 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { AirlockError } from '../core/errors';
-import { grantSchema, grantSigningText, type Grant, type GrantClaims } from '../core/grants';
+import { AirlockError } from '../core/util/errors';
+import { grantSchema, grantSigningText, type Grant, type GrantClaims } from '../core/approval/grants';
 
 /** A grant key file is missing or unreadable. */
 export class GrantKeyError extends AirlockError {

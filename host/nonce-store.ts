@@ -3,9 +3,9 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, st
 import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
-import { AirlockError } from '../core/errors';
+import { AirlockError } from '../core/util/errors';
 import { messageOf } from './tools/descriptors';
-import { isFileState, observedStateSchema, type ObservedState } from '../core/observed-state';
+import { isFileState, observedStateSchema, type ObservedState } from '../core/tools/observed-state';
 
 /** How a retried `execute` settled a call whose earlier attempt never recorded its outcome. */
 export type Reconciled = 'ran_before' | 'ran_now' | 'unknown';

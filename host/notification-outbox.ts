@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
-import { noticeSchema, type Notice } from '../core/notification';
+import { noticeSchema, type Notice } from '../core/reviewer/notification';
 
 /** One notice on its way to one endpoint. */
 export interface Delivery {

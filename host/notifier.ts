@@ -1,9 +1,9 @@
-import type { AuditEvent } from '../core/audit';
-import { sanitizeAuditEvent } from '../core/audit';
-import { describeError, firstLine } from '../core/describe-error';
-import { maskString } from '../core/masking';
-import { noticeFor, ntfyMessage, type Notice, type NoticeContext } from '../core/notification';
-import { endpointRequest, type NotifyEndpoint } from '../core/notify-endpoints';
+import type { AuditEvent } from '../core/audit/events';
+import { sanitizeAuditEvent } from '../core/audit/events';
+import { describeError, firstLine } from '../core/temporal/describe-error';
+import { maskString } from '../core/redaction/masking';
+import { noticeFor, ntfyMessage, type Notice, type NoticeContext } from '../core/reviewer/notification';
+import { endpointRequest, type NotifyEndpoint } from '../core/config/notify-endpoints';
 import type { AuditSink } from './audit-log';
 import type { Delivery, NotificationOutbox } from './notification-outbox';
 

@@ -1,4 +1,4 @@
-import { AirlockError } from '../core/errors';
+import { AirlockError } from '../core/util/errors';
 import type { describeOtherError } from './describe-other-error';
 
 /** Required on first need: airlock's own errors (a CLI usage error) are described without loading Temporal's packages. */

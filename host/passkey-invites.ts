@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AirlockError } from '../core/errors';
+import { AirlockError } from '../core/util/errors';
 import { reviewerNamePattern } from './reviewer-key-file';
 
 /** How long an invite to register a passkey stays usable. */

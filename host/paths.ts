@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import type { AirlockConfig } from '../core/config';
+import type { AirlockConfig } from '../core/config/config';
 
 /** Where each piece of local state lives, from configuration; relative paths are taken from the working directory. */
 export function statePaths(config: AirlockConfig) {

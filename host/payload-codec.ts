@@ -5,7 +5,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
-import { AirlockError } from '../core/errors';
+import { AirlockError } from '../core/util/errors';
 
 const ENCODING = 'binary/encrypted';
 const KEY_ID = 'encryption-key-id';

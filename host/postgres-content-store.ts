@@ -1,6 +1,6 @@
 import { Pool, type QueryConfig, type QueryResultRow } from 'pg';
-import { AirlockError } from '../core/errors';
-import { redactUrl } from '../core/redact-url';
+import { AirlockError } from '../core/util/errors';
+import { redactUrl } from '../core/redaction/redact-url';
 import { digestOf, type ContentStore } from './content-store';
 
 /** The setting that names the server; every connection error says to check it. */

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AirlockError } from '../core/errors';
+import { AirlockError } from '../core/util/errors';
 
 /*
  * Where a local reviewer's private key lives. Kept apart from creating keys

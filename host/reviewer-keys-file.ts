@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unl
 import { dirname } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
-import { AirlockError } from '../core/errors';
+import { AirlockError } from '../core/util/errors';
 
 /** The reviewer keys file is unreadable or invalid. */
 export class ReviewerKeysError extends AirlockError {

@@ -1,6 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { AirlockError } from '../core/errors';
+import { AirlockError } from '../core/util/errors';
 import { ToolRefusal } from '../core/tools/tool-refusal';
 import { inside, locationOf, messageOf, O_DIRECTORY, O_PATH, openFd, release } from './tools/descriptors';
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { AirlockError } from '../core/errors';
+import { AirlockError } from '../core/util/errors';
 import { defaultRules } from '../core/policy/default-rules';
 import {
   formatRulesFileProblem,

@@ -1,5 +1,5 @@
 import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalJson } from '../core/canonical-json';
+import { canonicalJson } from '../core/util/canonical-json';
 
 /** What a seal vouches for: the policy snapshot a job runs under, or the whole state it carries into its next run. */
 export type SealPurpose = 'policy' | 'state';

@@ -1,7 +1,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Stats } from 'node:fs';
-import type { CallFacts, TargetFact } from '../core/policy/facts';
+import type { CallFacts, TargetFact } from '../core/tools/facts';
 
 function typeOf(info: Stats): NonNullable<TargetFact['type']> {
   if (info.isSymbolicLink()) return 'symlink';

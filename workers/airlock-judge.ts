@@ -1,4 +1,4 @@
-import type { QueueRole } from '../core/task-queues';
+import type { QueueRole } from '../core/temporal/task-queues';
 import { main } from './main';
 
 /** Runs the airlock-judge worker. */

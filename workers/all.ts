@@ -1,4 +1,4 @@
-import { queueRoles, type QueueRole } from '../core/task-queues';
+import { queueRoles, type QueueRole } from '../core/temporal/task-queues';
 import { main } from './main';
 
 /** Runs the workers of every queue in one process, for development. */

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import type { AirlockConfig } from '../core/config';
+import type { AirlockConfig } from '../core/config/config';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { failureConverterPath } from '../host/data-converter';
 import { workflowBundleOptions } from './workflow-bundle';
 import type { Activities } from '../activities';
-import { TaskQueues, type QueueRole } from '../core/task-queues';
+import { TaskQueues, type QueueRole } from '../core/temporal/task-queues';
 
 export type BuiltActivities = Activities;
 

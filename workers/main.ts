@@ -1,5 +1,5 @@
-import { parseConfig } from '../core/config';
-import type { QueueRole } from '../core/task-queues';
+import { parseConfig } from '../core/config/config';
+import type { QueueRole } from '../core/temporal/task-queues';
 import { describeOperatorError } from '../host/operator-errors';
 import { runWorkers } from './run-workers';
 

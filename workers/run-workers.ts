@@ -1,9 +1,9 @@
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import { createAirlockMetrics, JUDGE_LATENCY_BUCKETS_MS, MetricNames, type AirlockMetrics } from '../activities/metrics';
-import type { AirlockConfig } from '../core/config';
-import { describeError } from '../core/describe-error';
-import { ConfigError } from '../core/errors';
-import { TaskQueues, type QueueRole } from '../core/task-queues';
+import type { AirlockConfig } from '../core/config/config';
+import { describeError } from '../core/temporal/describe-error';
+import { ConfigError } from '../core/util/errors';
+import { TaskQueues, type QueueRole } from '../core/temporal/task-queues';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
 import { dataConverterFor } from '../host/data-converter';
 import { JsonlAuditSink } from '../host/audit-log';

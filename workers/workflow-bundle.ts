@@ -12,7 +12,7 @@ const sourceRoot = resolve(__dirname, '..', __dirname.includes(`${join('dist', '
 export function workflowBundleOptions(workflowsPath: string) {
   return {
     workflowsPath,
-    failureConverterPath: join(sourceRoot, 'core', 'failure-converter.ts'),
+    failureConverterPath: join(sourceRoot, 'core', 'temporal', 'failure-converter.ts'),
     preloadModules: ['zod'],
   };
 }

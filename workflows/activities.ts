@@ -1,6 +1,6 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { AgentActivities, JudgeActivities, ToolActivities } from '../activities';
-import { TaskQueues } from '../core/task-queues';
+import { TaskQueues } from '../core/temporal/task-queues';
 
 /** Model turns: a slow endpoint gets a few tries, then the job fails with `model_error`. */
 export const model = proxyActivities<AgentActivities>({

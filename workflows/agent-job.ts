@@ -1,9 +1,9 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
-import { KEPT_STATED_REASON_CHARS } from '../core/batch-view';
-import type { AgentJobInput, AgentJobResult } from '../core/job-input';
-import { preflight, type PreflightedCall } from '../core/preflight';
-import { withUniqueCallIds } from '../core/chat';
-import { describeError } from '../core/describe-error';
+import { KEPT_STATED_REASON_CHARS } from '../core/job/batch-view';
+import type { AgentJobInput, AgentJobResult } from '../core/job/job-input';
+import { preflight, type PreflightedCall } from '../core/job/preflight';
+import { withUniqueCallIds } from '../core/model/chat';
+import { describeError } from '../core/temporal/describe-error';
 import { COMPLETE_TOOL } from '../core/tools/registry';
 import { model } from './activities';
 import { park, resumeParkedBatch, waitForDecisions } from './approvals';

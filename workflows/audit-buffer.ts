@@ -1,6 +1,6 @@
-import type { AuditEvent, AuditRecord } from '../core/audit';
-import { AuditBacklog, auditWriteResultSchema, type AuditHealth, type CarriedAuditBacklog } from '../core/audit-backlog';
-import { describeError } from '../core/describe-error';
+import type { AuditEvent, AuditRecord } from '../core/audit/events';
+import { AuditBacklog, auditWriteResultSchema, type AuditHealth, type CarriedAuditBacklog } from '../core/audit/backlog';
+import { describeError } from '../core/temporal/describe-error';
 import { local } from './activities';
 import { oneEvaluationPath } from './patches';
 

@@ -1,8 +1,8 @@
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
-import { requestTarget } from '../core/approval-request';
-import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approvals';
-import { describeError } from '../core/describe-error';
-import { FailureTypes } from '../core/failure-types';
+import { requestTarget } from '../core/job/approval-request';
+import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approval/approvals';
+import { describeError } from '../core/temporal/describe-error';
+import { FailureTypes } from '../core/temporal/failure-types';
 import { local } from './activities';
 import type { Job } from './job';
 import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery, type DecideResult } from './messages';

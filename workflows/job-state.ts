@@ -1,12 +1,12 @@
-import { slimmed, type ApprovalRequest, type PendingRequest } from '../core/approvals';
-import type { BatchPlan, JobPolicyMemory } from '../core/batch-plan';
-import type { CallOutcome, CarriedState, ParkedBatch, ReconciledCall } from '../core/carried-state';
-import type { AssistantMessage, ChatMessage } from '../core/chat';
-import { afterModelTurn, judgeContext } from '../core/conversation';
-import { isPending } from '../core/job-view';
+import { slimmed, type ApprovalRequest, type PendingRequest } from '../core/approval/approvals';
+import type { BatchPlan, JobPolicyMemory } from '../core/job/batch-plan';
+import type { CallOutcome, CarriedState, ParkedBatch, ReconciledCall } from '../core/job/carried-state';
+import type { AssistantMessage, ChatMessage } from '../core/model/chat';
+import { afterModelTurn, judgeContext } from '../core/job/conversation';
+import { isPending } from '../core/job/job-view';
 import { recordFires } from '../core/policy/evaluate';
 import type { PolicySnapshot } from '../core/policy/snapshot';
-import { Texts } from '../core/texts';
+import { Texts } from '../core/job/texts';
 
 const MAX_DECIDED_KEPT = 50;
 

@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { DecisionPayload } from '../core/approvals';
-import type { AgentJobStateView } from '../core/job-view';
+import type { DecisionPayload } from '../core/approval/approvals';
+import type { AgentJobStateView } from '../core/job/job-view';
 
 /**
  * Every signal, update and query of `agentJob`. Clients import these

@@ -1,6 +1,6 @@
-import type { PlannedCall } from '../core/batch-plan';
-import type { AgentJobResult } from '../core/job-input';
-import { Texts } from '../core/texts';
+import type { PlannedCall } from '../core/job/batch-plan';
+import type { AgentJobResult } from '../core/job/job-input';
+import { Texts } from '../core/job/texts';
 import type { Job } from './job';
 import type { JobState } from './job-state';
 

@@ -1,10 +1,10 @@
 import { setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
-import { approvalCard, cardsMarkdown } from '../core/approval-card';
-import type { PendingRequest } from '../core/approvals';
-import type { ParkedBatchView } from '../core/batch-view';
-import { pendingView } from '../core/job-view';
-import { PENDING_MEMO_KEY, pendingMemo } from '../core/pending-memo';
-import { pendingToolsKey, statusKey, type JobStatus } from '../core/search-attributes';
+import { approvalCard, cardsMarkdown } from '../core/reviewer/approval-card';
+import type { PendingRequest } from '../core/approval/approvals';
+import type { ParkedBatchView } from '../core/job/batch-view';
+import { pendingView } from '../core/job/job-view';
+import { PENDING_MEMO_KEY, pendingMemo } from '../core/reviewer/pending-memo';
+import { pendingToolsKey, statusKey, type JobStatus } from '../core/temporal/search-attributes';
 
 /**
  * What the Web UI and list views show of a job: `AirlockStatus` and

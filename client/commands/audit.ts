@@ -1,8 +1,8 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { auditEventTypes } from '../../core/audit';
-import { display } from '../../core/display-text';
+import { auditEventTypes } from '../../core/audit/events';
+import { display } from '../../core/redaction/display-text';
 import { statePaths } from '../../host/paths';
 import { printJson, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';

@@ -1,4 +1,4 @@
-import { display } from '../../core/display-text';
+import { display } from '../../core/redaction/display-text';
 import { jobIdArg, printJson, stringOption, type CommandRun } from '../command';
 import { withClient } from '../with-client';
 

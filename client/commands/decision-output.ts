@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { statePaths } from '../../host/paths';
 import { existingLocalReviewerKey } from '../../host/reviewer-key-file';
 import { userInfo } from 'node:os';
-import { display } from '../../core/display-text';
+import { display } from '../../core/redaction/display-text';
 import type { DecideOutcome } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type ParsedArgs } from '../command';
 import { UsageError } from '../errors';

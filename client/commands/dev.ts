@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os';
-import { bindAddress } from '../../core/config';
+import { bindAddress } from '../../core/config/config';
 import type { CommandRun } from '../command';
 import { UsageError } from '../errors';
 

@@ -1,4 +1,4 @@
-import { bindAddress } from '../../core/config';
+import { bindAddress } from '../../core/config/config';
 import { cliName } from '../cli-name';
 import type { CommandRun } from '../command';
 import { UsageError } from '../errors';

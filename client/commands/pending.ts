@@ -1,7 +1,7 @@
-import { cardText } from '../../core/approval-card';
-import { display } from '../../core/display-text';
-import { parseDuration } from '../../core/duration';
-import { pendingCards, pendingTable } from '../../core/pending-table';
+import { cardText } from '../../core/reviewer/approval-card';
+import { display } from '../../core/redaction/display-text';
+import { parseDuration } from '../../core/util/duration';
+import { pendingCards, pendingTable } from '../../core/reviewer/pending-table';
 import type { AirlockClient } from '../airlock-client';
 import { cliName } from '../cli-name';
 import { printJson, stringOption, type CommandIo, type CommandRun, type ParsedArgs } from '../command';

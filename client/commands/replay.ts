@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { display } from '../../core/display-text';
+import { display } from '../../core/redaction/display-text';
 import { stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 import { loadReplayScript, startReplayServer } from '../dev/replay-server';

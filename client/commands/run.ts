@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { userInfo } from 'node:os';
 import { sideEffectToolNames } from '../../core/tools/registry';
-import { display } from '../../core/display-text';
-import { endStatus, endText, progressLine } from '../../core/progress';
+import { display } from '../../core/redaction/display-text';
+import { endStatus, endText, progressLine } from '../../core/reviewer/progress';
 import type { AirlockClient, StartedJob } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type CommandRun } from '../command';
 import { JobError, UsageError } from '../errors';

@@ -1,5 +1,5 @@
 import { Connection } from '@temporalio/client';
-import { display } from '../../core/display-text';
+import { display } from '../../core/redaction/display-text';
 import { printJson, type CommandRun } from '../command';
 import { ensureSearchAttributes } from '../search-attributes';
 

@@ -1,7 +1,8 @@
-import { approvalCard, cardText, type ApprovalCard, type CliName } from '../../core/approval-card';
-import type { AuditHealth } from '../../core/audit-backlog';
-import type { AgentJobStateView, DecidedRequestView } from '../../core/job-view';
-import { display } from '../../core/display-text';
+import type { ApprovalCard, CliName } from '../../core/approval/card';
+import { approvalCard, cardText } from '../../core/reviewer/approval-card';
+import type { AuditHealth } from '../../core/audit/backlog';
+import type { AgentJobStateView, DecidedRequestView } from '../../core/job/job-view';
+import { display } from '../../core/redaction/display-text';
 import type { JobStatusInfo } from '../airlock-client';
 import { cliName } from '../cli-name';
 import { jobIdArg, printJson, type CommandIo, type CommandRun } from '../command';

@@ -1,4 +1,4 @@
-import { queueRoles, TaskQueues, type QueueRole } from '../../core/task-queues';
+import { queueRoles, TaskQueues, type QueueRole } from '../../core/temporal/task-queues';
 import { stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 

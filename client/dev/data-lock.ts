@@ -1,7 +1,7 @@
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AirlockError } from '../../core/errors';
+import { AirlockError } from '../../core/util/errors';
 import { processAlive, processStartTime } from './process-info';
 
 /** Another running `airlock dev` holds the data folder. */

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ReplayScript } from '../../core/replay-script';
+import type { ReplayScript } from '../../core/model/replay-script';
 
 export const DEMO_FOLDER = 'airlock-demo';
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
-import { AirlockError } from '../../core/errors';
+import { AirlockError } from '../../core/util/errors';
 import { ensureSearchAttributes } from '../search-attributes';
 import { isPortFree } from './ports';
 import { describeProcess, listeningPid } from './process-info';

@@ -6,8 +6,8 @@ import {
   formatZodIssues,
   replayScriptSchema,
   type ReplayScript,
-} from '../../core/replay-script';
-import { AirlockError } from '../../core/errors';
+} from '../../core/model/replay-script';
+import { AirlockError } from '../../core/util/errors';
 
 /** The replay script file could not be read or is not valid. */
 export class ReplayScriptError extends AirlockError {

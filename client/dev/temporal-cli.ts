@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { AirlockError } from '../../core/errors';
+import { AirlockError } from '../../core/util/errors';
 import { projectRoot } from './project-root';
 
 /** Later CLI tags carry replace directives and cannot be `go install`ed. */

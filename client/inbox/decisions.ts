@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { decisionPayloadSchema, passkeyAssertionSchema, type DecisionPayload } from '../../core/approvals';
-import { decisionChallenge } from '../../core/decision-challenge';
-import { maskString, maskValue } from '../../core/masking';
+import { decisionPayloadSchema, passkeyAssertionSchema, type DecisionPayload } from '../../core/approval/approvals';
+import { decisionChallenge } from '../../core/approval/decision-challenge';
+import { maskString, maskValue } from '../../core/redaction/masking';
 import { argAt } from '../../core/policy/conditions';
 import { readReviewerKeysFile, type ReviewerPasskey } from '../../host/reviewer-keys-file';
 import { closedJobMessage, coerceEdits, type DecideOutcome } from '../airlock-client';

@@ -1,5 +1,5 @@
-import type { ApprovalCard } from '../../core/approval-card';
-import { displayText } from '../../core/display-text';
+import type { ApprovalCard } from '../../core/approval/card';
+import { displayText } from '../../core/redaction/display-text';
 
 /** Text for HTML element content or a quoted attribute: every markup character escaped, control characters shown. */
 export function esc(text: string): string {

@@ -3,9 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/common';
-import { approvalCard, type ApprovalCard, type CliName } from '../../core/approval-card';
-import type { AirlockConfig } from '../../core/config';
-import { describeError } from '../../core/describe-error';
+import type { ApprovalCard, CliName } from '../../core/approval/card';
+import { approvalCard } from '../../core/reviewer/approval-card';
+import type { AirlockConfig } from '../../core/config/config';
+import { describeError } from '../../core/temporal/describe-error';
 import { PasskeyInvites } from '../../host/passkey-invites';
 import { statePaths } from '../../host/paths';
 import { ReviewerKeysError } from '../../host/reviewer-keys-file';

@@ -1,4 +1,4 @@
-import type { ApprovalCard } from '../../core/approval-card';
+import type { ApprovalCard } from '../../core/approval/card';
 import { argAt } from '../../core/policy/conditions';
 import { cardHtml, html, page, type Html } from './html';
 

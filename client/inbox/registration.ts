@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { generateRegistrationOptions, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { z } from 'zod';
-import { describeError } from '../../core/describe-error';
+import { describeError } from '../../core/temporal/describe-error';
 import { InviteError, type PasskeyInvites } from '../../host/passkey-invites';
 import { updateReviewerKeysFileAsync, type ReviewerPasskey } from '../../host/reviewer-keys-file';
 import { parseBody, sitePasskeys } from './decisions';

@@ -1,4 +1,4 @@
-import type { AirlockConfig } from '../../core/config';
+import type { AirlockConfig } from '../../core/config/config';
 
 /** Where the inbox listens and how browsers reach it. */
 export interface InboxSite {

@@ -1,5 +1,5 @@
-import type { AirlockConfig } from '../../core/config';
-import { describeError } from '../../core/describe-error';
+import type { AirlockConfig } from '../../core/config/config';
+import { describeError } from '../../core/temporal/describe-error';
 import { AirlockClient } from '../airlock-client';
 
 /** Temporal could not be reached: the page says so and the server keeps running. */

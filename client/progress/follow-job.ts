@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { JobEnd, ProgressEvent } from '../../core/progress';
+import type { JobEnd, ProgressEvent } from '../../core/reviewer/progress';
 import { HistoryReader } from './history-reader';
 
 export interface FollowJobOptions {

@@ -2,8 +2,8 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex, decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { PENDING_MEMO_KEY, pendingMemoSchema } from '../../core/pending-memo';
-import { callTarget, type JobEnd, type ProgressEvent } from '../../core/progress';
+import { PENDING_MEMO_KEY, pendingMemoSchema } from '../../core/reviewer/pending-memo';
+import { callTarget, type JobEnd, type ProgressEvent } from '../../core/reviewer/progress';
 
 /**
  * A job's progress as its history tells it: true wherever the workers run,

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Client } from '@temporalio/client';
-import { AGENT_JOB_WORKFLOW } from '../../core/job-input';
-import type { ProgressEvent } from '../../core/progress';
+import { AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
+import type { ProgressEvent } from '../../core/reviewer/progress';
 import { followJob } from './follow-job';
 
 /** Visibility is updated a moment after a job closes. */

@@ -1,4 +1,4 @@
-import { parseDuration } from '../duration';
+import { parseDuration } from '../util/duration';
 import type { Rule } from './rules';
 
 export const DEFAULT_APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,4 +1,4 @@
-import { globToRegExp } from '../glob';
+import { globToRegExp } from '../util/glob';
 import type { DetectorName } from './detectors';
 import { globLiteral } from './glob-literal';
 import type { Condition, Predicate } from './rules';

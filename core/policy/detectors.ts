@@ -1,6 +1,6 @@
-import { basenamePosix, normalizePosix, resolvePosix } from '../posix-path';
+import { basenamePosix, normalizePosix, resolvePosix } from '../util/posix-path';
 import type { ToolCategory } from '../tools/registry';
-import { factOf, type CallFacts } from './facts';
+import { factOf, type CallFacts } from '../tools/facts';
 
 /**
  * Built-in detectors for dangerous operations. Deterministic and

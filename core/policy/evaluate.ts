@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { parseDuration } from '../duration';
+import { parseDuration } from '../util/duration';
 import type { ToolCategory } from '../tools/registry';
 import type { CompiledCondition, DetectorProbe } from './conditions';
 import { getTool } from '../tools/registry';
 import { pathTargets } from '../tools/tool-module';
 import { detect, detectorNames, replacedTarget, type DetectorInput, type DetectorName } from './detectors';
-import { factOf, type CallFacts } from './facts';
-import { ruleActions, type Condition, type HookPoint, type Rule, type RuleAction } from './rules';
+import { factOf, type CallFacts } from '../tools/facts';
+import { ruleActions, type Condition, type HookPoint, type JobScope, type Rule, type RuleAction } from './rules';
 import { compiledWhen, indexedCandidates, inJobScope } from './rule-index';
 import type { PolicySnapshot } from './snapshot';
 
@@ -39,12 +39,6 @@ export const decisionForAction: Record<RuleAction, GateDecision> = {
 
 /** Observational actions: a repeat on the same call state is de-duplicated, not recorded again. */
 const observational: ReadonlySet<RuleAction> = new Set(['audit_only', 'notify_admin']);
-
-/** The piece/movement a job runs in; rules may be scoped to them. */
-export interface JobScope {
-  readonly piece?: string | undefined;
-  readonly movement?: string | undefined;
-}
 
 export interface CallContext {
   readonly toolName: string;

@@ -1,7 +1,6 @@
 import type { ToolCategory } from '../tools/registry';
 import { compileCondition, type CompiledCondition } from './conditions';
-import type { JobScope } from './evaluate';
-import type { Condition, HookPoint, Rule } from './rules';
+import type { Condition, HookPoint, JobScope, Rule } from './rules';
 import type { PolicySnapshot } from './snapshot';
 
 /**

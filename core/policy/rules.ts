@@ -1,11 +1,17 @@
 import { z } from 'zod';
-import { parseDuration } from '../duration';
-import { globToRegExp } from '../glob';
+import { parseDuration } from '../util/duration';
+import { globToRegExp } from '../util/glob';
 import { toolCategories, toolDefinitions } from '../tools/registry';
 import { defaultDeniedCommands, detectorNames, type DetectorName } from './detectors';
 
 export const hookPoints = ['tool.before', 'completion.before_accept'] as const;
 export type HookPoint = (typeof hookPoints)[number];
+
+/** The piece/movement a job runs in; rules may be scoped to them. */
+export interface JobScope {
+  readonly piece?: string | undefined;
+  readonly movement?: string | undefined;
+}
 
 export const ruleActions = [
   'inject_instruction',

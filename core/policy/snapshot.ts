@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { canonicalJson } from '../canonical-json';
-import { sha256Hex } from '../sha256';
-import { JUDGE_SCHEMA_VERSION } from '../judge';
+import { canonicalJson } from '../util/canonical-json';
+import { sha256Hex } from '../util/sha256';
+import { JUDGE_SCHEMA_VERSION } from '../judge/judge';
 import { ruleSchema, type RulesFile } from './rules';
 
 /**

@@ -1,4 +1,4 @@
-import { describeChanges, observedSubject, type ObservedState } from '../observed-state';
+import { describeChanges, observedSubject, type ObservedState } from './observed-state';
 import type { AnyTool, Prepared, RevalidateCheck, RevalidateVerdict } from './tool-module';
 import type { Capability, HostFor } from './tool-host';
 

@@ -1,4 +1,4 @@
-import { normalizePosix, resolvePosix } from '../posix-path';
+import { normalizePosix, resolvePosix } from '../util/posix-path';
 import { complete } from './complete';
 import { fsChmod } from './fs/fs-chmod';
 import { fsDelete } from './fs/fs-delete';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ServiceState } from '../observed-state';
+import type { ServiceState } from './observed-state';
 
 /**
  * What a service is (its identity) and how it is (its health), as the

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { ObservedState } from '../observed-state';
-import type { CallFacts } from '../policy/facts';
+import type { ObservedState } from './observed-state';
+import type { CallFacts } from './facts';
 import type { ToolOutcome } from './outcome';
 import type { Capability, HostFor } from './tool-host';
 

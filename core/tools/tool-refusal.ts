@@ -1,4 +1,4 @@
-import { AirlockError } from '../errors';
+import { AirlockError } from '../util/errors';
 
 /**
  * A tool refused a call on its own safety checks; the model is told why.

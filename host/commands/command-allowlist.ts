@@ -1,6 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import type { CommandEntry } from '../../core/tools-config/commands';
+import type { CommandEntry } from '../../core/config/tools/commands';
 import { ToolRefusal } from '../roots';
 import { errnoCode, fstatFd, messageOf, O_NOFOLLOW, O_PATH, openFd, release } from '../tools/descriptors';
 

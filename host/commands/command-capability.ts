@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { maskString } from '../../core/masking';
-import type { SubjectState } from '../../core/observed-state';
+import { maskString } from '../../core/redaction/masking';
+import type { SubjectState } from '../../core/tools/observed-state';
 import type { CommandCapability } from '../../core/tools/capabilities/commands';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { ResolvedCommand } from './command-allowlist';
-import type { CommandsConfig } from '../../core/tools-config/commands';
+import type { CommandsConfig } from '../../core/config/tools/commands';
 import type { Roots } from '../roots';
 import { CommandEngine, formatCommandResult } from './command-engine';
 

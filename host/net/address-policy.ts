@@ -1,5 +1,5 @@
-import { classifyAddress, formatIp, inCidr, parseIp, type Cidr } from '../../core/net/ip-address';
-import { cidrOf, type HostsConfig } from '../../core/tools-config/hosts';
+import { classifyAddress, formatIp, inCidr, parseIp, type Cidr } from '../../core/util/ip-address';
+import { cidrOf, type HostsConfig } from '../../core/config/tools/hosts';
 
 /**
  * Where `http_request` may connect, from the tools config's `hosts`:

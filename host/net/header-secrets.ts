@@ -1,4 +1,4 @@
-import { isSecretField, MASK, maskString } from '../../core/masking';
+import { isSecretField, MASK, maskString } from '../../core/redaction/masking';
 
 /** Headers whose value is a credential whatever it looks like. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
@@ -16,7 +16,7 @@ export function isSecretHeader(name: string, value: string): boolean {
 /**
  * Masks what a request carried as secrets wherever it shows up again: the
  * exact header values (an echo server puts them in the body), their
- * credential parts, and whatever looks like a secret (core/masking).
+ * credential parts, and whatever looks like a secret (core/redaction/masking).
  */
 export class Redactor {
   private readonly secrets: readonly string[];

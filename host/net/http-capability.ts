@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { SubjectState } from '../../core/observed-state';
+import type { SubjectState } from '../../core/tools/observed-state';
 import type { HttpCapability } from '../../core/tools/capabilities/http';
 import { httpMethods } from '../../core/tools/http-category';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import type { HostsConfig } from '../../core/tools-config/hosts';
+import type { HostsConfig } from '../../core/config/tools/hosts';
 import { formatHttpResult, HttpEngine, HttpFailed, HttpRefused, type HttpEngineOptions, type PinnedAnswers } from './http-engine';
 
 /** What `observe` records of a URL's host, read back from a state carried since. */

@@ -1,4 +1,4 @@
-import { AirlockError } from '../../core/errors';
+import { AirlockError } from '../../core/util/errors';
 import type { ServiceAction, ServiceAdapterKind, ServiceIdentity, ServiceObservation } from '../../core/tools/service-state';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 

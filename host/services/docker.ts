@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DockerServiceConfig } from '../../core/tools-config/services';
+import type { DockerServiceConfig } from '../../core/config/tools/services';
 import { describeIdentity, type ServiceHealth, type ServiceIdentity, type ServiceObservation } from '../../core/tools/service-state';
 import { ServiceError, ServiceIdentityChanged, ServiceMissing, type ServiceAdapter } from './adapter';
 import { describeBody, EngineError, type DockerEngine } from './docker-engine';

@@ -1,6 +1,6 @@
 import { get } from 'node:http';
 import { connect } from 'node:net';
-import type { HealthCheckConfig } from '../../core/tools-config/services';
+import type { HealthCheckConfig } from '../../core/config/tools/services';
 import { messageOf } from '../tools/descriptors';
 
 /** The result of a process service's own health check; `detail` says what was tried. */

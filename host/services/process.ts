@@ -4,7 +4,7 @@ import { closeSync, openSync, realpathSync } from 'node:fs';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ProcessServiceConfig } from '../../core/tools-config/services';
+import type { ProcessServiceConfig } from '../../core/config/tools/services';
 import { describeIdentity, describeIdentityChange, sameIdentity, type ServiceIdentity, type ServiceObservation } from '../../core/tools/service-state';
 import { errnoCode, messageOf } from '../tools/descriptors';
 import { ServiceError, ServiceIdentityChanged, type ServiceAdapter } from './adapter';

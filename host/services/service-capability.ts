@@ -1,4 +1,4 @@
-import type { ServiceState } from '../../core/observed-state';
+import type { ServiceState } from '../../core/tools/observed-state';
 import type { ServiceCapability } from '../../core/tools/capabilities/services';
 import type { ToolOutcome } from '../../core/tools/outcome';
 import { describeIdentity, fromServiceState, toServiceState, type ServiceAction } from '../../core/tools/service-state';

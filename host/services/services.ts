@@ -1,4 +1,4 @@
-import type { ServicesConfig } from '../../core/tools-config/services';
+import type { ServicesConfig } from '../../core/config/tools/services';
 import { UnknownService, type ServiceAdapter } from './adapter';
 import { DockerAdapter } from './docker';
 import { DockerEngine } from './docker-engine';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import type { SystemdServiceConfig } from '../../core/tools-config/services';
+import type { SystemdServiceConfig } from '../../core/config/tools/services';
 import type { ServiceHealth, ServiceIdentity, ServiceObservation } from '../../core/tools/service-state';
 import { describeIdentityChange, sameIdentity } from '../../core/tools/service-state';
 import { errnoCode, messageOf } from '../tools/descriptors';

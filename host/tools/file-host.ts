@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import type { FileState } from '../../core/observed-state';
+import type { FileState } from '../../core/tools/observed-state';
 import type { FileCapability } from '../../core/tools/capabilities/files';
 import type { Roots } from '../roots';
 import { callFacts } from '../target-facts';

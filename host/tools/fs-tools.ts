@@ -8,7 +8,7 @@ import type { fsRead } from '../../core/tools/fs/fs-read';
 import type { fsStat } from '../../core/tools/fs/fs-stat';
 import type { fsWrite } from '../../core/tools/fs/fs-write';
 import type { ToolOutcome } from '../../core/tools/outcome';
-import { truncate } from '../../core/masking';
+import { truncate } from '../../core/redaction/masking';
 import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, readAt, release, truncateFd, writeAll } from './descriptors';
 import { observePinned } from './observe';

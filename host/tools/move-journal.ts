@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AirlockError } from '../../core/errors';
+import { AirlockError } from '../../core/util/errors';
 import type { JournalCapability } from '../../core/tools/capabilities/journal';
 import { errnoCode } from './descriptors';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { opendir } from 'node:fs/promises';
-import type { FileState, TreeState } from '../../core/observed-state';
+import type { FileState, TreeState } from '../../core/tools/observed-state';
 import type { Roots } from '../roots';
 import { ErrnoError } from './descriptors';
 import { pin, type Pinned } from './pinned-path';

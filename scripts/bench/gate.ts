@@ -1,5 +1,5 @@
 import { COMPLETE_TOOL, sideEffectToolNames } from '../../core/tools/registry';
-import type { ReplayScript } from '../../core/replay-script';
+import type { ReplayScript } from '../../core/model/replay-script';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
 import { completed, readBatch, readTurns, startJob } from './jobs';

@@ -1,10 +1,10 @@
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import type { DecisionPayload } from '../../core/approvals';
-import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../../core/job-input';
-import type { PendingRequestView } from '../../core/job-view';
-import type { ReplayScript, ReplayTurn } from '../../core/replay-script';
-import { AirlockSearchAttributes } from '../../core/search-attributes';
-import { TaskQueues } from '../../core/task-queues';
+import type { DecisionPayload } from '../../core/approval/approvals';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../../core/job/job-input';
+import type { PendingRequestView } from '../../core/job/job-view';
+import type { ReplayScript, ReplayTurn } from '../../core/model/replay-script';
+import { AirlockSearchAttributes } from '../../core/temporal/search-attributes';
+import { TaskQueues } from '../../core/temporal/task-queues';
 import type { agentJob } from '../../workflows/agent-job';
 import { stateQuery } from '../../workflows/messages';
 import { sleep } from './stats';

@@ -1,4 +1,4 @@
-import { maskString } from '../../core/masking';
+import { maskString } from '../../core/redaction/masking';
 import type { Figure } from './figures';
 
 const MB = 1 << 20;

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
 import { AirlockClient } from '../../client/airlock-client';
 import { startReplayServer } from '../../client/dev/replay-server';
-import { parseConfig } from '../../core/config';
+import { parseConfig } from '../../core/config/config';
 import { projectRoot } from '../../client/dev/project-root';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';

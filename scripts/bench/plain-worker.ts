@@ -1,7 +1,7 @@
 import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
 import type { OpenAI } from 'openai';
 import { createModelActivities } from '../../activities/model-turn';
-import { parseConfig } from '../../core/config';
+import { parseConfig } from '../../core/config/config';
 import { SqliteContentStore } from '../../host/content-store';
 import { fsChmod } from '../../core/tools/fs/fs-chmod';
 import { fsDelete } from '../../core/tools/fs/fs-delete';

@@ -1,5 +1,5 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { ChatMessage } from '../../core/chat';
+import type { ChatMessage } from '../../core/model/chat';
 import type { PlainActivities } from './plain-worker';
 
 /**

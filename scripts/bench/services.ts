@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { ReplayScript } from '../../core/replay-script';
-import { servicesConfigSchema } from '../../core/tools-config/services';
+import type { ReplayScript } from '../../core/model/replay-script';
+import { servicesConfigSchema } from '../../core/config/tools/services';
 import { Services } from '../../host/services/services';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { percentile } from '../../core/judge-eval';
+import { percentile } from '../../core/policy/judge-eval';
 
 /** Median and p95 of a sample; NaN for an empty one, so a missing figure never looks like a fast one. */
 export function summary(values: readonly number[]): { median: number; p95: number; n: number } {

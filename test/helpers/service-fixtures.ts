@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { servicesConfigSchema, type ProcessServiceConfig, type ServicesConfig } from '../../core/tools-config/services';
+import { servicesConfigSchema, type ProcessServiceConfig, type ServicesConfig } from '../../core/config/tools/services';
 
 /**
  * A small real service for the `process` adapter: a node program that

@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
-import type { PasskeyAssertion } from '../../core/approvals';
+import type { PasskeyAssertion } from '../../core/approval/approvals';
 import type { ReviewerPasskey } from '../../host/reviewer-keys-file';
 
 /**

@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
-import type { QueueRole } from '../../core/task-queues';
+import type { QueueRole } from '../../core/temporal/task-queues';
 import { createWorkers } from '../../workers/create-workers';
 import { runtimeLogger } from '../../workers/run-workers';
 import { ensureSearchAttributes } from '../../client/search-attributes';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, TerminatedFailure } from '@temporalio/common';
-import { statusKey } from '../../core/search-attributes';
+import { statusKey } from '../../core/temporal/search-attributes';
 import { repoRoot, spawnNode } from '../helpers/processes';
 import { JobHarness } from '../helpers/job-harness';
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AuditEvent } from '../../core/audit';
-import type { AgentJobStateView } from '../../core/job-view';
+import type { AuditEvent } from '../../core/audit/events';
+import type { AgentJobStateView } from '../../core/job/job-view';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { JobHarness } from '../helpers/job-harness';

@@ -5,7 +5,7 @@ import { join, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { commands } from '../../client/command-registry';
 import { isGroup } from '../../client/command';
-import { auditEventTypes } from '../../core/audit';
+import { auditEventTypes } from '../../core/audit/events';
 import { JobHarness } from '../helpers/job-harness';
 import { repoRoot } from '../helpers/processes';
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { AuditEvent } from '../../core/audit';
+import type { AuditEvent } from '../../core/audit/events';
 import { createTestEnv, type TestEnv } from '../helpers/temporal-env';
 import { repoRoot } from '../helpers/processes';
 

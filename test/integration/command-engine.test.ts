@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandsConfigSchema } from '../../core/tools-config/commands';
+import { commandsConfigSchema } from '../../core/config/tools/commands';
 import { BinaryChanged, CommandNotAllowed } from '../../host/commands/command-allowlist';
 import { CommandEngine, formatCommandResult, liveGroupMembers } from '../../host/commands/command-engine';
 import { OutsideRoots, Roots, ToolRefusal } from '../../host/roots';

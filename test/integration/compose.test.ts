@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { readRulesFile } from '../../host/rules-file';
-import { isTaskQueueName, TaskQueues, taskQueueNames, type QueueRole } from '../../core/task-queues';
+import { isTaskQueueName, TaskQueues, taskQueueNames, type QueueRole } from '../../core/temporal/task-queues';
 import { repoRoot } from '../helpers/processes';
 
 interface Service {

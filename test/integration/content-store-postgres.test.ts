@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { parseConfig } from '../../core/config';
+import { parseConfig } from '../../core/config/config';
 import { digestOf } from '../../host/content-store';
 import { ConversationReader } from '../../host/conversation-reader';
 import { describeOperatorError } from '../../host/operator-errors';

@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Texts } from '../../core/texts';
+import { Texts } from '../../core/job/texts';
 import { JobHarness } from '../helpers/job-harness';
 import type { Spawned } from '../helpers/processes';
 

@@ -2,9 +2,9 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureTypes } from '../../core/failure-types';
-import { AGENT_JOB_WORKFLOW, type AgentJobInput } from '../../core/job-input';
-import { TaskQueues } from '../../core/task-queues';
+import { FailureTypes } from '../../core/temporal/failure-types';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput } from '../../core/job/job-input';
+import { TaskQueues } from '../../core/temporal/task-queues';
 import { JobHarness } from '../helpers/job-harness';
 
 let h: JobHarness;

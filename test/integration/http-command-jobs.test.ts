@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandsConfigSchema } from '../../core/tools-config/commands';
-import { hostsConfigSchema } from '../../core/tools-config/hosts';
+import { commandsConfigSchema } from '../../core/config/tools/commands';
+import { hostsConfigSchema } from '../../core/config/tools/hosts';
 import { commandCapabilityFor } from '../../host/commands/command-capability';
 import { httpCapabilityFor } from '../../host/net/http-capability';
 import { availableToolNames } from '../../core/tools/registry';

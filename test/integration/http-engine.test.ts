@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { hostsConfigSchema } from '../../core/tools-config/hosts';
+import { hostsConfigSchema } from '../../core/config/tools/hosts';
 import { formatHttpResult, HttpEngine, HttpFailed, HttpRefused, systemConnect, type ConnectTarget, type HttpRequestArgs, type Lookup } from '../../host/net/http-engine';
 import { recordingServer, type RecordingServer } from '../helpers/recording-server';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { freePort } from '../../client/dev/ports';
 import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
 import { inboxSite } from '../../client/inbox/site';
-import { parseConfig, type AirlockConfig } from '../../core/config';
+import { parseConfig, type AirlockConfig } from '../../core/config/config';
 import { PasskeyInvites } from '../../host/passkey-invites';
 import { statePaths } from '../../host/paths';
 import { readReviewerKeysFile, updateReviewerKeysFile } from '../../host/reviewer-keys-file';

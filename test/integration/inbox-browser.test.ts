@@ -5,7 +5,7 @@ import { chromium, type Browser, type BrowserContext, type CDPSession, type Page
 import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
 import { inboxSite } from '../../client/inbox/site';
 import { freePort } from '../../client/dev/ports';
-import { parseConfig } from '../../core/config';
+import { parseConfig } from '../../core/config/config';
 import { defaultRules } from '../../core/policy/default-rules';
 import { statePaths } from '../../host/paths';
 import { readReviewerKeysFile } from '../../host/reviewer-keys-file';

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { AirlockClient } from '../../client/airlock-client';
 import { freePort } from '../../client/dev/ports';
 import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
-import type { AuditEvent } from '../../core/audit';
-import { parseConfig } from '../../core/config';
-import type { AgentJobStateView } from '../../core/job-view';
+import type { AuditEvent } from '../../core/audit/events';
+import { parseConfig } from '../../core/config/config';
+import type { AgentJobStateView } from '../../core/job/job-view';
 import { createTestEnv, type TestEnv } from '../helpers/temporal-env';
 import { spawnNode, type Spawned } from '../helpers/processes';
 

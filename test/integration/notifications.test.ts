@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AirlockClient } from '../../client/airlock-client';
 import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
-import type { AuditEvent } from '../../core/audit';
-import { parseConfig } from '../../core/config';
-import { AGENT_JOB_WORKFLOW, type AgentJobResult } from '../../core/job-input';
-import type { Notice } from '../../core/notification';
-import { TaskQueues } from '../../core/task-queues';
+import type { AuditEvent } from '../../core/audit/events';
+import { parseConfig } from '../../core/config/config';
+import { AGENT_JOB_WORKFLOW, type AgentJobResult } from '../../core/job/job-input';
+import type { Notice } from '../../core/reviewer/notification';
+import { TaskQueues } from '../../core/temporal/task-queues';
 import { repoRoot, spawnNode, type Spawned } from '../helpers/processes';
 import { createTestEnv, type TestEnv } from '../helpers/temporal-env';
 

@@ -4,10 +4,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { decisionSigningText, type DecisionPayload, type PasskeyAssertion } from '../../core/approvals';
-import type { AuditEvent } from '../../core/audit';
-import { decisionChallenge } from '../../core/decision-challenge';
-import type { PendingRequestView } from '../../core/job-view';
+import { decisionSigningText, type DecisionPayload, type PasskeyAssertion } from '../../core/approval/approvals';
+import type { AuditEvent } from '../../core/audit/events';
+import { decisionChallenge } from '../../core/approval/decision-challenge';
+import type { PendingRequestView } from '../../core/job/job-view';
 import { defaultRules } from '../../core/policy/default-rules';
 import { ReviewerKeysFile } from '../../host/reviewer-keys';
 import { updateReviewerKeysFile } from '../../host/reviewer-keys-file';

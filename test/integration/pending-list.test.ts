@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { AirlockClient } from '../../client/airlock-client';
-import { parseConfig } from '../../core/config';
+import { parseConfig } from '../../core/config/config';
 import { JobHarness } from '../helpers/job-harness';
 
 let h: JobHarness;

@@ -1,6 +1,6 @@
 import { OpenAI } from 'openai';
 import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
-import { REPLAY_EXHAUSTED_CONTENT } from '../../core/replay-script';
+import { REPLAY_EXHAUSTED_CONTENT } from '../../core/model/replay-script';
 
 let server: ReplayServer;
 let openai: OpenAI;

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { servicesConfigSchema } from '../../core/tools-config/services';
+import { servicesConfigSchema } from '../../core/config/tools/services';
 import { recheckServiceAction } from '../../core/tools/service-state';
 import { ServiceError, ServiceIdentityChanged, type ServiceAdapter } from '../../host/services/adapter';
 import { Services } from '../../host/services/services';

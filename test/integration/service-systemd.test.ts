@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { servicesConfigSchema } from '../../core/tools-config/services';
+import { servicesConfigSchema } from '../../core/config/tools/services';
 import { recheckServiceAction } from '../../core/tools/service-state';
 import { ServiceIdentityChanged, UnknownService } from '../../host/services/adapter';
 import { Services } from '../../host/services/services';

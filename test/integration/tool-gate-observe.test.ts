@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, un
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolGateActivities, type ApprovedCheck, type RevalidateInput } from '../../activities/tool-gate';
-import { callFingerprint } from '../../core/fingerprint';
-import { isFileState, type ObservedState } from '../../core/observed-state';
+import { callFingerprint } from '../../core/approval/fingerprint';
+import { isFileState, type ObservedState } from '../../core/tools/observed-state';
 import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
 import { NonceStore } from '../../host/nonce-store';
 import { Roots } from '../../host/roots';

@@ -6,9 +6,9 @@ import { ActivityFailure, type ApplicationFailure } from '@temporalio/common';
 import { createGrantSigner, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
 import { pathDigest } from '../../host/nonce-store';
 import type { ExecuteInput } from '../../activities/tool-gate';
-import { FailureTypes } from '../../core/failure-types';
-import { callFingerprint } from '../../core/fingerprint';
-import { TaskQueues } from '../../core/task-queues';
+import { FailureTypes } from '../../core/temporal/failure-types';
+import { callFingerprint } from '../../core/approval/fingerprint';
+import { TaskQueues } from '../../core/temporal/task-queues';
 import { JobHarness } from '../helpers/job-harness';
 
 let h: JobHarness;

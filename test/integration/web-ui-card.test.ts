@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
-import type { AgentJobStateView } from '../../core/job-view';
+import type { AgentJobStateView } from '../../core/job/job-view';
 import { startDemo, type DemoStack } from '../helpers/dev-stack';
 import { repoRoot } from '../helpers/processes';
 import { stateQuery } from '../../workflows/messages';

@@ -1,7 +1,8 @@
-import { approvalCard, approvalCardSchema, cardMarkdown, cardsMarkdown, cardText, expiresText, humanDuration, shellWord, waitingText } from '../../core/approval-card';
-import type { ParkedBatchView } from '../../core/batch-view';
-import type { PendingRequestView } from '../../core/job-view';
-import { pendingCards, pendingTable } from '../../core/pending-table';
+import { approvalCardSchema } from '../../core/approval/card';
+import { approvalCard, cardMarkdown, cardsMarkdown, cardText, expiresText, humanDuration, shellWord, waitingText } from '../../core/reviewer/approval-card';
+import type { ParkedBatchView } from '../../core/job/batch-view';
+import type { PendingRequestView } from '../../core/job/job-view';
+import { pendingCards, pendingTable } from '../../core/reviewer/pending-table';
 import { shownStatus } from '../../client/airlock-client';
 
 const now = Date.parse('2026-11-30T12:00:00.000Z');

@@ -1,5 +1,5 @@
-import { checkDecision, type ApprovalRequest } from '../../core/approvals';
-import { callFingerprint } from '../../core/fingerprint';
+import { checkDecision, type ApprovalRequest } from '../../core/approval/approvals';
+import { callFingerprint } from '../../core/approval/fingerprint';
 
 const ctx = { jobId: 'job-1', scope: {}, now: 1_000 };
 const args = { path: 'a.sh', mode: '777' };

@@ -1,5 +1,5 @@
-import type { AuditEvent } from '../../core/audit';
-import { AuditBacklog, auditBacklogSchema, MAX_UNWRITTEN_CHARS, MAX_UNWRITTEN_EVENTS } from '../../core/audit-backlog';
+import type { AuditEvent } from '../../core/audit/events';
+import { AuditBacklog, auditBacklogSchema, MAX_UNWRITTEN_CHARS, MAX_UNWRITTEN_EVENTS } from '../../core/audit/backlog';
 
 const event = (n: number, error = `event ${n}`): AuditEvent => ({
   type: 'runtime_error',

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AuditEvent } from '../../core/audit';
+import type { AuditEvent } from '../../core/audit/events';
 import { JsonlAuditSink } from '../../host/audit-log';
 import { smallFolder, type SmallFolder } from '../helpers/small-fs';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { restoreCarriedState } from '../../core/carried-state';
+import { restoreCarriedState } from '../../core/job/carried-state';
 
 /** The state a job carried when it continued as new while parked, as recorded in its second run's input (v0: version 1, v1: version 2). */
 function recordedState(tag = 'v0'): Record<string, unknown> {

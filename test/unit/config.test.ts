@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkModelEndpoint, configVariableNames, parseConfig } from '../../core/config';
-import { ConfigError } from '../../core/errors';
+import { checkModelEndpoint, configVariableNames, parseConfig } from '../../core/config/config';
+import { ConfigError } from '../../core/util/errors';
 
 function problem(env: Record<string, string>): string {
   try {

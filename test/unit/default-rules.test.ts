@@ -1,4 +1,4 @@
-import { approvalRules } from '../../core/batch-plan';
+import { approvalRules } from '../../core/job/batch-plan';
 import { mergeApprovalSettings } from '../../core/policy/approval-settings';
 import { evaluateCall, type CallContext } from '../../core/policy/evaluate';
 import { defaultRules } from '../../core/policy/default-rules';

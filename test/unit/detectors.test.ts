@@ -1,5 +1,5 @@
 import { detectAll, defaultDeniedCommands, type DetectorInput } from '../../core/policy/detectors';
-import type { TargetFact } from '../../core/policy/facts';
+import type { TargetFact } from '../../core/tools/facts';
 import type { ToolCategory } from '../../core/tools/registry';
 
 const settings = { roots: ['/srv/データ', '/srv/media'], allowedHosts: ['api.example.com', '*.lan.example'], deniedCommands: defaultDeniedCommands };

@@ -1,4 +1,4 @@
-import { display, displayText } from '../../core/display-text';
+import { display, displayText } from '../../core/redaction/display-text';
 
 test.each([
   ['ESC sequences', 'a\x1b[31mred\x1b[0m', 'a\\x1b[31mred\\x1b[0m'],

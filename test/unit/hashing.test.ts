@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../../core/canonical-json';
-import { callFingerprint } from '../../core/fingerprint';
-import { sha256Hex } from '../../core/sha256';
+import { canonicalJson } from '../../core/util/canonical-json';
+import { callFingerprint } from '../../core/approval/fingerprint';
+import { sha256Hex } from '../../core/util/sha256';
 
 test.each(['', 'abc', 'a'.repeat(55), 'a'.repeat(56), 'a'.repeat(64), 'a'.repeat(1000), '日本語のファイル名 ✓ 🗂️'])(
   'sha256Hex matches node:crypto for %j',

@@ -1,8 +1,8 @@
 import { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { PENDING_MEMO_KEY } from '../../core/pending-memo';
-import type { ProgressEvent } from '../../core/progress';
+import { PENDING_MEMO_KEY } from '../../core/reviewer/pending-memo';
+import type { ProgressEvent } from '../../core/reviewer/progress';
 import { HistoryReader } from '../../client/progress/history-reader';
 
 const EventType = temporal.api.enums.v1.EventType;

@@ -1,6 +1,6 @@
-import { approvalCard } from '../../core/approval-card';
-import type { PendingRequestView } from '../../core/job-view';
-import { parseConfig } from '../../core/config';
+import { approvalCard } from '../../core/reviewer/approval-card';
+import type { PendingRequestView } from '../../core/job/job-view';
+import { parseConfig } from '../../core/config/config';
 import { cardPage, listPage } from '../../client/inbox/pages';
 import { inboxSite } from '../../client/inbox/site';
 

@@ -1,6 +1,6 @@
-import { classifyAddress, formatIp, inCidr, parseCidr, parseIp } from '../../core/net/ip-address';
-import { commandsConfigSchema } from '../../core/tools-config/commands';
-import { hostsConfigSchema } from '../../core/tools-config/hosts';
+import { classifyAddress, formatIp, inCidr, parseCidr, parseIp } from '../../core/util/ip-address';
+import { commandsConfigSchema } from '../../core/config/tools/commands';
+import { hostsConfigSchema } from '../../core/config/tools/hosts';
 
 function kind(text: string) {
   const bytes = parseIp(text);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { evalReport, judgeEvalSetSchema, percentile, routedToJudge } from '../../core/judge-eval';
+import { evalReport, judgeEvalSetSchema, percentile, routedToJudge } from '../../core/policy/judge-eval';
 
 test('the shipped labelled set is valid, bilingual, carries injection attempts, and exercises routing', () => {
   const set = judgeEvalSetSchema.parse(JSON.parse(readFileSync(join(__dirname, '..', '..', 'rules', 'judge-eval.json'), 'utf8')));

@@ -1,4 +1,4 @@
-import { CUT_MARGIN, maskPreview, maskString, maskValue, summarizeArgs } from '../../core/masking';
+import { CUT_MARGIN, maskPreview, maskString, maskValue, summarizeArgs } from '../../core/redaction/masking';
 
 const MB = 1 << 20;
 

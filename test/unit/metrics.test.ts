@@ -6,8 +6,8 @@ import { createJudgeActivities } from '../../activities/judge';
 import { createAirlockMetrics, MetricNames } from '../../activities/metrics';
 import { executionOutcome } from '../../activities/tool-gate';
 import { startReplayServer } from '../../client/dev/replay-server';
-import type { AuditEvent, AuditRecord } from '../../core/audit';
-import { judgeCallSummary } from '../../core/judge';
+import type { AuditEvent, AuditRecord } from '../../core/audit/events';
+import { judgeCallSummary } from '../../core/judge/judge';
 
 /** A meter that keeps every sample, as the runtime's would export them. */
 class RecordingMeter implements MetricMeter {

@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { sanitizeAuditEvent, type AuditEvent } from '../../core/audit';
-import { parseConfig } from '../../core/config';
-import { ConfigError } from '../../core/errors';
-import { noticeEventId, noticeFor, ntfyMessage } from '../../core/notification';
-import { endpointRequest } from '../../core/notify-endpoints';
+import { sanitizeAuditEvent, type AuditEvent } from '../../core/audit/events';
+import { parseConfig } from '../../core/config/config';
+import { ConfigError } from '../../core/util/errors';
+import { noticeEventId, noticeFor, ntfyMessage } from '../../core/reviewer/notification';
+import { endpointRequest } from '../../core/config/notify-endpoints';
 import { NotificationOutbox } from '../../host/notification-outbox';
 import { Notifier } from '../../host/notifier';
 

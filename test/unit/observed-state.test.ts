@@ -1,5 +1,5 @@
-import { approvalRequestSchema } from '../../core/approvals';
-import { describeChanges, observedStateSchema, type ObservedState } from '../../core/observed-state';
+import { approvalRequestSchema } from '../../core/approval/approvals';
+import { describeChanges, observedStateSchema, type ObservedState } from '../../core/tools/observed-state';
 
 /** A folder as a build before recursive digests recorded it (shape taken from a recorded request). */
 const oldStyleFolder = {

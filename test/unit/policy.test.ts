@@ -1,6 +1,6 @@
 import { parseRulesDocument, RulesFileError } from '../../host/rules-file';
-import { planBatch } from '../../core/batch-plan';
-import { preflight } from '../../core/preflight';
+import { planBatch } from '../../core/job/batch-plan';
+import { preflight } from '../../core/job/preflight';
 import { conditionMatches } from '../../core/policy/conditions';
 import { batchOutcome, evaluateCall, recordFires, type CallContext } from '../../core/policy/evaluate';
 import type { Condition, RuleInput } from '../../core/policy/rules';

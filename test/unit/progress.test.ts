@@ -1,4 +1,4 @@
-import { callTarget, endStatus, progressLine, type ProgressEvent } from '../../core/progress';
+import { callTarget, endStatus, progressLine, type ProgressEvent } from '../../core/reviewer/progress';
 
 const SECRET = 'sk-live0123456789abcdefXYZ';
 

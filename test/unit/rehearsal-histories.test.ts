@@ -5,7 +5,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { z } from 'zod';
 import { readJob, type RunHistory } from '../../client/job-history';
 import { policySnapshotSchema, type PolicySnapshot } from '../../core/policy/snapshot';
-import { rehearseJob, type RecordedJob } from '../../core/rehearsal';
+import { rehearseJob, type RecordedJob } from '../../core/job/rehearsal';
 
 /**
  * The recorded histories of every job shape and every build since the

@@ -1,8 +1,8 @@
 import { buildSnapshot } from '../../core/policy/snapshot';
 import type { RulesFile } from '../../core/policy/rules';
 import { rulesFileSchema } from '../../core/policy/rules';
-import { rehearseJob, summarizeByRule, type RecordedCall, type RecordedJob } from '../../core/rehearsal';
-import type { ToolCall } from '../../core/preflight';
+import { rehearseJob, summarizeByRule, type RecordedCall, type RecordedJob } from '../../core/job/rehearsal';
+import type { ToolCall } from '../../core/job/preflight';
 
 const root = '/srv/data';
 

@@ -1,6 +1,6 @@
-import { parseDuration } from '../../core/duration';
-import { globToRegExp } from '../../core/glob';
-import { isInside, normalizePosix, resolvePosix } from '../../core/posix-path';
+import { parseDuration } from '../../core/util/duration';
+import { globToRegExp } from '../../core/util/glob';
+import { isInside, normalizePosix, resolvePosix } from '../../core/util/posix-path';
 import {
   candidateRules,
   evaluateCall,
@@ -15,7 +15,7 @@ import {
   type RuleMatch,
 } from '../../core/policy/evaluate';
 import { detect, detectorNames, isNormalAbsolute, replacedTarget, type DetectorInput, type DetectorName } from '../../core/policy/detectors';
-import { factOf, type TargetFact } from '../../core/policy/facts';
+import { factOf, type TargetFact } from '../../core/tools/facts';
 import { globLiteral } from '../../core/policy/glob-literal';
 import {
   hookPoints,

@@ -1,4 +1,4 @@
-import { servicesConfigSchema } from '../../core/tools-config/services';
+import { servicesConfigSchema } from '../../core/config/tools/services';
 import { recheckServiceAction, serviceActionDone, type ServiceIdentity, type ServiceObservation } from '../../core/tools/service-state';
 
 const proc = (pid: number, startTicks = '100'): ServiceIdentity => ({ adapter: 'process', pid, startTicks, bootId: 'b' });

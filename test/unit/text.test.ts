@@ -1,9 +1,9 @@
-import { describeChanges, type ObservedState } from '../../core/observed-state';
-import { maskString, maskValue } from '../../core/masking';
-import { sanitizeAuditEvent, type AuditEvent } from '../../core/audit';
-import { parseDuration } from '../../core/duration';
-import { globMatches } from '../../core/glob';
-import { judgeCallSummary, judgeUserMessage, parseJudgeOutput } from '../../core/judge';
+import { describeChanges, type ObservedState } from '../../core/tools/observed-state';
+import { maskString, maskValue } from '../../core/redaction/masking';
+import { sanitizeAuditEvent, type AuditEvent } from '../../core/audit/events';
+import { parseDuration } from '../../core/util/duration';
+import { globMatches } from '../../core/util/glob';
+import { judgeCallSummary, judgeUserMessage, parseJudgeOutput } from '../../core/judge/judge';
 import { parseReplayScript, ReplayScriptError } from '../../client/dev/replay-server';
 
 test.each([

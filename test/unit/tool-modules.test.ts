@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeChanges, describeObserved, observedStateSchema, type ObservedState, type ServiceState } from '../../core/observed-state';
+import { describeChanges, describeObserved, observedStateSchema, type ObservedState, type ServiceState } from '../../core/tools/observed-state';
 import { revalidateWith } from '../../core/tools/compare';
 import { lendHost } from '../../core/tools/lend';
 import { allTools, availableToolNames, getTool } from '../../core/tools/registry';

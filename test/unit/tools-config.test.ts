@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { parseConfig } from '../../core/config';
-import { availabilityOf } from '../../core/tools-config/tools-config';
+import { parseConfig } from '../../core/config/config';
+import { availabilityOf } from '../../core/config/tools/tools-config';
 import { loadToolsSetup, parseToolsConfig, ToolsConfigError } from '../../host/tools-config-file';
 import { repoRoot } from '../helpers/processes';
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createReviewerActivities } from '../../activities/verify-decision';
-import type { DecisionPayload, PasskeyAssertion } from '../../core/approvals';
-import { decisionChallenge } from '../../core/decision-challenge';
+import type { DecisionPayload, PasskeyAssertion } from '../../core/approval/approvals';
+import { decisionChallenge } from '../../core/approval/decision-challenge';
 import { ReviewerKeysFile } from '../../host/reviewer-keys';
 import { SoftPasskey } from '../helpers/soft-passkey';
 

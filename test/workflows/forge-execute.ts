@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { ToolActivities } from '../../activities';
 import type { ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
-import { TaskQueues } from '../../core/task-queues';
+import { TaskQueues } from '../../core/temporal/task-queues';
 
 const { execute } = proxyActivities<ToolActivities>({
   taskQueue: TaskQueues.tools,

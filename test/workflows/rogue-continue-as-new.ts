@@ -1,6 +1,6 @@
 import { makeContinueAsNewFunc } from '@temporalio/workflow';
-import { AGENT_JOB_WORKFLOW } from '../../core/job-input';
-import { TaskQueues } from '../../core/task-queues';
+import { AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
+import { TaskQueues } from '../../core/temporal/task-queues';
 
 /**
  * An attacker's workflow: it continues as new into `agentJob` with input of

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { display } from '../../../core/display-text';
-import { evalReport, judgeEvalSetSchema, routedToJudge, type EvalOutcome } from '../../../core/judge-eval';
-import { judgeCallSummary } from '../../../core/judge';
-import { formatZodIssues } from '../../../core/replay-script';
+import { display } from '../../../core/redaction/display-text';
+import { evalReport, judgeEvalSetSchema, routedToJudge, type EvalOutcome } from '../../../core/policy/judge-eval';
+import { judgeCallSummary } from '../../../core/judge/judge';
+import { formatZodIssues } from '../../../core/model/replay-script';
 import { printJson, stringOption, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
 

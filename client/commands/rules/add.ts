@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { display } from '../../../core/display-text';
+import { display } from '../../../core/redaction/display-text';
 import { printJson, stringOption, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
 import { editRulesFile, rulesFileFor } from '../../rules-source';

@@ -1,13 +1,13 @@
 import { readRulesFile, RulesFileError } from '../../../host/rules-file';
 import { statePaths } from '../../../host/paths';
 import { callFacts } from '../../../host/target-facts';
-import { display } from '../../../core/display-text';
-import { parseDuration } from '../../../core/duration';
-import { maskValue, summarizeArgs } from '../../../core/masking';
-import type { CallFacts } from '../../../core/policy/facts';
+import { display } from '../../../core/redaction/display-text';
+import { parseDuration } from '../../../core/util/duration';
+import { maskValue, summarizeArgs } from '../../../core/redaction/masking';
+import type { CallFacts } from '../../../core/tools/facts';
 import type { RulesFile } from '../../../core/policy/rules';
 import { buildSnapshot, shortVersion, type PolicySnapshot } from '../../../core/policy/snapshot';
-import { callsNeedingFacts, changeLabel, changeRule, rehearseJob, summarizeByRule, type RehearsedCall } from '../../../core/rehearsal';
+import { callsNeedingFacts, changeLabel, changeRule, rehearseJob, summarizeByRule, type RehearsedCall } from '../../../core/job/rehearsal';
 import { pathTargetsOf } from '../../../core/tools/registry';
 import { printJson, stringOption, type CommandIo, type CommandRun } from '../../command';
 import { JobError, UsageError } from '../../errors';

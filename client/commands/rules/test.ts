@@ -1,10 +1,10 @@
 import { callFacts } from '../../../host/target-facts';
-import { preflight } from '../../../core/preflight';
+import { preflight } from '../../../core/job/preflight';
 import { conditionMatches } from '../../../core/policy/conditions';
 import { candidateRules, detectorProbe, evaluateCall, type CallContext } from '../../../core/policy/evaluate';
 import { allTools, getTool, pathTargetsOf, sideEffectToolNames } from '../../../core/tools/registry';
 import { loadToolsSetup } from '../../../host/tools-config-file';
-import { display } from '../../../core/display-text';
+import { display } from '../../../core/redaction/display-text';
 import { printJson, stringOption, type CommandIo, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
 import { describeSource, rulesFileFor, snapshotFor } from '../../rules-source';

@@ -1,4 +1,4 @@
-import { display } from '../../../core/display-text';
+import { display } from '../../../core/redaction/display-text';
 import { printJson, stringOption, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
 import { editRulesFile, rulesFileFor } from '../../rules-source';

@@ -1,5 +1,5 @@
 import { RulesFileError } from '../../../host/rules-file';
-import { display } from '../../../core/display-text';
+import { display } from '../../../core/redaction/display-text';
 import { printJson, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
 import { describeSource, printRulesFileError, rulesFileFor, snapshotFor } from '../../rules-source';

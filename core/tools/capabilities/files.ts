@@ -1,5 +1,5 @@
-import type { FileState } from '../../observed-state';
-import type { CallFacts } from '../../policy/facts';
+import type { FileState } from '../observed-state';
+import type { CallFacts } from '../facts';
 import type { ToolOutcome } from '../outcome';
 
 /**

@@ -1,4 +1,4 @@
-import type { SubjectState } from '../../observed-state';
+import type { SubjectState } from '../observed-state';
 import type { ToolOutcome } from '../outcome';
 
 /** One outbound request as a tool module describes it. */

@@ -1,4 +1,4 @@
-import type { ServiceState } from '../../observed-state';
+import type { ServiceState } from '../observed-state';
 import type { ToolOutcome } from '../outcome';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isFileState, type FileState, type ObservedState } from '../../observed-state';
+import { isFileState, type FileState, type ObservedState } from '../observed-state';
 import type { FileCapability } from '../capabilities/files';
 import type { Prepared, TargetProblem } from '../tool-module';
 import { ToolRefusal } from '../tool-refusal';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { describeChanges, isFileState, type FileState, type SubjectState } from '../../observed-state';
-import { sha256Hex } from '../../sha256';
+import { describeChanges, isFileState, type FileState, type SubjectState } from '../observed-state';
+import { sha256Hex } from '../../util/sha256';
 import type { FileCapability } from '../capabilities/files';
 import type { JournalCapability } from '../capabilities/journal';
 import type { Prepared, RevalidateVerdict } from '../tool-module';

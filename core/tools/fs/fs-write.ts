@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sha256Hex } from '../../sha256';
+import { sha256Hex } from '../../util/sha256';
 import { defineTool } from '../tool-module';
 import { fileAt, pathArg, prepareFiles } from './file-targets';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isInside, normalizePosix } from '../../posix-path';
+import { isInside, normalizePosix } from '../../util/posix-path';
 
 /**
  * What `fs_move_many` checks of a list of moves before it touches

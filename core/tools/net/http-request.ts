@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isFileState, type ObservedState, type SubjectState } from '../../observed-state';
+import { isFileState, type ObservedState, type SubjectState } from '../observed-state';
 import { httpMethods, httpRequestCategory } from '../http-category';
 import { defineTool } from '../tool-module';
 

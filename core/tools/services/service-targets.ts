@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isFileState, type ObservedState, type ServiceState } from '../../observed-state';
+import { isFileState, type ObservedState, type ServiceState } from '../observed-state';
 import type { ServiceCapability } from '../capabilities/services';
 import { recheckService, serviceActionDoneOn, type ServiceAction } from '../service-state';
 import type { Postcondition, Prepared, RevalidateCheck, RevalidateVerdict, TargetProblem, ToolOutcome } from '../tool-module';

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/**
+ * The approval card's shape: everything a reviewer needs to decide one
+ * request, as one versioned record. Audit events and notifications carry
+ * it; `core/reviewer/approval-card.ts` builds and renders it.
+ */
+
+/** Said on every card: an approval covers this call alone, and an edit is a new call. */
+export const EDIT_NOTE = 'this call only; editing creates a new fingerprint';
+
+/** How the CLI is invoked where the reader types: `airlock` from an installed bin on PATH, else `npx airlock`. */
+export const cliNames = ['airlock', 'npx airlock'] as const;
+export type CliName = (typeof cliNames)[number];
+
+export const approvalCardSchema = z.object({
+  schemaVersion: z.literal(1),
+  jobId: z.string(),
+  requestId: z.string(),
+  goal: z.string(),
+  operation: z.object({ tool: z.string(), target: z.string(), args: z.unknown(), summary: z.string() }),
+  observed: z.array(
+    z.object({
+      path: z.string(),
+      exists: z.boolean(),
+      /** One line: type, size or folder totals, mode, digest. */
+      text: z.string(),
+      /** Folder totals below it, when observed deeply (files only when counted). */
+      files: z.number().nullable(),
+      entries: z.number().nullable(),
+      bytes: z.number().nullable(),
+    }),
+  ),
+  rule: z.object({ id: z.string(), version: z.number(), reason: z.string() }),
+  /** The model's own words in the turn that proposed the call; null when it gave none (or an older build parked it). */
+  statedReason: z.string().nullable(),
+  /** The other calls of the same batch and what happens to them. */
+  otherCalls: z.array(z.object({ tool: z.string(), target: z.string(), decision: z.string(), requestId: z.string().nullable() })),
+  editable: z.array(z.string()),
+  editNote: z.literal(EDIT_NOTE),
+  requester: z.string(),
+  /** null: anyone may decide. */
+  reviewers: z.array(z.string()).nullable(),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  /** "waiting 3m" */
+  waiting: z.string(),
+  /** "expires in 23h", or "expired 5m ago" */
+  expires: z.string(),
+  fingerprint: z.string(),
+  commands: z.object({ approve: z.string(), deny: z.string(), edit: z.string().nullable() }),
+});
+export type ApprovalCard = z.infer<typeof approvalCardSchema>;

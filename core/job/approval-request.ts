@@ -1,0 +1,66 @@
+import type { ApprovalRequest, PendingRequest } from '../approval/approvals';
+import { approvalRules, type Planned } from './batch-plan';
+import { observedSubject, type ObservedState } from '../tools/observed-state';
+import { mergeApprovalSettings } from '../policy/approval-settings';
+import { ruleById } from '../policy/evaluate';
+import type { PolicySnapshot } from '../policy/snapshot';
+import { getTool } from '../tools/registry';
+
+/** What `prepareApproval` saw on the tools side for one gated call. */
+export interface PreparedTarget {
+  readonly requestId: string;
+  readonly nonce: string;
+  readonly observed: readonly ObservedState[];
+  readonly warnings: readonly string[];
+}
+
+/**
+ * The request a reviewer decides: every approval rule on the call is
+ * honoured (shortest TTL, only reviewers and editable fields all allow,
+ * any signature or separation demand), and its reason names them all.
+ */
+export function buildApprovalRequest(input: {
+  readonly snapshot: PolicySnapshot;
+  readonly planned: Planned<'approval'>;
+  readonly prepared: PreparedTarget;
+  readonly requester: string;
+  readonly now: number;
+}): PendingRequest {
+  const { planned, prepared, now } = input;
+  const gating = approvalRules(input.snapshot, planned.evaluation);
+  const settings = mergeApprovalSettings(gating);
+  const nobody =
+    settings.reviewers !== null && settings.reviewers.length === 0 ? ['no reviewer is allowed by every rule: this request can only expire'] : [];
+  const reason = [
+    ...gating.map((r) => [r.name, r.instruction].filter((x) => x !== undefined).join(' — ')),
+    ...prepared.warnings,
+    ...nobody,
+  ].join(' — ');
+  return {
+    requestId: prepared.requestId,
+    callId: planned.call.callId,
+    toolName: planned.call.toolName,
+    args: planned.call.args,
+    fingerprint: planned.fingerprint,
+    nonce: prepared.nonce,
+    ruleId: planned.ruleId,
+    ruleVersion: planned.ruleVersion,
+    reason: reason === '' ? (ruleById(input.snapshot, planned.ruleId)?.name ?? planned.ruleId) : reason,
+    editable: settings.editable,
+    reviewers: settings.reviewers,
+    separateRequester: settings.separateRequester,
+    signatureRequired: settings.signatureRequired,
+    requester: input.requester,
+    observed: [...prepared.observed],
+    createdAt: now,
+    expiresAt: now + settings.ttlMs,
+    status: 'pending',
+  };
+}
+
+/** What a request acts on, as the reviewer sees it: the observed paths (canonical), else the call's own. */
+export function requestTarget(request: ApprovalRequest): string | undefined {
+  const observed = request.observed.map(observedSubject);
+  const paths = observed.length > 0 ? observed : (getTool(request.toolName)?.targets(request.args) ?? []);
+  return paths.length === 0 ? undefined : paths.join(' → ');
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { sideEffectToolNames } from '../tools/registry';
+import type { AuditHealth } from '../audit/backlog';
+
+/** The workflow type name of a job. */
+export const AGENT_JOB_WORKFLOW = 'agentJob';
+
+export const jobScopeSchema = z.strictObject({
+  piece: z.string().min(1).max(200).optional(),
+  movement: z.string().min(1).max(200).optional(),
+});
+
+export const agentJobInputSchema = z.strictObject({
+  schemaVersion: z.literal(1),
+  goal: z.string().trim().min(1, 'goal must not be empty').max(20_000),
+  /** Model turns before the job fails with `max_turns`. */
+  maxTurns: z.number().int().min(1).max(1000).default(30),
+  /** Tools this job may use; defaults to every registered tool. */
+  tools: z
+    .array(z.string())
+    .refine((names) => names.every((n) => sideEffectToolNames.includes(n)), {
+      message: `tools must be registered tool names (${sideEffectToolNames.join(', ')})`,
+    })
+    .optional(),
+  /** Who asked for the job; a rule may forbid them from approving its requests. */
+  requester: z.string().min(1).max(200).default('unknown'),
+  scope: jobScopeSchema.default({}),
+  /** Approval requests one job may raise; further gated calls are denied. */
+  maxApprovalRequests: z.number().int().min(0).max(1000).default(20),
+  /** Continue-as-new once history holds this many events (the server's suggestion also applies). */
+  historyEventLimit: z.number().int().min(10).max(50_000).optional(),
+  /** Set only by the job itself when it continues as new; parsed with its own versioned schema. */
+  carried: z.unknown().optional(),
+  /** The agent worker's seal over the rest of this input when it carries state; see `host/seal.ts`. */
+  carriedSeal: z.string().max(200).optional(),
+});
+export type AgentJobInput = z.input<typeof agentJobInputSchema>;
+export type ParsedAgentJobInput = z.output<typeof agentJobInputSchema>;
+
+/** The tools a job may use: those it asked for (default: all), less those its workers' tools config cannot run. */
+export function allowedToolsFor(input: ParsedAgentJobInput, available?: readonly string[]): string[] {
+  const asked = input.tools ?? [...sideEffectToolNames];
+  return available === undefined ? asked : asked.filter((name) => available.includes(name));
+}
+
+export const jobOutcomes = ['completed', 'aborted', 'failed'] as const;
+export type JobOutcome = (typeof jobOutcomes)[number];
+
+/** Why a job that did not complete ended. */
+export type JobEndReason = 'policy_stopped' | 'max_turns' | 'model_error' | 'state_too_large';
+
+export interface AgentJobResult {
+  readonly schemaVersion: 1;
+  readonly status: JobOutcome;
+  /** Why it ended when not completed. */
+  readonly reason?: JobEndReason;
+  /** Detail for people: the stopping rule, the model error. */
+  readonly detail?: string;
+  /** The summary given to `complete`. */
+  readonly summary?: string;
+  readonly turns: number;
+  /** Set when audit writes failed in the job; `unwritten` events were lost when it ended. */
+  readonly audit?: AuditHealth;
+}

@@ -1,0 +1,176 @@
+import type { ApprovalRequest, PendingRequest } from '../approval/approvals';
+import type { AuditHealth } from '../audit/backlog';
+import { parkedBatchView, type ParkedBatchView } from './batch-view';
+import type { CallOutcome, CarriedState, ReconciledCall } from './carried-state';
+import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
+import { maskPreview, maskString, maskValue } from '../redaction/masking';
+import { mapObservedText, type ObservedState } from '../tools/observed-state';
+import type { JobStatus } from '../temporal/search-attributes';
+
+/** A pending request as reviewers see it: arguments masked, times readable. */
+export interface PendingRequestView {
+  readonly requestId: string;
+  readonly callId: string;
+  readonly toolName: string;
+  readonly args: unknown;
+  readonly ruleId: string;
+  readonly ruleVersion: number;
+  readonly reason: string;
+  readonly fingerprint: string;
+  readonly nonce: string;
+  readonly observed: readonly ObservedState[];
+  readonly editable: readonly string[];
+  readonly reviewers: readonly string[] | null;
+  readonly requester: string;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+}
+
+export interface DecidedRequestView {
+  readonly requestId: string;
+  readonly toolName: string;
+  readonly status: ApprovalRequest['status'];
+  readonly reviewer: string | null;
+  readonly reason: string | null;
+  readonly fingerprint: string;
+  readonly editedFingerprint: string | null;
+  readonly decidedAt: string | null;
+  /**
+   * What became of an approved call: `executed`, `failed` (the tool
+   * returned an error), `refused` (the re-check before running refused it)
+   * or `unknown`; null while it has not run, for a denied or expired one,
+   * and in views of older workers.
+   */
+  readonly outcome?: CallOutcome['outcome'] | null;
+  /** The tool's output or error for a call that did not execute, masked. */
+  readonly outcomeDetail?: string | null;
+}
+
+/** What query `state` returns. */
+export interface AgentJobStateView {
+  readonly schemaVersion: 1;
+  readonly jobId: string;
+  readonly status: JobStatus;
+  readonly goal: string;
+  readonly requester: string;
+  readonly turns: number;
+  readonly maxTurns: number;
+  readonly policyVersion: string | undefined;
+  readonly pending: readonly PendingRequestView[];
+  /** The batch the job is parked on: the model's stated reason and every call with its decision (absent in older workers' views). */
+  readonly batch?: ParkedBatchView | null;
+  readonly decided: readonly DecidedRequestView[];
+  /**
+   * Calls whose executing attempt died before recording an outcome, as a
+   * retry settled them from the target: `ran_before` (its effect was in
+   * place), `ran_now` (it was not, the target was unchanged, it ran then)
+   * or `unknown` (neither could be told).
+   */
+  readonly reconciled: readonly ReconciledCall[];
+  readonly counters: {
+    readonly toolCallsExecuted: number;
+    readonly approvalRequests: number;
+    readonly deniedFingerprints: number;
+    readonly rejectedDecisions: number;
+    readonly continuedAsNew: number;
+  };
+  readonly result: AgentJobResult | null;
+  /**
+   * Present once an audit write failed in the job: events waiting to be
+   * written again, events given up on, failed writes and the last error.
+   */
+  readonly audit?: AuditHealth;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function pendingView(request: PendingRequest): PendingRequestView {
+  return {
+    requestId: request.requestId,
+    callId: request.callId,
+    toolName: request.toolName,
+    args: maskValue(request.args),
+    ruleId: request.ruleId,
+    ruleVersion: request.ruleVersion,
+    reason: maskString(request.reason),
+    fingerprint: request.fingerprint,
+    nonce: request.nonce,
+    observed: request.observed.map((o) => mapObservedText(o, maskString)),
+    editable: request.editable,
+    reviewers: request.reviewers,
+    requester: request.requester,
+    createdAt: iso(request.createdAt),
+    expiresAt: iso(request.expiresAt),
+  };
+}
+
+export function decidedView(request: ApprovalRequest, outcomes: readonly CallOutcome[] = []): DecidedRequestView {
+  const decision = request.status === 'approved' || request.status === 'denied' ? request.decision : null;
+  const outcome = request.status === 'approved' ? [...outcomes].reverse().find((o) => o.requestId === request.requestId) : undefined;
+  return {
+    requestId: request.requestId,
+    toolName: request.toolName,
+    status: request.status,
+    reviewer: decision?.reviewer ?? null,
+    reason: decision === null || decision.reason === null ? null : maskString(decision.reason),
+    fingerprint: request.fingerprint,
+    editedFingerprint: decision?.decision === 'approve' ? decision.editedFingerprint : null,
+    decidedAt: decision === null ? null : iso(decision.decidedAt),
+    outcome: outcome?.outcome ?? null,
+    outcomeDetail: outcome === undefined || outcome.outcome === 'executed' ? null : maskPreview(outcome.detail, 300),
+  };
+}
+
+export function isPending(request: ApprovalRequest): request is PendingRequest {
+  return request.status === 'pending';
+}
+
+/** The query view of a job; before its state exists (the first moments of a run) counters are zero. */
+export function jobView(input: {
+  readonly jobId: string;
+  readonly status: JobStatus;
+  readonly job: ParsedAgentJobInput;
+  readonly state: CarriedState | undefined;
+  readonly result: AgentJobResult | null;
+  readonly audit?: AuditHealth | undefined;
+}): AgentJobStateView {
+  const { state } = input;
+  const requests = state?.parked?.requests ?? [];
+  return {
+    schemaVersion: 1,
+    jobId: input.jobId,
+    status: input.status,
+    goal: maskString(input.job.goal),
+    requester: input.job.requester,
+    turns: state?.turns ?? 0,
+    maxTurns: input.job.maxTurns,
+    policyVersion: state?.snapshot.version,
+    pending: requests.filter(isPending).map(pendingView),
+    batch: state?.parked != null ? parkedBatchView(state.parked) : null,
+    decided: [...(state?.decided ?? []), ...requests.filter((r) => !isPending(r))].map((r) => decidedView(r, state?.outcomes ?? [])),
+    reconciled: state?.reconciled ?? [],
+    counters: {
+      toolCallsExecuted: state?.toolCallsExecuted ?? 0,
+      approvalRequests: state?.approvalRequests ?? 0,
+      deniedFingerprints: state?.deniedFingerprints.length ?? 0,
+      rejectedDecisions: state?.rejectedDecisions ?? 0,
+      continuedAsNew: state?.continuedAsNew ?? 0,
+    },
+    result: input.result,
+    ...(input.audit !== undefined ? { audit: maskedAuditHealth(input.audit) } : {}),
+  };
+}
+
+/** The last write error names a file and a system error; masked like any text shown. */
+export function maskedAuditHealth(audit: AuditHealth): AuditHealth {
+  return { ...audit, lastError: audit.lastError === null ? null : maskString(audit.lastError) };
+}
+
+/** A job's result as it may be shown anywhere (the summary and detail are model-written text). */
+export function maskedResult<R extends { readonly summary?: string; readonly detail?: string }>(result: R): R {
+  return {
+    ...result,
+    ...(result.summary !== undefined ? { summary: maskString(result.summary) } : {}),
+    ...(result.detail !== undefined ? { detail: maskString(result.detail) } : {}),
+  };
+}

@@ -1,0 +1,193 @@
+import type { BatchCallView, ParkedBatchView } from '../job/batch-view';
+import { callTarget } from '../job/batch-view';
+import { display, displayText } from '../redaction/display-text';
+import type { PendingRequestView } from '../job/job-view';
+import { maskPreview, maskString, maskValue, summarizeArgs } from '../redaction/masking';
+import { describeObserved, isFileState, observedSubject } from '../tools/observed-state';
+import { EDIT_NOTE, type ApprovalCard, type CliName } from '../approval/card';
+
+
+/**
+ * The approval card: everything a reviewer needs to decide one request,
+ * built once from the request and its job, and rendered for every surface
+ * (terminal text for `show` and `pending`, Markdown for the Web UI, the
+ * object itself for `--json` and notifications). Pure: times are relative
+ * to the `now` passed in.
+ */
+
+/** What a card is built from: a pending request as reviewers see it, and its job. */
+export interface CardSource {
+  readonly jobId: string;
+  readonly goal: string;
+  readonly request: PendingRequestView;
+  /** The parked batch (null from jobs parked by older builds). */
+  readonly batch: ParkedBatchView | null;
+}
+
+export interface CardContext {
+  readonly now: number;
+  readonly cli: CliName;
+}
+
+/** A span of time the way people say it: 45s, 3m, 23h, 6d 2h. */
+export function humanDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h`;
+  const d = Math.floor(h / 24);
+  return h % 24 === 0 ? `${d}d` : `${d}d ${h % 24}h`;
+}
+
+export function waitingText(createdAt: number, now: number): string {
+  return `waiting ${humanDuration(now - createdAt)}`;
+}
+
+export function expiresText(expiresAt: number, now: number): string {
+  return expiresAt > now ? `expires in ${humanDuration(expiresAt - now)}` : `expired ${humanDuration(now - expiresAt)} ago`;
+}
+
+/** A word for a POSIX shell: as is when it is plain, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9._:@%+=,/-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The exact commands that decide one request; `edit` when a field may be edited. */
+export function requestCommands(cli: CliName, jobId: string, requestId: string, editable: string | undefined): ApprovalCard['commands'] {
+  const target = `${shellWord(jobId)} --request ${shellWord(requestId)}`;
+  return {
+    approve: `${cli} approve ${target}`,
+    deny: `${cli} deny ${target} --reason TEXT`,
+    edit: editable !== undefined ? `${cli} approve ${target} --set ${editable}=VALUE` : null,
+  };
+}
+
+export function approvalCard(source: CardSource, context: CardContext): ApprovalCard {
+  const { request: r, jobId } = source;
+  const created = Date.parse(r.createdAt);
+  const expires = Date.parse(r.expiresAt);
+  const args = maskValue(r.args);
+  const record = args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+  const others: BatchCallView[] = (source.batch?.calls ?? []).filter((c) => c.callId !== r.callId);
+  return {
+    schemaVersion: 1,
+    jobId,
+    requestId: r.requestId,
+    goal: maskPreview(source.goal, 500),
+    operation: { tool: r.toolName, target: callTarget(r.toolName, record), args, summary: summarizeArgs(args, 300) },
+    observed: r.observed.map((o) => {
+      // Services and other subjects have no folder totals; their line says what they are.
+      const file = isFileState(o) ? o : undefined;
+      const tree = file?.exists === true && file.tree?.complete === true ? file.tree : undefined;
+      return {
+        path: maskString(observedSubject(o)),
+        exists: o.exists,
+        text: maskString(describeObserved(o)),
+        files: tree?.files ?? null,
+        entries: tree?.entries ?? null,
+        bytes: tree !== undefined ? tree.bytes : file?.exists === true && file.type !== 'directory' ? file.size : null,
+      };
+    }),
+    rule: { id: r.ruleId, version: r.ruleVersion, reason: maskString(r.reason) },
+    statedReason: source.batch?.statedReason != null ? maskString(source.batch.statedReason) : null,
+    otherCalls: others.map((c) => ({ tool: c.toolName, target: maskString(c.target), decision: maskString(c.decision), requestId: c.requestId })),
+    editable: [...r.editable],
+    editNote: EDIT_NOTE,
+    requester: maskString(r.requester),
+    reviewers: r.reviewers === null ? null : r.reviewers.map(maskString),
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt,
+    waiting: waitingText(created, context.now),
+    expires: expiresText(expires, context.now),
+    fingerprint: r.fingerprint,
+    commands: requestCommands(context.cli, jobId, r.requestId, r.editable[0]),
+  };
+}
+
+const STATED_REASON_LINES = 8;
+
+/** The card as terminal lines, every value escaped for the terminal (one value, one line). */
+export function cardText(card: ApprovalCard, indent = '  '): string[] {
+  const i = indent;
+  const lines = [
+    display`${i}request ${card.requestId}: ${card.operation.tool} ${card.operation.target}`,
+    display`${i}  arguments: ${card.operation.summary}`,
+    ...card.observed.map((o) => display`${i}  target ${o.path}: ${o.text}`),
+    display`${i}  rule ${card.rule.id} v${card.rule.version}: ${card.rule.reason}`,
+  ];
+  if (card.statedReason === null) lines.push(`${i}  the model's reason: (none given)`);
+  else {
+    const said = card.statedReason.split('\n').filter((l) => l.trim() !== '');
+    lines.push(`${i}  the model's reason:`, ...said.slice(0, STATED_REASON_LINES).map((l) => display`${i}    ${l}`));
+    if (said.length > STATED_REASON_LINES) lines.push(`${i}    … (${said.length - STATED_REASON_LINES} more lines)`);
+  }
+  if (card.otherCalls.length > 0) {
+    lines.push(`${i}  same batch:`);
+    for (const c of card.otherCalls) lines.push(display`${i}    ${c.tool} ${c.target}: ${c.decision}`);
+  }
+  const editable = card.editable.length > 0 ? card.editable.join(', ') : 'nothing';
+  lines.push(display`${i}  may edit: ${editable} (${card.editNote})`);
+  const reviewers = card.reviewers === null ? 'anyone' : card.reviewers.join(', ');
+  lines.push(display`${i}  requested by ${card.requester}, ${card.waiting}, ${card.expires} (${card.expiresAt}); may decide: ${reviewers}`);
+  lines.push(display`${i}  fingerprint ${card.fingerprint}`);
+  lines.push(display`${i}  approve: ${card.commands.approve}`);
+  if (card.commands.edit !== null) lines.push(display`${i}  edit:    ${card.commands.edit}`);
+  lines.push(display`${i}  deny:    ${card.commands.deny}`);
+  return lines;
+}
+
+/** Inline code that holds any text: a fence longer than any backtick run in it. */
+function code(text: string): string {
+  const clean = displayText(text);
+  const longest = Math.max(0, ...[...clean.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = clean.startsWith('`') || clean.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${clean}${pad}${fence}`;
+}
+
+/** Plain text in Markdown: nothing in it formats, links or opens HTML. */
+function md(text: string): string {
+  return displayText(text).replace(/[\\`*_{}[\]()<>#+!|~-]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : `\\${c}`));
+}
+
+/** One card in Markdown. */
+export function cardMarkdown(card: ApprovalCard): string {
+  const lines = [
+    `#### ${md(card.operation.tool)} on ${code(card.operation.target)}`,
+    '',
+    `- **arguments:** ${code(card.operation.summary)}`,
+    ...card.observed.map((o) => `- **target** ${code(o.path)}: ${md(o.text)}`),
+    `- **rule:** ${code(card.rule.id)} v${card.rule.version} — ${md(card.rule.reason)}`,
+    `- **the model's reason:** ${card.statedReason === null ? '(none given)' : md(card.statedReason.replace(/\s+/g, ' '))}`,
+  ];
+  if (card.otherCalls.length > 0) {
+    lines.push('- **same batch:**', ...card.otherCalls.map((c) => `  - ${md(c.tool)} ${code(c.target)}: ${md(c.decision)}`));
+  }
+  lines.push(
+    `- **may edit:** ${card.editable.length > 0 ? card.editable.map(code).join(', ') : 'nothing'} (${md(card.editNote)})`,
+    `- **requested by** ${md(card.requester)}, ${md(card.waiting)}, ${md(card.expires)} (${md(card.expiresAt)})`,
+    `- **may decide:** ${card.reviewers === null ? 'anyone' : card.reviewers.map(md).join(', ')}`,
+    `- **request** ${code(card.requestId)}, fingerprint ${code(card.fingerprint)}`,
+    '',
+    '**Decide** from a terminal where airlock is configured for this server:',
+    '',
+    `- approve: ${code(card.commands.approve)}`,
+  );
+  if (card.commands.edit !== null) lines.push(`- approve with an edit: ${code(card.commands.edit)}`);
+  lines.push(`- deny: ${code(card.commands.deny)}`);
+  return lines.join('\n');
+}
+
+/** The Web UI's current details of a parked job: its cards, or nothing when nothing waits. */
+export function cardsMarkdown(cards: readonly ApprovalCard[], now: number): string {
+  if (cards.length === 0) return '';
+  return [
+    `### Waiting for approval (${cards.length})`,
+    '',
+    `As of ${new Date(now).toISOString()} (times below are relative to it).`,
+    '',
+    cards.map(cardMarkdown).join('\n\n---\n\n'),
+  ].join('\n');
+}

@@ -1,0 +1,270 @@
+import { z } from 'zod';
+import { approvalCardSchema, type ApprovalCard } from '../approval/card';
+import { cardText, requestCommands } from './approval-card';
+import type { AuditEvent } from '../audit/events';
+import { canonicalJson } from '../util/canonical-json';
+import { maskPreview, maskValue } from '../redaction/masking';
+import { sha256Hex } from '../util/sha256';
+
+/**
+ * What a notification says about one job event, in airlock's generic JSON
+ * form (versioned). Built from the event as the audit log holds it
+ * (sanitized, masked), so nothing reaches an endpoint that the audit log
+ * would not show. ntfy's form is derived from it.
+ */
+export const noticeEvents = ['approval_requested', 'approval_expired', 'approval_decided', 'admin_notification'] as const;
+export type NoticeEvent = (typeof noticeEvents)[number];
+
+const MAX_TEXT = 500;
+
+export const noticeSchema = z.strictObject({
+  schemaVersion: z.literal(1),
+  /** Stable across retries and restarts: a receiver can drop a second delivery of the same id. */
+  eventId: z.string(),
+  event: z.enum(noticeEvents),
+  /** When it happened (workflow time). */
+  at: z.string(),
+  jobId: z.string(),
+  requestId: z.string().nullable(),
+  tool: z.string(),
+  target: z.string().nullable(),
+  /** The call's arguments, masked and shortened as in the audit log. */
+  args: z.string().nullable(),
+  rule: z.strictObject({ id: z.string(), version: z.number().nullable() }).nullable(),
+  /** Why the rule asked: its name and instruction. */
+  reason: z.string().nullable(),
+  requester: z.string().nullable(),
+  expiresAt: z.string().nullable(),
+  /** Set on `approval_decided`. */
+  decision: z
+    .strictObject({
+      outcome: z.enum(['approved', 'edited', 'denied']),
+      reviewer: z.string(),
+      reason: z.string().nullable(),
+    })
+    .nullable(),
+  links: z.strictObject({ job: z.string(), approval: z.string().nullable() }),
+  /** The exact commands that decide this request (only while it waits). */
+  commands: z.strictObject({ approve: z.string(), deny: z.string() }).nullable(),
+  /** The approval card, the same one `pending`, `show` and the Web UI render (on `approval_requested` from builds that record it). */
+  card: approvalCardSchema.nullable(),
+  title: z.string(),
+  text: z.string(),
+});
+export type Notice = z.infer<typeof noticeSchema>;
+
+export interface NoticeContext {
+  readonly namespace: string;
+  readonly webUiUrl: string;
+  readonly approvalPageUrl: string | undefined;
+}
+
+/** The Web UI's page of a job (its latest run). */
+export function jobUrl(ctx: NoticeContext, jobId: string): string {
+  return `${ctx.webUiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(ctx.namespace)}/workflows/${encodeURIComponent(jobId)}`;
+}
+
+/** The approval page of a request, when one is configured. */
+export function approvalUrl(ctx: NoticeContext, jobId: string, requestId: string): string | null {
+  if (ctx.approvalPageUrl === undefined) return null;
+  return `${ctx.approvalPageUrl.replace(/\/+$/, '')}/jobs/${encodeURIComponent(jobId)}/requests/${encodeURIComponent(requestId)}`;
+}
+
+/** The exact commands for one request (the CLI as installed with npm), worded as on the approval card. */
+export function decisionCommands(jobId: string, requestId: string): { approve: string; deny: string } {
+  const { approve, deny } = requestCommands('npx airlock', jobId, requestId, undefined);
+  return { approve, deny };
+}
+
+/** One id per event: a retried audit write, or a worker restart, never notifies twice. */
+export function noticeEventId(event: AuditEvent): string {
+  return sha256Hex(canonicalJson({ type: event.type, jobId: event.jobId, at: event.at, data: event.data })).slice(0, 32);
+}
+
+/** The card masked again, like every other field of a notice. */
+const maskedCard = (card: ApprovalCard): ApprovalCard => approvalCardSchema.parse(maskValue(card));
+
+const text = (value: string | undefined | null): string | null => (value === undefined || value === null ? null : maskPreview(value, MAX_TEXT));
+
+/**
+ * The notice for an audit event that people are told about; undefined for
+ * every other event. The event is masked again: a notice never relies on
+ * its caller having sanitized it.
+ */
+export function noticeFor(event: AuditEvent, ctx: NoticeContext): Notice | undefined {
+  const base = { schemaVersion: 1 as const, eventId: noticeEventId(event), at: event.at, jobId: text(event.jobId) ?? '', links: { job: jobUrl(ctx, event.jobId), approval: null } };
+  switch (event.type) {
+    case 'approval_requested': {
+      const d = event.data;
+      return withText({
+        ...base,
+        event: 'approval_requested',
+        requestId: d.requestId,
+        tool: d.toolName,
+        target: text(d.target),
+        args: text(d.argsSummary),
+        rule: { id: d.ruleId, version: d.ruleVersion },
+        reason: text(d.reason),
+        requester: text(d.requester),
+        expiresAt: d.expiresAt,
+        decision: null,
+        links: { ...base.links, approval: approvalUrl(ctx, event.jobId, d.requestId) },
+        commands: d.card === undefined ? decisionCommands(event.jobId, d.requestId) : { approve: d.card.commands.approve, deny: d.card.commands.deny },
+        card: d.card === undefined ? null : maskedCard(d.card),
+      });
+    }
+    case 'approval_expired': {
+      const d = event.data;
+      return withText({
+        ...base,
+        event: 'approval_expired',
+        requestId: d.requestId,
+        tool: d.toolName,
+        target: text(d.target),
+        args: null,
+        rule: d.ruleId === undefined ? null : { id: d.ruleId, version: null },
+        reason: null,
+        requester: null,
+        expiresAt: event.at,
+        decision: null,
+        commands: null,
+        card: null,
+      });
+    }
+    case 'approval_decided': {
+      const d = event.data;
+      const outcome = d.decision === 'deny' ? 'denied' : d.editedFingerprint !== undefined ? 'edited' : 'approved';
+      return withText({
+        ...base,
+        event: 'approval_decided',
+        requestId: d.requestId,
+        tool: d.toolName,
+        target: text(d.target),
+        args: null,
+        rule: d.ruleId === undefined ? null : { id: d.ruleId, version: null },
+        reason: null,
+        requester: null,
+        expiresAt: null,
+        decision: { outcome, reviewer: text(d.reviewer) ?? '', reason: text(d.reason) },
+        commands: null,
+        card: null,
+      });
+    }
+    case 'policy_notification_queued': {
+      const d = event.data;
+      return withText({
+        ...base,
+        event: 'admin_notification',
+        requestId: null,
+        tool: d.toolName,
+        target: null,
+        args: text(d.argsSummary),
+        rule: { id: d.ruleId, version: d.ruleVersion },
+        reason: text(d.reason),
+        requester: null,
+        expiresAt: null,
+        decision: null,
+        commands: null,
+        card: null,
+      });
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Title and text of a notice: the one place that words it (switch it to the
+ * approval card when that renders from the same fields).
+ */
+function withText(notice: Omit<Notice, 'title' | 'text'>): Notice {
+  const on = notice.target !== null ? ` on ${notice.target}` : '';
+  const rule = notice.rule === null ? [] : [`rule: ${notice.rule.id}${notice.rule.version !== null ? ` v${notice.rule.version}` : ''}${notice.reason !== null ? ` — ${notice.reason}` : ''}`];
+  const request = notice.requestId === null ? [] : [`request: ${notice.requestId}`];
+  let title: string;
+  let lines: string[];
+  switch (notice.event) {
+    case 'approval_requested':
+      title = `Approval needed: ${notice.tool}${on}`;
+      // The card is the one wording of a waiting request; events from builds before it fall back to the fields.
+      if (notice.card !== null) {
+        lines = [`Job ${notice.jobId} waits for a decision:`, ...cardText(notice.card, '')];
+        break;
+      }
+      lines = [
+        `Job ${notice.jobId} waits for a decision on ${notice.tool}${on}.`,
+        ...(notice.args !== null ? [`arguments: ${notice.args}`] : []),
+        ...rule,
+        ...(notice.requester !== null ? [`requested by: ${notice.requester}`] : []),
+        ...request,
+        ...(notice.expiresAt !== null ? [`expires: ${notice.expiresAt}`] : []),
+        ...(notice.commands !== null ? [`approve: ${notice.commands.approve}`, `deny: ${notice.commands.deny}`] : []),
+      ];
+      break;
+    case 'approval_expired':
+      title = `Approval expired: ${notice.tool}${on}`;
+      lines = [`Nobody decided in time: job ${notice.jobId} goes on without ${notice.tool}${on}.`, ...rule, ...request];
+      break;
+    case 'approval_decided': {
+      const d = notice.decision;
+      const outcome = d?.outcome ?? 'decided';
+      title = `${outcome[0]?.toUpperCase() ?? ''}${outcome.slice(1)}: ${notice.tool}${on}`;
+      lines = [
+        `${d?.reviewer ?? 'A reviewer'} ${outcome === 'edited' ? 'approved an edited' : outcome} ${notice.tool}${on} in job ${notice.jobId}.`,
+        ...(d?.reason !== null && d?.reason !== undefined ? [`reason: ${d.reason}`] : []),
+        ...rule,
+        ...request,
+      ];
+      break;
+    }
+    case 'admin_notification':
+      title = `Rule ${notice.rule?.id ?? ''} noticed ${notice.tool}`;
+      lines = [`Job ${notice.jobId} called ${notice.tool}.`, ...(notice.args !== null ? [`arguments: ${notice.args}`] : []), ...rule];
+      break;
+  }
+  return { ...notice, title, text: lines.join('\n') };
+}
+
+/** ntfy's priority (1–5) and tags (emoji short codes) per event. */
+const ntfyStyle: Record<NoticeEvent | 'denied' | 'edited', { priority: number; tags: string[] }> = {
+  approval_requested: { priority: 4, tags: ['hourglass_flowing_sand'] },
+  approval_expired: { priority: 3, tags: ['alarm_clock'] },
+  approval_decided: { priority: 3, tags: ['white_check_mark'] },
+  edited: { priority: 3, tags: ['pencil2'] },
+  denied: { priority: 3, tags: ['no_entry'] },
+  admin_notification: { priority: 4, tags: ['warning'] },
+};
+
+export interface NtfyAction {
+  readonly action: 'view';
+  readonly label: string;
+  readonly url: string;
+  readonly clear: boolean;
+}
+
+/** The JSON message ntfy publishes (https://docs.ntfy.sh/publish/#publish-as-json), posted to the server's root. */
+export interface NtfyMessage {
+  readonly topic: string;
+  readonly title: string;
+  readonly message: string;
+  readonly priority: number;
+  readonly tags: readonly string[];
+  readonly click: string;
+  readonly actions: readonly NtfyAction[];
+}
+
+export function ntfyMessage(notice: Notice, topic: string): NtfyMessage {
+  const outcome = notice.decision?.outcome;
+  const style = outcome === 'denied' || outcome === 'edited' ? ntfyStyle[outcome] : ntfyStyle[notice.event];
+  const actions: NtfyAction[] = [{ action: 'view', label: 'Open job', url: notice.links.job, clear: false }];
+  if (notice.links.approval !== null) actions.push({ action: 'view', label: 'Decide', url: notice.links.approval, clear: true });
+  return {
+    topic,
+    title: notice.title,
+    message: notice.text,
+    priority: style.priority,
+    tags: ['airlock', ...style.tags, notice.event],
+    click: notice.links.approval ?? notice.links.job,
+    actions,
+  };
+}

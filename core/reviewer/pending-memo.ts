@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import type { PendingRequest } from '../approval/approvals';
+import { parkedBatchViewSchema, type ParkedBatchView } from '../job/batch-view';
+import { pendingView, type PendingRequestView } from '../job/job-view';
+import { maskPreview } from '../redaction/masking';
+import { observedStateSchema } from '../tools/observed-state';
+
+/** The memo key under which a parked job publishes what waits, for list views. */
+export const PENDING_MEMO_KEY = 'airlockPending';
+
+const KEPT_ARG_CHARS = 300;
+
+/** Arguments as a list shows them: masked, long texts shortened (a write's content can be a megabyte). */
+function previewArgs(args: unknown): unknown {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return args;
+  return Object.fromEntries(Object.entries(args).map(([k, v]) => [k, typeof v === 'string' && v.length > KEPT_ARG_CHARS ? maskPreview(v, KEPT_ARG_CHARS) : v]));
+}
+
+/**
+ * What a parked job keeps in its memo: each pending request as reviewers
+ * see it (masked), so `airlock pending` is one visibility query and an
+ * approval needs no worker to look the request up.
+ */
+export function pendingMemo(goal: string, pending: readonly PendingRequest[], batch: ParkedBatchView | null = null): PendingMemo {
+  return {
+    v: 1,
+    goal: maskPreview(goal, 500),
+    ...(batch !== null && pending.length > 0 ? { batch } : {}),
+    requests: pending.map((r) => {
+      const view = pendingView(r);
+      return { ...view, args: previewArgs(view.args) };
+    }),
+  };
+}
+
+export const pendingMemoSchema = z.object({
+  v: z.literal(1),
+  goal: z.string(),
+  requests: z.array(
+    z.object({
+      requestId: z.string(),
+      callId: z.string(),
+      toolName: z.string(),
+      args: z.unknown(),
+      ruleId: z.string(),
+      ruleVersion: z.number(),
+      reason: z.string(),
+      fingerprint: z.string(),
+      nonce: z.string(),
+      observed: z.array(observedStateSchema),
+      editable: z.array(z.string()),
+      reviewers: z.array(z.string()).nullable(),
+      requester: z.string(),
+      createdAt: z.string(),
+      expiresAt: z.string(),
+    }),
+  ),
+  /** The parked batch: the model's stated reason and the batch's calls (absent in memos of older builds). */
+  batch: parkedBatchViewSchema.optional(),
+});
+
+export interface PendingMemo {
+  readonly v: 1;
+  readonly goal: string;
+  readonly requests: readonly PendingRequestView[];
+  readonly batch?: ParkedBatchView;
+}
