@@ -1,6 +1,7 @@
 import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import importRules from './scripts/lint/import-rules.cjs';
 
 // workflows/ and core/ run inside the deterministic workflow sandbox (core/ is imported by it):
 // no Node built-ins, no network clients, no non-workflow Temporal packages.
@@ -16,7 +17,7 @@ const sandboxBanned = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.airlock/**', 'coverage/**', 'bin/**', 'eslint.config.mjs', 'jest.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.airlock/**', 'coverage/**', 'bin/**', 'eslint.config.mjs', 'jest.config.js', 'scripts/lint/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -30,15 +31,17 @@ export default tseslint.config(
     },
   },
   {
+    // No import circles anywhere in the sources (tests may import what they like).
+    files: ['core/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts', 'host/**/*.ts', 'workers/**/*.ts', 'client/**/*.ts', 'scripts/**/*.ts'],
+    plugins: { airlock: importRules.plugin },
+    rules: { 'airlock/no-import-cycle': 'error' },
+  },
+  {
+    // core/ is pure; each of its folders imports only the folders its header lists ("May import: ...").
     files: ['core/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        ...sandboxBanned,
-        patterns: [
-          ...sandboxBanned.patterns,
-          { group: ['../activities', '../activities/*', '../../activities/*', '../workflows', '../workflows/*', '../workers/*', '../client/*', '../../client/*', '../../workers/*', '../host/*', '../../host/*'], message: 'core/ is pure: it imports nothing outside core/.' },
-        ],
-      }],
+      'airlock/core-layers': 'error',
+      '@typescript-eslint/no-restricted-imports': ['error', sandboxBanned],
     },
   },
   {

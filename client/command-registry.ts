@@ -298,6 +298,6 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
     arguments: [{ name: 'SHELL', description: 'bash or zsh' }],
     options: {},
     examples: ['source <(airlock completion bash)', 'airlock completion zsh > "${fpath[1]}/_airlock"'],
-    load: async () => (await import('./commands/completion')).run,
+    load: async () => (await import('./commands/completion')).completionCommand(commands),
   },
 ];

@@ -1,3 +1,13 @@
+/**
+ * core/approval/ — A parked call and its decision: the fingerprint that
+ * names one exact call, the approval request, the reviewer's decision
+ * payload and what it signs (the Ed25519 text, the passkey challenge), the
+ * grant that lets one exact call run once, and the approval card's record
+ * shape.
+ *
+ * May import: util, tools, policy.
+ */
+
 import { z } from 'zod';
 import { canonicalJson } from '../util/canonical-json';
 import { callFingerprint } from './fingerprint';

@@ -1,3 +1,11 @@
+/**
+ * core/audit/ — The audit trail: every event type with its allowlisted,
+ * masked fields, and the backlog a job keeps until the audit log has its
+ * events.
+ *
+ * May import: util, temporal, redaction, approval.
+ */
+
 import { approvalCardSchema } from '../approval/card';
 import { z } from 'zod';
 import { FailureTypes } from '../temporal/failure-types';

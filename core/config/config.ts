@@ -1,3 +1,11 @@
+/**
+ * core/config/ — What airlock reads at start-up: environment variables (each
+ * with its own schema, so an error names the variable), the notification
+ * endpoints, and the tools worker's config file (commands, hosts, services).
+ *
+ * May import: util, redaction, tools.
+ */
+
 import { z } from 'zod';
 import { parseDuration } from '../util/duration';
 import { ConfigError } from '../util/errors';

@@ -1,3 +1,15 @@
+/**
+ * core/job/ — One agentJob's domain logic, pure and deterministic: its input
+ * and result, the conversation it keeps, preflight of a batch, the batch
+ * plan (what runs, parks, is denied or redirected), the approval requests
+ * built from it, each call's steps, the state carried across continue-as-new
+ * with its migrations, the view a query returns, and the rehearsal of
+ * recorded calls against other rules. This file is what a run carries to the
+ * next.
+ *
+ * May import: util, temporal, redaction, model, tools, judge, policy, approval, audit.
+ */
+
 import { z } from 'zod';
 import { approvalRequestSchema } from '../approval/approvals';
 import { auditBacklogSchema } from '../audit/backlog';

@@ -1,3 +1,12 @@
+/**
+ * core/judge/ — The semantic rule judge's protocol: the masked, allowlisted
+ * summary of a call it is shown, the answer format and its all-or-nothing
+ * parsing, and the masked context lines of recent messages. Whether a judged
+ * rule acts is policy's business.
+ *
+ * May import: util, redaction, model.
+ */
+
 import { z } from 'zod';
 import type { ChatMessage } from '../model/chat';
 import { isSecretField, MASK, maskPreview, summarizeArgs } from '../redaction/masking';

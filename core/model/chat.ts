@@ -1,3 +1,12 @@
+/**
+ * core/model/ — What airlock exchanges with the model: chat messages and
+ * tool call requests as the model sends them, the budget that fits a
+ * conversation into a model's context, and scripted conversations for the
+ * local replay server.
+ *
+ * May import: nothing else in core/.
+ */
+
 import { z } from 'zod';
 
 /** One tool call as the model proposed it; `arguments` is the raw JSON text. */

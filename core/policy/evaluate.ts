@@ -1,3 +1,12 @@
+/**
+ * core/policy/ — Rules and their evaluation: the rules file schema, the
+ * built-in rules and deterministic detectors, conditions and their index,
+ * the snapshot frozen for a job, the decision for one call and for a batch,
+ * and the labelled judge evaluation. This file decides one call.
+ *
+ * May import: util, tools, judge.
+ */
+
 import { z } from 'zod';
 import { parseDuration } from '../util/duration';
 import type { ToolCategory } from '../tools/registry';

@@ -1,4 +1,14 @@
 /**
+ * core/redaction/ — What makes text safe to show: secret masking in linear
+ * time, passwords in URLs hidden, and terminal escapes, control and
+ * invisible characters shown as escapes. It runs before anything leaves a
+ * job (audit, reviewer views, judge input, logs) and knows nothing of jobs,
+ * rules or tools.
+ *
+ * May import: nothing else in core/.
+ */
+
+/**
  * Secret masking applied before anything leaves the job: audit events,
  * reviewer views, judge input. Over-masking is preferred to a leak. Masking
  * takes time linear in the text (see secret-patterns.ts); what only needs a

@@ -1,3 +1,12 @@
+/**
+ * core/reviewer/ — What reviewers see and receive: the approval card built
+ * from a job's view and rendered for each surface (terminal, Markdown,
+ * JSON), the pending table and memo, notifications, and the progress lines
+ * of a followed job.
+ *
+ * May import: util, temporal, redaction, tools, approval, audit, job.
+ */
+
 import type { BatchCallView, ParkedBatchView } from '../job/batch-view';
 import { callTarget } from '../job/batch-view';
 import { display, displayText } from '../redaction/display-text';
@@ -5,7 +14,6 @@ import type { PendingRequestView } from '../job/job-view';
 import { maskPreview, maskString, maskValue, summarizeArgs } from '../redaction/masking';
 import { describeObserved, isFileState, observedSubject } from '../tools/observed-state';
 import { EDIT_NOTE, type ApprovalCard, type CliName } from '../approval/card';
-
 
 /**
  * The approval card: everything a reviewer needs to decide one request,

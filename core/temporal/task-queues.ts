@@ -1,3 +1,13 @@
+/**
+ * core/temporal/ — How airlock meets Temporal: the task queue names, the
+ * custom search attributes the Web UI filters on, the failure types every
+ * ApplicationFailure carries, the failure converter, and how a Temporal
+ * error is told to a person in one line. Only `@temporalio/common` from the
+ * SDK.
+ *
+ * May import: nothing else in core/.
+ */
+
 /** The task queues airlock's workers poll. Each is scaled as its own deployment. */
 export const TaskQueues = {
   /** Workflow tasks, model turns and policy evaluation. */

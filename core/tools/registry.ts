@@ -1,3 +1,14 @@
+/**
+ * core/tools/ — The tools a job may call: one module per tool (zod
+ * parameters, category, targets, prepare, revalidate, execute,
+ * postcondition), written against the capabilities the tools worker lends it
+ * (files, services, http, commands, journal); what a tool observed of its
+ * targets; and the facts the tools side resolves for policy. This file is
+ * the registry of those modules.
+ *
+ * May import: util.
+ */
+
 import { normalizePosix, resolvePosix } from '../util/posix-path';
 import { complete } from './complete';
 import { fsChmod } from './fs/fs-chmod';

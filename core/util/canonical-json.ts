@@ -1,4 +1,13 @@
 /**
+ * core/util/ — Small pure helpers every concept may use: canonical JSON,
+ * SHA-256 in plain TypeScript, globs, POSIX path arithmetic, durations, IP
+ * address classes and the base error classes. Nothing here knows of jobs,
+ * rules or tools.
+ *
+ * May import: nothing else in core/.
+ */
+
+/**
  * Canonical JSON: object keys sorted, no whitespace, `undefined` fields
  * dropped. The same value always gives the same text, so hashes of it are
  * stable across processes and runs.
