@@ -1,0 +1,81 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import { FailureTypes } from '../../core/temporal/failure-types';
+import { NonceStoreUnusable } from '../../host/nonce-store';
+import { withHeartbeat } from '../heartbeat';
+import { noMetrics } from '../metrics';
+import { executeOnce } from './execute';
+import type { ExecuteInput, ExecuteResult, PrepareApprovalInput, PrepareApprovalResult, RevalidateInput, RevalidateResult } from './messages';
+import { recheck } from './recheck';
+import type { AttemptState } from './reconcile';
+import { executionOutcome } from './record';
+import { createToolRunner, toolOrFail, type ToolGateDeps } from './runner';
+
+/**
+ * The gate's activities on the tools queue, where the side effects happen:
+ * `prepareApproval` when a call parks, `revalidate` and `execute` when it
+ * runs. Each step is a module of this folder: `check-grant` (the grant
+ * binds exactly this call), `recheck` (the world still matches what the
+ * reviewer saw), `execute` (consume the nonce, run, record), `reconcile`
+ * (claim a nonce an attempt died holding and settle it from the target),
+ * `record` (stored outcomes as results), over the `runner` every step uses.
+ */
+
+export type * from './messages';
+export type { ToolGateDeps } from './runner';
+export { executionOutcome };
+
+export function createToolGateActivities(deps: ToolGateDeps) {
+  const runner = createToolRunner(deps);
+  const metrics = deps.metrics ?? noMetrics;
+
+  return {
+    /** Captures what the reviewer will approve: the target's state now, plus the request's nonce. */
+    async prepareApproval(input: PrepareApprovalInput): Promise<PrepareApprovalResult> {
+      return withHeartbeat(
+        () => ({ phase: 'observing' }),
+        async () => {
+          const tool = toolOrFail(input.toolName);
+          const args = tool.parameters.parse(input.args);
+          const { observed, warnings } = await runner.observeTargets(tool, args);
+          return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings };
+        },
+      );
+    },
+
+    /** Schema, permission and preconditions, checked again against the world as it is now (builds before checked inside `execute`). */
+    async revalidate(input: RevalidateInput): Promise<RevalidateResult> {
+      return withHeartbeat(
+        () => ({ phase: 'observing' }),
+        async () => (await recheck(runner, input)).result,
+      );
+    },
+
+    /**
+     * Runs one granted call, once. The nonce is consumed (compare-and-set)
+     * before the side effect, with the targets as they were right then; a
+     * retry finds it and reports the stored outcome, or, when the attempt
+     * that consumed it died before recording one, reconciles (`settle`).
+     */
+    async execute(input: ExecuteInput): Promise<ExecuteResult> {
+      const attempt: AttemptState = { phase: 'checking' };
+      const result = await withHeartbeat(
+        () => {
+          if (attempt.held !== undefined) deps.nonces.renew(attempt.held);
+          return { phase: attempt.phase, store: deps.nonces.id };
+        },
+        () =>
+          executeOnce(runner, input, attempt).catch((err: unknown) => {
+            if (err instanceof NonceStoreUnusable) throw ApplicationFailure.retryable(err.message, FailureTypes.NonceStoreUnusable);
+            throw err;
+          }),
+      );
+      // Counted once the attempt has its answer; an attempt that throws is the SDK's `temporal_activity_execution_failed`.
+      if (attempt.settled !== undefined) metrics.reconciled(input.toolName, attempt.settled);
+      metrics.executed(input.toolName, executionOutcome(result, attempt.settled));
+      return result;
+    },
+  };
+}
+
+export type ToolGateActivities = ReturnType<typeof createToolGateActivities>;

@@ -1,0 +1,112 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { Texts } from '../../core/job/texts';
+import { FailureTypes } from '../../core/temporal/failure-types';
+import { revalidateWith } from '../../core/tools/compare';
+import type { ObservedState } from '../../core/tools/observed-state';
+import type { AnyTool } from '../../core/tools/registry';
+import type { ToolOutcome } from '../../core/tools/tool-module';
+import { revealPaths, storedOutcome, type Reconciled } from '../../host/nonce-store';
+import { checkExpiry } from './check-grant';
+import type { ExecuteInput, ExecuteResult } from './messages';
+import { reportEarlier, reportEarlierOrFail } from './record';
+import type { ToolRunner } from './runner';
+
+/** One `execute` attempt as its heartbeat and metrics see it. */
+export interface AttemptState {
+  /** Shown in the heartbeat: checking, reconciling, effect. */
+  phase: string;
+  /** The nonce this attempt consumed or claimed: renewed at every beat, so no retry settles it while this attempt lives. */
+  held?: string;
+  /** Set when this attempt settled the call itself (not when it reports another attempt's settlement). */
+  settled?: Reconciled;
+}
+
+export interface Settling {
+  readonly input: ExecuteInput;
+  readonly tool: AnyTool;
+  readonly args: Record<string, unknown>;
+  readonly fingerprint: string;
+  /** The targets right before the call, when known: recorded at consume, else what the reviewer approved. */
+  readonly before: readonly ObservedState[] | undefined;
+  /** The nonce is consumed in this store (an attempt died after consuming); false: this store does not know it. */
+  readonly consumedHere: boolean;
+}
+
+/**
+ * A consumed nonce without an outcome is settled only once its holder has
+ * been silent this long: a live attempt renews it every heartbeat (2 s),
+ * and Temporal retries only after the 15 s heartbeat timeout.
+ */
+const DEFAULT_CLAIM_STALE_MS = 20_000;
+
+/**
+ * An earlier attempt ended without an outcome in this store: it consumed
+ * the nonce and died, or this store does not know what it did (a lost or
+ * restored store). The target says what happened:
+ * - the tool's postcondition holds: its effect is in place, record and report that;
+ * - it does not, and the target is exactly as it was right before the call
+ *   (the approved state): the effect never happened, so run it now. That
+ *   attempt is over: Temporal starts a new attempt only after the previous
+ *   one failed or its heartbeat or start-to-close timeout passed, and an
+ *   attempt Temporal gave up on starts no effect once it learns so (its
+ *   next heartbeat). The remaining window: a worker process frozen or cut
+ *   off from Temporal for longer than the heartbeat timeout, between its
+ *   own check and its effect, which it then still runs;
+ * - neither: the outcome is unknown, and is reported as such.
+ */
+export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptState): Promise<ExecuteResult> {
+  const { nonces } = runner.deps;
+  const nonce = s.input.grant.claims.nonce;
+  attempt.phase = 'reconciling';
+  if (s.consumedHere && !nonces.claim(nonce, runner.deps.claimStaleMs ?? DEFAULT_CLAIM_STALE_MS)) {
+    // Another attempt holds it and is alive (a duplicate, or the one before is not dead yet): look again later.
+    throw ApplicationFailure.retryable('another attempt of this call is still working on it; this one will look again', FailureTypes.NonceConsumed);
+  }
+  attempt.held = nonce;
+  // The targets now: the precondition compares them, and they give the store's path digests their paths back.
+  const tool = s.tool;
+  const current = await runner.observeTargets(tool, s.args);
+  const before = s.before === undefined ? undefined : revealPaths(s.before, current.observed);
+  const post = tool.postcondition === undefined ? { present: false, detail: `${tool.name} declares no postcondition` } : await tool.postcondition(runner.callHost(tool, nonce), s.args, before);
+  // A store that does not know the nonce gets it consumed now, as the first attempt would have.
+  const consumeHere = () => nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
+  const record = (outcome: ToolOutcome, reconciled: Reconciled) => {
+    if (!s.consumedHere && !consumeHere().consumed) return false;
+    nonces.recordOutcome(nonce, storedOutcome(outcome, reconciled));
+    return true;
+  };
+  if (post.present) {
+    const outcome = { ok: true, output: Texts.reconciledRanBefore(post.detail) };
+    if (!record(outcome, 'ran_before')) return reportEarlierOrFail(nonces, nonce);
+    attempt.settled = 'ran_before';
+    return { ...outcome, replayed: true, reconciled: 'ran_before' };
+  }
+  let unchanged: string | undefined;
+  if (post.undetectable === true) unchanged = 'its effect cannot be told from its target';
+  else if (before === undefined) unchanged = 'nothing records the target as it was before the call';
+  else {
+    const targets = tool.targets(s.args);
+    // The tool's own precondition; a target past the limits compares as "cannot be compared": not unchanged.
+    const verdict = await revalidateWith(tool, runner.callHost(tool, nonce), { args: s.args, approved: before, now: current, targetsThen: targets, targetsNow: targets });
+    if (verdict.kind !== 'ok') unchanged = verdict.reason;
+  }
+  if (unchanged === undefined) {
+    checkExpiry(s.input.grant, runner.now());
+    if (!s.consumedHere) {
+      const consumed = consumeHere();
+      if (!consumed.consumed) return reportEarlier(consumed);
+      attempt.held = nonce;
+    }
+    attempt.phase = 'effect';
+    const outcome = await runner.runTool(tool, s.args, before, nonce);
+    await runner.crashPoint('after-effect');
+    nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
+    attempt.settled = 'ran_now';
+    return { ok: outcome.ok, output: `${outcome.output}\n${Texts.reconciledRanNow}`, replayed: false, reconciled: 'ran_now' };
+  }
+  const outcome = { ok: false, output: Texts.outcomeUnknown(`${post.detail}; ${unchanged}`) };
+  // Spent from now on: a duplicate of this grant reports the same instead of guessing again.
+  if (!record(outcome, 'unknown')) return reportEarlierOrFail(nonces, nonce);
+  attempt.settled = 'unknown';
+  return { ...outcome, replayed: true, reconciled: 'unknown' };
+}

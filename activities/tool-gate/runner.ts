@@ -1,0 +1,127 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { FailureTypes } from '../../core/temporal/failure-types';
+import type { ObservedState } from '../../core/tools/observed-state';
+import { lendHost } from '../../core/tools/lend';
+import { getTool, type AnyTool } from '../../core/tools/registry';
+import type { Capability, HostFor, ToolHost } from '../../core/tools/tool-host';
+import type { Prepared, ToolOutcome } from '../../core/tools/tool-module';
+import { ToolRefusal } from '../../core/tools/tool-refusal';
+import type { GrantVerifier } from '../../host/grant-keys';
+import type { NonceStore } from '../../host/nonce-store';
+import { messageOf } from '../../host/tools/descriptors';
+import { createCallJournal } from '../../host/tools/move-journal';
+import { createToolHost, type ToolHostDeps } from '../../host/tools/tool-host';
+import type { AirlockMetrics } from '../metrics';
+import { attemptAbandoned } from '../heartbeat';
+import type { CrashPoint } from './messages';
+
+export interface ToolGateDeps extends ToolHostDeps {
+  readonly nonces: NonceStore;
+  readonly verifier: GrantVerifier;
+  readonly now?: () => number;
+  /**
+   * TEST ONLY (`AIRLOCK_TEST_CRASH_AT`): `execute` stops at this point,
+   * says so on stderr, and waits there for the test to kill the process.
+   */
+  readonly testCrashAt?: CrashPoint;
+  /** How long a consumed nonce's holder must have been silent before a retry settles it; default 20 s. */
+  readonly claimStaleMs?: number;
+  /** Counts executions and reconciliations; default: nothing. */
+  readonly metrics?: AirlockMetrics;
+  /** Where calls keep their journals (a file per grant nonce); unset: tools that need one (bulk moves) refuse to run. */
+  readonly journalDir?: string;
+}
+
+/**
+ * The tools worker's hands, shared by every step of the gate: the host it
+ * lends a tool, what the tool observes of its targets, the tool run itself,
+ * and the points where a test may stop `execute`.
+ */
+export interface ToolRunner {
+  readonly deps: ToolGateDeps;
+  readonly now: () => number;
+  readonly host: ToolHost;
+  /** The host the tool's hooks get; a tool this worker is not configured for is refused, never run half-way. */
+  lent(tool: AnyTool): HostFor<Capability>;
+  /** The host of one call's hooks: the lent capabilities, plus the journal kept under the call's nonce. */
+  callHost(tool: AnyTool, nonce: string): HostFor<Capability>;
+  /** The tool's `prepare`, whose per-target problems become the reviewer's warnings. */
+  observeTargets(tool: AnyTool, args: unknown): Promise<Prepared & { warnings: string[] }>;
+  /** Runs the tool itself; a failure inside it is an outcome (the nonce is spent), never a retry. */
+  runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, nonce: string): Promise<ToolOutcome>;
+  /** TEST ONLY: stops here for good when the test asked for it, so it can kill the process at exactly this point. */
+  crashPoint(point: CrashPoint): Promise<void>;
+}
+
+/** The registered tool of that name; a control tool or an unknown name is bad input, never retried. */
+export function toolOrFail(name: string): AnyTool {
+  const tool = getTool(name);
+  if (tool === undefined || tool.category === 'control') {
+    throw ApplicationFailure.nonRetryable(`unknown tool ${JSON.stringify(name)}`, FailureTypes.InvalidInput);
+  }
+  return tool;
+}
+
+export function notConfigured(tool: AnyTool, missing: readonly Capability[]): string {
+  return `tool ${tool.name} is not configured on this tools worker (its tools config grants no ${missing.join(', ')})`;
+}
+
+/** Stops for good, saying where on stderr: the test that asked kills the process here. */
+async function pauseForever(point: string): Promise<never> {
+  process.stderr.write(`airlock test: execute paused ${point} (AIRLOCK_TEST_CRASH_AT)\n`);
+  return new Promise<never>(() => undefined);
+}
+
+export function createToolRunner(deps: ToolGateDeps): ToolRunner {
+  const host = createToolHost(deps);
+
+  function lent(tool: AnyTool): HostFor<Capability> {
+    const loan = lendHost(tool, host);
+    if (!loan.ok) throw ApplicationFailure.nonRetryable(notConfigured(tool, loan.missing), FailureTypes.ToolUnavailable);
+    return loan.host;
+  }
+
+  function callHost(tool: AnyTool, nonce: string): HostFor<Capability> {
+    const base = lent(tool);
+    if (deps.journalDir === undefined) return base;
+    return { ...base, journal: createCallJournal(deps.journalDir, nonce, { beforeAppend: midBatchPause() }) };
+  }
+
+  /** TEST ONLY: with `mid-batch:N`, a journal stops for good before it records its (N+1)th moved entry. */
+  function midBatchPause(): ((record: Readonly<Record<string, unknown>>) => Promise<void>) | undefined {
+    const point = deps.testCrashAt;
+    if (point === undefined || !point.startsWith('mid-batch:')) return undefined;
+    const after = Number(point.slice('mid-batch:'.length));
+    let moved = 0;
+    return async (record) => {
+      if (record.step !== 'moved' || ++moved <= after) return;
+      await pauseForever(point);
+    };
+  }
+
+  return {
+    deps,
+    now: deps.now ?? Date.now,
+    host,
+    lent,
+    callHost,
+    async observeTargets(tool, args) {
+      const prepared = await tool.prepare(lent(tool), args);
+      const warnings = prepared.problems.flatMap((p) => (p === undefined ? [] : [p.kind === 'refused' ? `the tool will refuse this call: ${p.reason}` : p.reason]));
+      return { ...prepared, warnings };
+    },
+    async runTool(tool, args, before, nonce) {
+      // Temporal already gave up on this attempt (another may be running): start no effect; the next attempt reconciles.
+      if (attemptAbandoned()) throw ApplicationFailure.retryable('this attempt was abandoned before its effect; the next attempt reconciles', FailureTypes.AttemptAbandoned);
+      try {
+        return await tool.execute(callHost(tool, nonce), args, before);
+      } catch (err) {
+        if (err instanceof ToolRefusal) return { ok: false, output: `Refused: ${err.message}` };
+        return { ok: false, output: `Error: ${messageOf(err)}` };
+      }
+    },
+    async crashPoint(point) {
+      if (deps.testCrashAt === point) await pauseForever(point);
+    },
+  };
+}
