@@ -1,32 +1,28 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/common';
 import { describeError, firstLine } from '../core/temporal/describe-error';
 
-interface MaybeGrpc {
-  name?: unknown;
-  message?: unknown;
-  code?: unknown;
-  cause?: unknown;
-}
-
+const GRPC_DEADLINE_EXCEEDED = 4;
 const GRPC_UNAVAILABLE = 14;
+const CONNECTION_WORDS = /failed to connect|connection refused|ECONNREFUSED|transport error/i;
 
-function grpcCode(err: unknown): number | undefined {
+/**
+ * The Temporal server is not there: a transport error, a refused
+ * connection, or gRPC UNAVAILABLE, here or in what the error wraps (the
+ * first gRPC status found decides). With `deadlineExceeded`, a call that
+ * ran out of time (DEADLINE_EXCEEDED) counts too: the approval page treats
+ * a server that does not answer as one that is down and keeps serving,
+ * where the CLI reports a passed deadline as what it is.
+ */
+export function temporalUnreachable(err: unknown, options: { readonly deadlineExceeded?: boolean } = {}): boolean {
   let current: unknown = err;
   for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
-    const { code, cause }: MaybeGrpc = current;
-    if (typeof code === 'number') return code;
+    const { name, message, code, cause } = current as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown };
+    if (name === 'TransportError' || code === 'ECONNREFUSED') return true;
+    if (typeof message === 'string' && CONNECTION_WORDS.test(message)) return true;
+    if (typeof code === 'number') return code === GRPC_UNAVAILABLE || (options.deadlineExceeded === true && code === GRPC_DEADLINE_EXCEEDED);
     current = cause;
   }
-  return undefined;
-}
-
-function unreachable(err: unknown): boolean {
-  const { name, message }: MaybeGrpc = err !== null && typeof err === 'object' ? err : {};
-  return (
-    name === 'TransportError' ||
-    grpcCode(err) === GRPC_UNAVAILABLE ||
-    (typeof message === 'string' && /failed to connect|connection refused|ECONNREFUSED|transport error/i.test(message))
-  );
+  return false;
 }
 
 /**
@@ -41,7 +37,7 @@ export function describeOtherError(err: unknown): string {
   if (err instanceof WorkflowExecutionAlreadyStartedError) {
     return `a job with id ${err.workflowId} already exists; choose another --id`;
   }
-  if (unreachable(err)) {
+  if (temporalUnreachable(err)) {
     return `cannot reach the Temporal server (${firstLine(err instanceof Error ? err.message : String(err))}); is it running? \`airlock dev\` starts one, TEMPORAL_ADDRESS points elsewhere`;
   }
   return describeError(err);

@@ -1,5 +1,6 @@
 import type { AirlockConfig } from '../../core/config/config';
 import { describeError } from '../../core/temporal/describe-error';
+import { temporalUnreachable } from '../../host/describe-other-error';
 import { AirlockClient } from '../airlock-client';
 
 /** Temporal could not be reached: the page says so and the server keeps running. */
@@ -33,7 +34,7 @@ export class TemporalLink {
     try {
       return await fn(client);
     } catch (err) {
-      if (isUnavailable(err)) throw this.unavailable(err);
+      if (temporalUnreachable(err, { deadlineExceeded: true })) throw this.unavailable(err);
       throw err;
     }
   }
@@ -47,13 +48,4 @@ export class TemporalLink {
     this.client = undefined;
     if (pending !== undefined) await pending.then((c) => c.close()).catch(() => undefined);
   }
-}
-
-/** gRPC UNAVAILABLE (14) or DEADLINE_EXCEEDED (4), or a connection error: the server is not there. */
-function isUnavailable(err: unknown): boolean {
-  for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
-    const code = (e as { code?: unknown }).code;
-    if (code === 14 || code === 4 || code === 'ECONNREFUSED') return true;
-  }
-  return false;
 }

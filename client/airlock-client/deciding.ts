@@ -1,0 +1,221 @@
+import { sign, type KeyObject } from 'node:crypto';
+import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import type { ZodType } from 'zod';
+import { decisionSigningText, type DecisionPayload } from '../../core/approval/approvals';
+import type { PendingRequestView } from '../../core/job/job-view';
+import { argAt } from '../../core/policy/conditions';
+import { maskValue } from '../../core/redaction/masking';
+import type { ShownStatus } from '../../core/temporal/search-attributes';
+import { FailureTypes } from '../../core/temporal/failure-types';
+import { TaskQueues } from '../../core/temporal/task-queues';
+import { getTool } from '../../core/tools/registry';
+import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal } from '../../workflows/messages';
+import { JobError } from '../errors';
+import { WORKER_WAIT_MS } from './jobs';
+import { pendingOf } from './listing';
+
+/**
+ * Deciding a pending request: the payload bound to the request's
+ * fingerprint and nonce (signed when the reviewer has a key), sent by the
+ * `decide` update, or as a signal the server keeps when no agent worker
+ * takes it in time; a rejection is reported so the job audits it.
+ */
+
+export interface DecideOptions {
+  readonly decision: 'approve' | 'deny';
+  /** Which request; may be omitted when exactly one is pending. */
+  readonly requestId?: string;
+  /** New values for editable fields (approve only), as typed on a command line. */
+  readonly set?: Readonly<Record<string, string>>;
+  readonly reason?: string;
+  readonly reviewer: string;
+  /** The reviewer's Ed25519 private key: the decision is signed (required by some rules). */
+  readonly signingKey?: KeyObject;
+  /** How long to wait for an agent worker to take the decision (default `WORKER_WAIT_MS`). */
+  readonly workerWaitMs?: number;
+}
+
+export type DecideOutcome =
+  | {
+      readonly accepted: true;
+      readonly jobId: string;
+      readonly requestId: string;
+      readonly status: 'approved' | 'denied';
+      readonly editedFingerprint: string | null;
+      /** What was decided, as the reviewer saw it (absent when the payload was sent as is). */
+      readonly call?: { readonly toolName: string; readonly args: unknown };
+      /** Fields an approval edited: the value as requested and as approved (masked). */
+      readonly edits?: ReadonlyArray<{ readonly field: string; readonly before: unknown; readonly after: unknown }>;
+    }
+  | { readonly accepted: false; readonly jobId: string; readonly requestId: string; readonly code: string; readonly reason: string }
+  /**
+   * No agent worker took the decision in time: it was sent as a signal,
+   * which the server keeps, and the job applies (or rejects and audits) it
+   * when an agent worker runs again.
+   */
+  | {
+      readonly accepted: 'queued';
+      readonly jobId: string;
+      readonly requestId: string;
+      readonly reason: string;
+      /** When a worker last polled the agent queue, as the server remembers it (it forgets after a few minutes). */
+      readonly lastAgentPoll: string | null;
+    };
+
+/**
+ * Approves or denies one pending request by the `decide` update, binding
+ * the decision to the request's fingerprint and nonce as the reviewer saw
+ * them. A rejection is also sent as a signal, so the job audits it.
+ */
+export async function decide(client: Client, jobId: string, options: DecideOptions): Promise<DecideOutcome> {
+  const found = await pendingOf(client, jobId);
+  if (found.execution !== 'RUNNING') throw new JobError(closedJobMessage(jobId, found.status));
+  const request = pickRequest(jobId, found, options.requestId);
+  const unsigned: DecisionPayload = {
+    requestId: request.requestId,
+    fingerprint: request.fingerprint,
+    nonce: request.nonce,
+    decision: options.decision,
+    // Trimmed as the job's schema trims it, so the signed text is the text the job verifies.
+    reviewer: options.reviewer.trim(),
+    ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    ...(options.set !== undefined && Object.keys(options.set).length > 0
+      ? { args: coerceEdits(request.toolName, options.set) }
+      : {}),
+  };
+  const payload =
+    options.signingKey === undefined
+      ? unsigned
+      : { ...unsigned, signature: sign(null, Buffer.from(decisionSigningText(jobId, unsigned)), options.signingKey).toString('base64') };
+  const outcome = await sendDecision(client, jobId, payload, options.workerWaitMs);
+  if (outcome.accepted !== true) return outcome;
+  const edits = Object.entries(payload.args ?? {}).map(([field, after]) => ({ field, before: argAt(request.args, field), after: maskValue(after) }));
+  return { ...outcome, call: { toolName: request.toolName, args: request.args }, ...(edits.length > 0 ? { edits } : {}) };
+}
+
+/** The latest poll of the agent task queue the server remembers, ISO time, or null. */
+export async function lastAgentPoll(client: Client): Promise<string | null> {
+  const response = await client.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: TaskQueues.agent, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  const times = (response.pollers ?? []).flatMap((p) => {
+    const at = p.lastAccessTime;
+    return at?.seconds == null ? [] : [Number(at.seconds) * 1000 + Math.floor((at.nanos ?? 0) / 1e6)];
+  });
+  return times.length === 0 ? null : new Date(Math.max(...times)).toISOString();
+}
+
+/** Sends a complete payload; used by `decide` and by tests that craft payloads. */
+export async function sendDecision(client: Client, jobId: string, payload: DecisionPayload, workerWaitMs = WORKER_WAIT_MS): Promise<DecideOutcome> {
+  const handle = client.workflow.getHandle(jobId);
+  try {
+    // An update needs a worker to accept it, and one only admitted is not durable: wait a bounded time.
+    const update = await client.withDeadline(Date.now() + workerWaitMs, () =>
+      handle.startUpdate(decideUpdate, { args: [payload], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+    );
+    const result = await update.result();
+    return { accepted: true, jobId, ...result };
+  } catch (err) {
+    if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+      // A signal is kept by the server until a worker runs the job. Should the admitted update be delivered
+      // too, the second of the two is rejected by the job as already decided (and audited).
+      await handle.signal(approvalDecisionSignal, payload);
+      const lastPoll = await lastAgentPoll(client);
+      const since = lastPoll === null ? 'no agent worker has polled recently' : `an agent worker last polled at ${lastPoll}`;
+      return {
+        accepted: 'queued',
+        jobId,
+        requestId: payload.requestId,
+        lastAgentPoll: lastPoll,
+        reason: `no agent worker took the decision within ${workerWaitMs / 1000} s (${since}); it was sent and will be applied, or rejected and audited, when an agent worker runs the job`,
+      };
+    }
+    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === FailureTypes.DecisionRejected) {
+      const [code, stage] = Array.isArray(cause.details) ? cause.details : [];
+      // A validator rejection leaves no trace in history: report it so the job audits it.
+      if (stage === 'validator') await handle.signal(decisionRejectedSignal, reportedRejection(payload));
+      return { accepted: false, jobId, requestId: payload.requestId, code: typeof code === 'string' ? code : 'rejected', reason: cause.message };
+    }
+    throw err;
+  }
+}
+
+/** Larger than any valid decision (edits included): reported by its ids only, so history does not keep it. */
+const REPORTED_PAYLOAD_LIMIT = 64 * 1024;
+
+/**
+ * What the client reports of a decision the validator rejected. An
+ * oversized one (a megabyte field) is reported by request and reviewer
+ * alone, which the job audits as an invalid payload: the rejection is
+ * recorded without keeping the megabyte in the job's history.
+ */
+export function reportedRejection(payload: DecisionPayload): unknown {
+  if (JSON.stringify(payload).length <= REPORTED_PAYLOAD_LIMIT) return payload;
+  const short = (value: unknown) => (typeof value === 'string' ? value.slice(0, 200) : undefined);
+  return { requestId: short(payload.requestId), reviewer: short(payload.reviewer), oversized: true };
+}
+
+/**
+ * Command-line values are text; a field whose schema wants a number or a
+ * boolean gets one. Anything that fits neither stays text, and the job's own
+ * check explains what is wrong with it.
+ */
+export function coerceEdits(toolName: string, set: Readonly<Record<string, string>>): Record<string, unknown> {
+  const shape = (getTool(toolName)?.parameters as { shape?: Record<string, ZodType> } | undefined)?.shape ?? {};
+  const out: Record<string, unknown> = {};
+  for (const [field, raw] of Object.entries(set)) {
+    const schema = shape[field];
+    let value: unknown = raw;
+    if (schema !== undefined && !schema.safeParse(raw).success) {
+      try {
+        const typed: unknown = JSON.parse(raw);
+        if (schema.safeParse(typed).success) value = typed;
+      } catch {
+        // Not JSON: keep the text.
+      }
+    }
+    out[field] = value;
+  }
+  return out;
+}
+
+const closedWords: Partial<Record<ShownStatus, string>> = {
+  cancelled: 'was cancelled',
+  terminated: 'was terminated',
+  timed_out: 'timed out',
+  completed: 'has completed',
+  aborted: 'was aborted',
+  failed: 'has failed',
+};
+
+/** Why a closed job takes no decision, in one line. */
+export function closedJobMessage(jobId: string, status: ShownStatus): string {
+  return `job ${jobId} ${closedWords[status] ?? `is ${status}`}; there is nothing left to approve or deny (see \`airlock show ${jobId}\`)`;
+}
+
+function pickRequest(
+  jobId: string,
+  state: { readonly status: string; readonly pending: readonly PendingRequestView[] },
+  requestId: string | undefined): PendingRequestView {
+  if (requestId !== undefined) {
+    // The full id, or a prefix that names one request (the `pending` table shows the first characters).
+    const prefixed = requestId.length >= 4 ? state.pending.filter((r) => r.requestId.startsWith(requestId)) : [];
+    const found = state.pending.find((r) => r.requestId === requestId) ?? (prefixed.length === 1 ? prefixed[0] : undefined);
+    if (found === undefined) {
+      throw new JobError(`job ${jobId} has no pending request ${requestId}; see \`airlock show ${jobId}\``);
+    }
+    return found;
+  }
+  if (state.pending.length === 0) throw new JobError(`job ${jobId} has no pending approval request (status: ${state.status})`);
+  if (state.pending.length > 1) {
+    throw new JobError(
+      `job ${jobId} has ${state.pending.length} pending requests; choose one with --request (${state.pending.map((r) => `${r.requestId} ${r.toolName}`).join(', ')})`,
+    );
+  }
+  return state.pending[0]!;
+}

@@ -1,0 +1,94 @@
+import { Client, Connection, type ConnectionOptions, type WorkflowExecutionInfo } from '@temporalio/client';
+import type { DecisionPayload } from '../../core/approval/approvals';
+import type { AirlockConfig } from '../../core/config/config';
+import type { AgentJobResult } from '../../core/job/job-input';
+import type { AgentJobStateView } from '../../core/job/job-view';
+import type { JobStatus } from '../../core/temporal/search-attributes';
+import { dataConverterFor } from '../../host/data-converter';
+import { decide, lastAgentPoll, sendDecision, type DecideOptions, type DecideOutcome } from './deciding';
+import { cancel, result, startJob, state, stateWithin, temporalStatusText, WORKER_WAIT_MS, type CancelOutcome, type StartedJob, type StartJobOptions } from './jobs';
+import { listByStatus, listPending, pendingOf, status, type JobStatusInfo, type PendingJob, type PendingOf } from './listing';
+
+/**
+ * The typed client the CLI uses: one method per thing a reviewer or
+ * operator does, over one connection. Each concern is a module of this
+ * folder: `jobs` (start, cancel, state, result), `listing` (what waits and
+ * how jobs stand, without a worker), `deciding` (decisions and their
+ * outcomes).
+ */
+
+export type { CancelOutcome, StartedJob, StartJobOptions } from './jobs';
+export { temporalStatusText, WORKER_WAIT_MS };
+export type { JobStatusInfo, PendingJob, PendingOf } from './listing';
+export { shownStatus } from './listing';
+export type { DecideOptions, DecideOutcome } from './deciding';
+export { closedJobMessage, coerceEdits, reportedRejection } from './deciding';
+
+export class AirlockClient {
+  private constructor(
+    readonly client: Client,
+    private readonly connection: Connection,
+  ) {}
+
+  /** `connection` adds options to the gRPC connection (tests count calls with interceptors). */
+  static async connect(config: AirlockConfig, connection?: Pick<ConnectionOptions, 'interceptors'>): Promise<AirlockClient> {
+    const conn = await Connection.connect({ ...connection, address: config.temporal.address, connectTimeout: 5000 });
+    return AirlockClient.over(conn, config);
+  }
+
+  private static over(connection: Connection, config: AirlockConfig): AirlockClient {
+    return new AirlockClient(new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }), connection);
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+
+  startJob(options: StartJobOptions): Promise<StartedJob> {
+    return startJob(this.client, options);
+  }
+
+  cancel(jobId: string, options: { readonly reason?: string; readonly waitMs?: number } = {}): Promise<CancelOutcome> {
+    return cancel(this.client, jobId, options);
+  }
+
+  state(jobId: string): Promise<AgentJobStateView> {
+    return state(this.client, jobId);
+  }
+
+  stateWithin(jobId: string, ms: number): Promise<AgentJobStateView> {
+    return stateWithin(this.client, jobId, ms);
+  }
+
+  result(jobId: string): Promise<AgentJobResult> {
+    return result(this.client, jobId);
+  }
+
+  listPending(): Promise<PendingJob[]> {
+    return listPending(this.client);
+  }
+
+  pendingOf(jobId: string): Promise<PendingOf> {
+    return pendingOf(this.client, jobId);
+  }
+
+  status(jobId: string): Promise<JobStatusInfo> {
+    return status(this.client, jobId);
+  }
+
+  listByStatus(jobStatus: JobStatus): AsyncIterable<WorkflowExecutionInfo> {
+    return listByStatus(this.client, jobStatus);
+  }
+
+  decide(jobId: string, options: DecideOptions): Promise<DecideOutcome> {
+    return decide(this.client, jobId, options);
+  }
+
+  lastAgentPoll(): Promise<string | null> {
+    return lastAgentPoll(this.client);
+  }
+
+  sendDecision(jobId: string, payload: DecisionPayload, workerWaitMs = WORKER_WAIT_MS): Promise<DecideOutcome> {
+    return sendDecision(this.client, jobId, payload, workerWaitMs);
+  }
+}

@@ -1,0 +1,125 @@
+import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
+import type { ParkedBatchView } from '../../core/job/batch-view';
+import { AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
+import type { PendingRequestView } from '../../core/job/job-view';
+import { PENDING_MEMO_KEY, pendingMemoSchema, type PendingMemo } from '../../core/reviewer/pending-memo';
+import { AirlockSearchAttributes, jobStatuses, statusKey, type JobStatus, type ShownStatus } from '../../core/temporal/search-attributes';
+import { state as queryState } from './jobs';
+
+/** What is waiting and how jobs stand, read from visibility and from each job's current record, so no worker is needed. */
+
+/** A job's pending requests as `pendingOf` reads them; `goal` and `batch` for its approval cards. */
+export interface PendingOf {
+  readonly status: ShownStatus;
+  readonly execution: string;
+  readonly pending: readonly PendingRequestView[];
+  readonly goal?: string;
+  readonly batch?: ParkedBatchView;
+}
+
+export interface PendingJob {
+  readonly jobId: string;
+  readonly goal: string;
+  readonly pending: readonly PendingRequestView[];
+  /** The parked batch: the model's stated reason and the batch's calls (absent for jobs parked by older builds). */
+  readonly batch?: ParkedBatchView;
+}
+
+/** What Temporal and the job say of a job's status. */
+export interface JobStatusInfo {
+  readonly status: ShownStatus;
+  /** Temporal's execution status (RUNNING, COMPLETED, CANCELLED, TERMINATED, TIMED_OUT, …). */
+  readonly execution: string;
+  /** `AirlockStatus` as the job last set it (unset before its first workflow task). */
+  readonly airlockStatus: string | undefined;
+  readonly closedAt: string | null;
+}
+
+/**
+ * Jobs parked on approvals with their pending requests, from one
+ * visibility listing: each parked job publishes its requests in its memo,
+ * so no worker is asked and no job is loaded into a cache. Visibility is
+ * eventually consistent: a request decided a moment ago may still be
+ * listed, and deciding it again is rejected by the job. A job parked by
+ * an older build, without the memo, is asked by query.
+ */
+export async function listPending(client: Client): Promise<PendingJob[]> {
+  const out: PendingJob[] = [];
+  for await (const info of listByStatus(client, 'awaiting_approval')) {
+    const memo = pendingFromMemo(info.memo);
+    if (memo !== undefined) {
+      if (memo.requests.length > 0) out.push({ jobId: info.workflowId, goal: memo.goal, pending: memo.requests, ...(memo.batch !== undefined ? { batch: memo.batch } : {}) });
+      continue;
+    }
+    const state = await queryState(client, info.workflowId);
+    if (state.pending.length > 0) out.push({ jobId: info.workflowId, goal: state.goal, pending: state.pending, ...(state.batch != null ? { batch: state.batch } : {}) });
+  }
+  return out;
+}
+
+/**
+ * The job's pending requests as a reviewer decides on them: from the
+ * memo by `describe` (read from the job's current record, not from
+ * visibility, so it is up to date), or by query for an older job.
+ */
+export async function pendingOf(client: Client, jobId: string): Promise<PendingOf> {
+  const description = await client.workflow.getHandle(jobId).describe();
+  const status = shownStatus(description);
+  const execution = description.status.name;
+  // A closed job waits for nothing, whatever its memo still lists.
+  if (execution !== 'RUNNING') return { status, execution, pending: [] };
+  const memo = pendingFromMemo(description.memo);
+  if (memo !== undefined) return { status, execution, pending: memo.requests, goal: memo.goal, ...(memo.batch !== undefined ? { batch: memo.batch } : {}) };
+  const state = await queryState(client, jobId);
+  return { status: state.status, execution, pending: state.pending, goal: state.goal, ...(state.batch != null ? { batch: state.batch } : {}) };
+}
+
+/** The job's status from its current record (no worker needed), with Temporal's word for jobs that ran no code to end. */
+export async function status(client: Client, jobId: string): Promise<JobStatusInfo> {
+  const description = await client.workflow.getHandle(jobId).describe();
+  return {
+    status: shownStatus(description),
+    execution: description.status.name,
+    airlockStatus: description.typedSearchAttributes.get(statusKey),
+    closedAt: description.closeTime?.toISOString() ?? null,
+  };
+}
+
+export function listByStatus(client: Client, status: JobStatus): AsyncIterable<WorkflowExecutionInfo> {
+  return client.workflow.list({
+    query: `WorkflowType = "${AGENT_JOB_WORKFLOW}" AND ExecutionStatus = "Running" AND ${AirlockSearchAttributes.status.name} = "${status}"`,
+  });
+}
+
+
+/**
+ * A job's status for people: a terminated or timed-out job ran no code to
+ * say so, and a job cancelled by a build before cancellations were
+ * reported still shows its last `AirlockStatus`; Temporal's status wins.
+ */
+export function shownStatus(description: Pick<WorkflowExecutionDescription, 'status' | 'typedSearchAttributes'>): ShownStatus {
+  const own = description.typedSearchAttributes.get(statusKey);
+  const known = jobStatuses.find((s) => s === own);
+  switch (description.status.name) {
+    case 'CANCELLED':
+      return 'cancelled';
+    case 'TERMINATED':
+      return 'terminated';
+    case 'TIMED_OUT':
+      return 'timed_out';
+    case 'FAILED':
+      return known === 'completed' || known === 'aborted' ? known : 'failed';
+    case 'RUNNING':
+      return known ?? 'running';
+    default:
+      return known ?? 'completed';
+  }
+}
+
+/** The memo a parked job publishes; undefined when there is none (an older job) or it does not parse. */
+function pendingFromMemo(memo: Record<string, unknown> | undefined): PendingMemo | undefined {
+  const raw = memo?.[PENDING_MEMO_KEY];
+  if (raw === undefined || raw === null) return undefined;
+  const parsed = pendingMemoSchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
