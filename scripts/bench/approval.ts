@@ -1,16 +1,20 @@
 import { existsSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { stateQuery } from '../../workflows/messages';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
 import { approval, call, completeTurn, completed, startJob, waitParked } from './jobs';
 import type { Stack } from './stack';
-import { sleep, summary } from './stats';
+import { interleaved, pairedRatios, sleep, summary, timed } from './stats';
 
 /**
  * Approval latency: from sending the `decide` update to the approved file
  * being gone (the job revalidates, gets a grant, and the tools worker
- * deletes it), one parked job at a time.
+ * deletes it), one parked job at a time. Then what a reviewer waits for to
+ * see a parked write: the state query of a job parked on a small write and
+ * of one parked on a megabyte (the most a write takes; the query handler
+ * masks the whole argument), interleaved round by round.
  */
 
 /** Resolves with the moment `file` stops existing: inotify, with a short poll in case an event is missed. */
@@ -70,13 +74,52 @@ export async function approvalPart(stack: Stack, options: BenchOptions): Promise
       watcher.close();
     }
   }
-  const row = (name: string, values: number[], note: string): Figure => {
+  const row = (name: string, values: number[], note: string, unit = 'ms'): Figure => {
     const s = summary(values);
-    return { part: 'approval', name, unit: 'ms', value: s.median, p95: s.p95, n: s.n, note };
+    return { part: 'approval', name, unit, value: s.median, p95: s.p95, n: s.n, note };
   };
+  const queries = await parkedWriteQueries(stack, options.approvals);
   return [
     row('decide update sent -> approved file unlinked', toUnlink, 'revalidate, grant, execute'),
     row('decide update round trip', update, 'until the client has the update result'),
     row('decide update sent -> job result', toResult, 'one more model turn (complete)'),
+    row('state query, job parked on a small write', queries.small, 'the reviewer view, its arguments masked'),
+    row('state query, job parked on a 1 MiB write', queries.big, 'the whole megabyte masked in the query handler'),
+    row('1 MiB / small write, state query', pairedRatios(queries.big, queries.small), 'paired per round', 'ratio'),
   ];
+}
+
+/** The largest write: `api_token: …` and a URL with a user and no "@", a shape that once made masking hang. */
+const BIG_WRITE = `api_token: s3cr3t-value\nhttps://user:${'ab'.repeat(524_288)}`.slice(0, 1_048_576);
+const SMALL_WRITE = 'api_token: s3cr3t-value\nhttps://user:abab';
+
+/** State query round trips of two jobs parked on a write, one small and one of a megabyte; both are approved and complete after. */
+async function parkedWriteQueries(stack: Stack, rounds: number): Promise<{ small: number[]; big: number[] }> {
+  stack.useRules('approveWrites');
+  const jobs = [
+    { jobId: 'approval-query-small', content: SMALL_WRITE },
+    { jobId: 'approval-query-big', content: BIG_WRITE },
+  ] as const;
+  const requests = [];
+  for (const { jobId, content } of jobs) {
+    // The replay server answers by turn, so the second script serves both jobs' `complete` alike.
+    stack.replay.setScript({ turns: [{ tool_calls: [call('fs_write', { path: `${jobId}.txt`, content })] }, completeTurn] });
+    await startJob(stack.client, jobId);
+    requests.push(await waitParked(stack.client, jobId));
+  }
+  const ask = async (index: number): Promise<number> => {
+    const { jobId } = jobs[index]!;
+    const { ms, value } = await timed(() => stack.client.workflow.getHandle(jobId).query(stateQuery));
+    const shown = (value.pending[0]?.args as { content?: unknown } | undefined)?.content;
+    if (typeof shown !== 'string' || !shown.startsWith('api_token: ***\n')) throw new Error(`${jobId}: the query did not show the write masked`);
+    return ms;
+  };
+  await interleaved([0, 1], 1, ask);
+  const [small = [], big = []] = await interleaved([0, 1], rounds, ask);
+  for (const [i, { jobId }] of jobs.entries()) {
+    const outcome = await stack.airlock.sendDecision(jobId, approval(requests[i]!));
+    if (!outcome.accepted) throw new Error(`${jobId}: decision rejected: ${outcome.code} ${outcome.reason}`);
+    await completed(stack.client, jobId);
+  }
+  return { small, big };
 }

@@ -21,6 +21,11 @@ export const rulePresets = {
       { id: 'bench-approve-chmod', version: 1, name: 'Mode changes wait for approval', scope: { tools: ['fs_chmod'] }, action: 'request_approval' },
     ],
   },
+  /** Writes wait for approval: jobs parked on a write, for what a reviewer's query shows of it. */
+  approveWrites: {
+    version: 1,
+    rules: [{ id: 'bench-approve-writes', version: 1, name: 'Writes wait for approval', scope: { tools: ['fs_write'] }, action: 'request_approval' }],
+  },
 } as const;
 
 export type RulePreset = keyof typeof rulePresets;

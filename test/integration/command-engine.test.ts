@@ -63,8 +63,10 @@ beforeAll(async () => {
   script('tree', 'echo "leader $$"; sh -c \'sleep 300; true\' & echo "grandchild $!"; sleep 300');
   // Leaves a sleeping child behind and exits at once.
   script('leaves-child', 'echo "leader $$"; sleep 300 & echo "grandchild $!"; exit 0');
-  // A child that ignores SIGTERM.
-  script('stubborn', 'echo "leader $$"; sh -c \'trap "" TERM; while :; do sleep 1; done\' & echo "grandchild $!"; sleep 300');
+  // Notes in the file named by $1 that it is ready, each SIGTERM, and each 0.1 s round it lives; only SIGKILL ends it.
+  script('ignores-term', 'trap \'echo "TERM $$" >> "$1"\' TERM; echo "ready $$" >> "$1"; while :; do sleep 0.1; echo "alive $$" >> "$1"; done');
+  // A child that ignores SIGTERM (noting it in the file named by $1).
+  script('stubborn', `echo "leader $$"; ${join(bin, 'ignores-term')} "$1" & echo "grandchild $!"; sleep 300`);
   script('loud', 'head -c 1000000 /dev/zero | tr "\\0" a; echo done >&2');
   script('where', 'pwd -P');
   script('current', 'echo version-one');
@@ -108,10 +110,20 @@ describe('the process group', () => {
     expect(formatCommandResult(result, 1000)).toMatch(/stopped at its 1 s timeout/);
   });
 
-  test('a child that ignores SIGTERM is killed after the grace time', async () => {
-    const result = await engine().run({ argv: ['stubborn'], timeoutSeconds: 1 });
+  test('a child that ignores SIGTERM is sent SIGTERM first and killed after the grace time', async () => {
+    const record = join(base, 'stubborn-signals');
+    // A grace time long enough, on a busy machine too, for the child's trap and a few rounds of its loop.
+    const result = await engine({ killGraceSeconds: 2 }).run({ argv: ['stubborn', record], timeoutSeconds: 1 });
     expect(result.timedOut).toBe(true);
     const { leader, grandchild } = pids(result.stdout);
+    const lines = readFileSync(record, 'utf8').trim().split('\n');
+    expect(lines[0]).toBe(`ready ${grandchild}`);
+    // SIGTERM reached it while it ran (its trap wrote this) ...
+    const lastTerm = lines.lastIndexOf(`TERM ${grandchild}`);
+    expect(lastTerm).toBeGreaterThan(0);
+    // ... it was left to go on after it (two 0.1 s rounds of a 2 s grace time), not killed along with it ...
+    expect(lines.slice(lastTerm + 1).filter((line) => line === `alive ${grandchild}`).length).toBeGreaterThanOrEqual(2);
+    // ... and it is gone anyway, with its whole group: only SIGKILL ends it.
     expect(liveGroupMembers(leader)).toEqual([]);
     expect(running(grandchild)).toBe(false);
   });

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -55,10 +55,17 @@ async function rogue(jobId: string, next: unknown): Promise<unknown> {
   );
 }
 
-/** What the job's latest run scheduled: refused runs never reach the model or the tools. */
+/**
+ * What the job's latest run (the agentJob run that was refused) scheduled:
+ * refused runs never reach the model or the tools (no model turn, no
+ * prepareApproval, no revalidate, no execute).
+ */
 async function scheduled(jobId: string): Promise<string[]> {
-  const history = await h.env.client.workflow.getHandle(jobId).fetchHistory();
-  return (history.events ?? []).flatMap((e) => {
+  const events = (await h.env.client.workflow.getHandle(jobId).fetchHistory()).events ?? [];
+  // The refused run itself, not the rogue run before it nor the real one it was sealed for.
+  expect(events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe(AGENT_JOB_WORKFLOW);
+  expect(events[events.length - 1]?.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.type).toBe(FailureTypes.StateRejected);
+  return events.flatMap((e) => {
     const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
     return name == null ? [] : [name];
   });
@@ -101,10 +108,20 @@ test("a rogue workflow that continues as new into agentJob is refused: no seal, 
   const otherId = `rogue-other-${Date.now()}`;
   refusedWith(await rogue(otherId, input), /seal does not match/);
   expect(await scheduled(otherId)).toEqual([]);
+  // The job's own id and seal, over state or input changed since: refused before the parked delete, or anything, runs.
+  const modelRequests = h.requestsOf(jobId).length;
+  const executed = h.audit(jobId, 'tool_executed').length;
   const tampered = await rogue(jobId, { ...input, carried: noRules });
   refusedWith(tampered, /seal does not match/);
+  expect(await scheduled(jobId)).toEqual([]);
+  expect(readFileSync(join(h.root, 'sealed.txt'), 'utf8')).toBe('keep');
   const widened = await rogue(jobId, { ...input, maxApprovalRequests: 1000, requester: 'mallory' });
   refusedWith(widened, /seal does not match/);
+  expect(await scheduled(jobId)).toEqual([]);
+  expect(readFileSync(join(h.root, 'sealed.txt'), 'utf8')).toBe('keep');
+  expect(h.requestsOf(jobId)).toHaveLength(modelRequests);
+  expect(h.audit(jobId, 'runtime_error').filter((e) => e.data.code === FailureTypes.StateRejected)).toHaveLength(2);
+  expect(h.audit(jobId, 'tool_executed')).toHaveLength(executed);
 
   // The state it carried, unchanged and under its own job id, is accepted: the job resumes parked on the same request.
   const genuine = await h.env.client.workflow.start('rogueContinueAsNew', { taskQueue: TaskQueues.agent, workflowId: jobId, args: [input] });

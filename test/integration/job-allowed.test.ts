@@ -113,7 +113,7 @@ test('an allowed write of a megabyte that once made masking hang completes, audi
   }
 });
 
-test('a parked write of a megabyte (the most a write takes) shows to reviewers masked, promptly, and runs once approved', async () => {
+test('a parked write of a megabyte (the most a write takes) shows to reviewers masked, at every query, and runs once approved', async () => {
   // Every activity input carries the arguments once, so the largest write stays under Temporal's 2 MB per payload.
   const content = `api_token: s3cr3t-value\nhttps://user:${'ab'.repeat(524_288)}`.slice(0, 1_048_576);
   h.setRules({
@@ -134,9 +134,10 @@ test('a parked write of a megabyte (the most a write takes) shows to reviewers m
     const shown = (parked.pending[0]?.args ?? {}) as { content?: string };
     expect(shown.content?.startsWith('api_token: ***\nhttps://user:abab')).toBe(true);
     expect(shown.content).toHaveLength(content.length - 'api_token: s3cr3t-value'.length + 'api_token: ***'.length);
-    const started = Date.now();
-    await h.state(jobId);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // Asked again, the query masks the megabyte again and answers the same. How long it takes is a bench
+    // figure (`npm run bench -- --only approval`); that masking this text takes linear time, not a hang,
+    // is masking.test.ts's ('URL user and no "@"').
+    expect((await h.state(jobId)).pending[0]?.args).toEqual(shown);
     await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' });
     expect(await h.result(jobId)).toMatchObject({ status: 'completed', summary: 'wrote it' });
     expect(readFileSync(join(h.root, 'big.txt'), 'utf8')).toBe(content);

@@ -132,20 +132,65 @@ test('a stale pid file naming another program is not that service: the other pro
   expect(processAlive(other.pid!)).toBe(true);
 });
 
-test('a process that ignores SIGTERM is killed after the grace period, with the children of its group', async () => {
-  const childPidFile = join(dir, 'child.pid');
-  const { adapter } = await webService({ env: { IGNORE_TERM: '1', CHILD_PID_OUT: childPidFile }, stopGraceMs: 300 });
+/**
+ * A service that ignores SIGTERM, and a child in its group that does too:
+ * each notes in the record file that it is ready, each SIGTERM it gets and
+ * each 0.1 s round it lives on. Only SIGKILL ends them.
+ */
+const STUBBORN_SOURCE = `
+const fs = require('node:fs');
+const net = require('node:net');
+const { spawn } = require('node:child_process');
+const [role, port, record] = process.argv.slice(2);
+const note = (what) => fs.appendFileSync(record, what + ' ' + process.pid + '\\n');
+process.on('SIGTERM', () => note('TERM'));
+setInterval(() => note('alive'), 100);
+if (role === 'service') {
+  spawn(process.execPath, [__filename, 'child', port, record], { stdio: 'ignore' });
+  net.createServer((c) => { c.on('error', () => {}); c.end('ok\\n'); }).listen(Number(port), '127.0.0.1');
+}
+note('ready');
+`;
+
+test('a process that ignores SIGTERM is sent SIGTERM first and killed after the grace period, with the children of its group', async () => {
+  const program = join(dir, 'stubborn-service.js');
+  writeFileSync(program, STUBBORN_SOURCE);
+  const record = join(dir, 'signals');
+  const port = await freePort();
+  const config = processServiceConfig('web', {
+    command: [process.execPath, program, 'service', String(port), record],
+    pidFile,
+    cwd: dir,
+    health: { type: 'tcp', host: '127.0.0.1', port, timeoutMs: 1000 },
+    // Long enough, on a busy machine too, for both to note SIGTERM and live on a few rounds.
+    stopGraceMs: 2_000,
+    startTimeoutMs: 10_000,
+  });
+  const adapter = Services.fromConfig(config).get('web');
   await adapter.start(null);
   const pid = readPid(pidFile);
-  await waitUntil('the service started its child', () => existsSync(childPidFile) && readFileSync(childPidFile, 'utf8') !== '');
-  const grandchild = readPid(childPidFile);
+  const lines = () => readFileSync(record, 'utf8').trim().split('\n');
+  const ready = () => lines().filter((line) => line.startsWith('ready ')).map((line) => Number(line.slice('ready '.length)));
+  await waitUntil('the service and its child are ready', () => existsSync(record) && ready().length === 2);
+  const grandchild = ready().find((p) => p !== pid)!;
   leftovers.push(grandchild);
+  expect(ready()).toContain(pid);
   expect(processAlive(grandchild)).toBe(true);
 
   const after = await adapter.stop(await adapter.status().then((s) => s.identity));
   expect(after).toMatchObject({ health: 'stopped', identity: null });
   expect(processAlive(pid)).toBe(false);
   await waitUntil('the child of the group is gone', () => !processAlive(grandchild), 5_000);
+  const seen = lines();
+  for (const p of [pid, grandchild]) {
+    // SIGTERM reached it while it ran (its handler wrote this) ...
+    const term = seen.indexOf(`TERM ${p}`);
+    expect(term).toBeGreaterThan(-1);
+    // ... it was left to go on after it (two 0.1 s rounds of a 2 s grace period), not killed along with it ...
+    expect(seen.slice(term + 1).filter((line) => line === `alive ${p}`).length).toBeGreaterThanOrEqual(2);
+    // ... and it is gone anyway: only SIGKILL ends it.
+    expect(processAlive(p)).toBe(false);
+  }
   expect(existsSync(pidFile)).toBe(false);
 });
 
