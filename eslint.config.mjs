@@ -17,7 +17,7 @@ const sandboxBanned = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.airlock/**', 'coverage/**', 'bin/**', 'eslint.config.mjs', 'jest.config.js', 'scripts/lint/*.cjs'] },
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', '.airlock/**', 'coverage/**', 'bin/**', 'eslint.config.mjs', 'jest.config.js', 'scripts/**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
