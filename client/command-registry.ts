@@ -284,10 +284,11 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   },
   {
     name: 'setup',
-    summary: "Register airlock's search attributes in the configured namespace (for a server you run yourself)",
+    summary: "Register airlock's search attributes in the configured namespace, and migrate the shared database (AIRLOCK_DATABASE_URL) when one is set",
+    details: 'Safe to run again, and from several machines at once. Workers refuse to start against a database whose schema is not the one they know, and say to run this.',
     usage: 'airlock setup [--json]',
     options: { json },
-    examples: ['TEMPORAL_ADDRESS=temporal.lan:7233 airlock setup'],
+    examples: ['TEMPORAL_ADDRESS=temporal.lan:7233 airlock setup', 'AIRLOCK_DATABASE_URL=postgres://airlock@db.lan/airlock airlock setup'],
     load: async () => (await import('./commands/setup')).run,
   },
   {

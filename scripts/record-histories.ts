@@ -14,7 +14,7 @@ import { SoftPasskey } from '../test/helpers/soft-passkey';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../host/grant-keys';
 import { createSealer } from '../host/seal';
 import { SqliteContentStore } from '../host/content-store';
-import { NonceStore } from '../host/nonce-store';
+import { SqliteNonceStore } from '../host/nonces/sqlite-nonce-store';
 import { parseRulesDocument } from '../host/rules-file';
 import { Roots } from '../host/roots';
 import { AirlockClient } from '../client/airlock-client';
@@ -436,7 +436,7 @@ async function main(): Promise<void> {
   const grantKeys = loadOrCreateGrantKeyPair(join(dir, 'keys', 'grant.pem'), join(dir, 'keys', 'grant.pub.pem'));
   const reviewer = generateKeyPairSync('ed25519');
   const passkey = new SoftPasskey();
-  const nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
+  const nonces = new SqliteNonceStore(join(dir, 'tools', 'nonces.sqlite'));
   const contents = new SqliteContentStore(join(dir, 'agent', 'contents.sqlite'));
   const activities = createActivities({
     agent: {
@@ -518,7 +518,7 @@ async function main(): Promise<void> {
   await airlock.close();
   await connection.close();
   await native.close();
-  nonces.close();
+  await nonces.close();
   await contents.close();
   await model.close();
   await judge.close();

@@ -4,7 +4,11 @@ import type { AirlockMetrics } from '../activities/metrics';
 import { JsonlAuditSink, type AuditSink } from '../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../host/grant-keys';
 import { createSealer } from '../host/seal';
-import { NonceStore } from '../host/nonce-store';
+import type { NonceStore } from '../host/nonces/nonce-store';
+import { PostgresNonceStore } from '../host/nonces/postgres-nonce-store';
+import { SqliteNonceStore } from '../host/nonces/sqlite-nonce-store';
+import { Database } from '../host/database/postgres';
+import { requireSchema } from '../host/database/migrations';
 import { ReviewerKeysFile } from '../host/reviewer-keys';
 import { loadPolicySnapshotFrom } from '../host/rules-file';
 import { Roots } from '../host/roots';
@@ -24,9 +28,53 @@ import type { ToolsConfig } from '../core/config/tools/tools-config';
 import { httpCapabilityFor } from '../host/net/http-capability';
 import { commandCapabilityFor } from '../host/commands/command-capability';
 
-/** The conversation store: PostgreSQL when configured (shared by every agent worker), else the data folder's SQLite file. */
-async function openContentStore(config: AirlockConfig, sqliteFile: string): Promise<ContentStore> {
-  return config.contentDb === undefined ? new SqliteContentStore(sqliteFile) : PostgresContentStore.open(config.contentDb);
+let aliasNoted = false;
+
+/**
+ * The shared database when one is configured, its schema checked: a worker
+ * refuses, at start, a schema it does not know (one line naming both
+ * versions and the command to run). Without one, state stays in the data
+ * folder's SQLite files.
+ */
+export async function openDatabase(config: AirlockConfig): Promise<Database | undefined> {
+  const settings = config.database;
+  if (settings === undefined) return undefined;
+  if (settings.setting === 'AIRLOCK_CONTENT_DB' && !aliasNoted) {
+    aliasNoted = true;
+    process.stderr.write('airlock: AIRLOCK_CONTENT_DB is the earlier name of AIRLOCK_DATABASE_URL; the database now holds all shared state (rename the variable)\n');
+  }
+  const db = Database.open(settings.url, {
+    setting: settings.setting,
+    maxConnections: settings.poolSize,
+    statementTimeoutMs: settings.statementTimeoutMs,
+    applicationName: 'airlock-worker',
+  });
+  try {
+    await requireSchema(db);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+  return db;
+}
+
+/** The conversation store: the shared database when configured, else the data folder's SQLite file. */
+function openContentStore(db: Database | undefined, sqliteFile: string): ContentStore {
+  return db === undefined ? new SqliteContentStore(sqliteFile) : PostgresContentStore.on(db);
+}
+
+/** The nonce/outcome store: the shared database when configured (every tools worker on every machine), else the data folder's SQLite file. */
+async function openNonceStore(db: Database | undefined, sqliteFile: string): Promise<NonceStore> {
+  if (db !== undefined) return PostgresNonceStore.open(db);
+  const nonces = new SqliteNonceStore(sqliteFile);
+  if (nonces.origin.kind === 'replaced_lost') {
+    // Said once, loudly: retried calls are now reconciled against the file system (see `execute`).
+    process.stderr.write(
+      `airlock: the nonce store ${sqliteFile} was missing although store ${nonces.origin.lostId} existed there; started a new store ${nonces.id}. ` +
+        'Retried calls will be reconciled against the file system; restore the old file from a backup (with the worker stopped) if you have one\n',
+    );
+  }
+  return nonces;
 }
 
 /** What the tools config lends the tools besides the files in the roots; what it does not list stays absent. */
@@ -78,6 +126,7 @@ export async function buildActivities(
 
   // One tools config for both sides: the agent offers what the tools worker can run, and its detectors know the same roots.
   const tools = roles.includes('agent') || roles.includes('tools') ? await loadToolsSetup(config) : undefined;
+  const db = roles.includes('agent') || roles.includes('tools') ? await openDatabase(config) : undefined;
 
   let agent;
   if (roles.includes('agent') && tools !== undefined) {
@@ -88,7 +137,7 @@ export async function buildActivities(
     agent = {
       openai: createModelClient(config.model, config.model.timeoutMs),
       model: config.model.name,
-      contents: await openContentStore(config, paths.contents),
+      contents: openContentStore(db, paths.contents),
       contextChars: config.model.contextChars,
       loadSnapshot: () => loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings),
       signer: createGrantSigner(privateKey),
@@ -105,14 +154,7 @@ export async function buildActivities(
   let toolDeps;
   if (roles.includes('tools') && tools !== undefined) {
     if (config.roots === undefined && tools.config?.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
-    const nonces = new NonceStore(paths.nonces);
-    if (nonces.origin.kind === 'replaced_lost') {
-      // Said once, loudly: retried calls are now reconciled against the file system (see `execute`).
-      process.stderr.write(
-        `airlock: the nonce store ${paths.nonces} was missing although store ${nonces.origin.lostId} existed there; started a new store ${nonces.id}. ` +
-          'Retried calls will be reconciled against the file system; restore the old file from a backup (with the worker stopped) if you have one\n',
-      );
-    }
+    const nonces = await openNonceStore(db, paths.nonces);
     if (config.testCrashAt !== undefined) {
       process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
     }

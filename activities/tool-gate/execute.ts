@@ -1,7 +1,7 @@
 import { Texts } from '../../core/job/texts';
 import type { ObservedState } from '../../core/tools/observed-state';
 import type { AnyTool } from '../../core/tools/registry';
-import { storedOutcome } from '../../host/nonce-store';
+import { storedOutcome } from '../../host/nonces/nonce-store';
 import { currentAttempt } from '../heartbeat';
 import { checkExpiry, checkGrant } from './check-grant';
 import type { ApprovedCheck, ExecuteInput, ExecuteResult } from './messages';
@@ -25,12 +25,12 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
   const changing = tool.categoryOf(args) !== 'read';
   const approvedBefore = approvedTargets(tool, args, input.approved);
   // A retry of an attempt that ran reports it: the target changed because the call ran.
-  const earlier = nonces.lookup(nonce);
+  const earlier = await nonces.lookup(nonce);
   if (earlier !== undefined && earlier.outcome !== null) return reportEarlier(earlier);
   if (earlier !== undefined && !changing) {
     // A read whose attempt died changed nothing: it reads again.
     const outcome = await runner.runTool(tool, args, undefined, nonce);
-    nonces.recordOutcome(nonce, storedOutcome(outcome));
+    await nonces.recordOutcome(nonce, storedOutcome(outcome));
     return { ...outcome, replayed: false };
   }
   if (earlier !== undefined) return settle(runner, { input, tool, args, fingerprint, before: earlier.before ?? approvedBefore, consumedHere: true }, attempt);
@@ -47,14 +47,14 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
     // What a retry compares against, should this attempt die between consuming and recording.
     before = (await runner.observeTargets(tool, args)).observed;
   }
-  const consumed = nonces.consume({ nonce, jobId: input.jobId, callId: input.callId, fingerprint, ...(before !== undefined ? { before } : {}) });
+  const consumed = await nonces.consume({ nonce, jobId: input.jobId, callId: input.callId, fingerprint, ...(before !== undefined ? { before } : {}) });
   if (!consumed.consumed) return reportEarlier(consumed);
   attempt.held = nonce;
   await runner.crashPoint('after-consume');
   attempt.phase = 'effect';
   const outcome = await runner.runTool(tool, args, before, nonce);
   await runner.crashPoint('after-effect');
-  nonces.recordOutcome(nonce, storedOutcome(outcome));
+  await nonces.recordOutcome(nonce, storedOutcome(outcome));
   return { ...outcome, replayed: false };
 }
 

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureTypes } from '../../core/temporal/failure-types';
-import { NonceStoreUnusable } from '../../host/nonce-store';
+import { DatabaseUnavailable } from '../../host/database/postgres';
+import { NonceStoreUnusable } from '../../host/nonces/nonce-store';
 import { withHeartbeat } from '../heartbeat';
 import { noMetrics } from '../metrics';
 import { executeOnce } from './execute';
@@ -61,12 +62,14 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       const attempt: AttemptState = { phase: 'checking' };
       const result = await withHeartbeat(
         () => {
-          if (attempt.held !== undefined) deps.nonces.renew(attempt.held);
+          // A renewal that fails (the database restarting) is a missed beat; the lease outlasts a few.
+          if (attempt.held !== undefined) deps.nonces.renew(attempt.held).catch(() => undefined);
           return { phase: attempt.phase, store: deps.nonces.id };
         },
         () =>
           executeOnce(runner, input, attempt).catch((err: unknown) => {
             if (err instanceof NonceStoreUnusable) throw ApplicationFailure.retryable(err.message, FailureTypes.NonceStoreUnusable);
+            if (err instanceof DatabaseUnavailable) throw ApplicationFailure.retryable(err.message, FailureTypes.StoreUnavailable);
             throw err;
           }),
       );

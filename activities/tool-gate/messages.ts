@@ -2,7 +2,7 @@ import type { Grant } from '../../core/approval/grants';
 import type { JobScope } from '../../core/policy/rules';
 import type { ObservedState } from '../../core/tools/observed-state';
 import type { ToolOutcome } from '../../core/tools/tool-module';
-import type { Reconciled } from '../../host/nonce-store';
+import type { Reconciled } from '../../host/nonces/nonce-store';
 
 /**
  * What the tools queue's gate activities take and give: `prepareApproval`

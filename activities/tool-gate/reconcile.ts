@@ -5,7 +5,7 @@ import { revalidateWith } from '../../core/tools/compare';
 import type { ObservedState } from '../../core/tools/observed-state';
 import type { AnyTool } from '../../core/tools/registry';
 import type { ToolOutcome } from '../../core/tools/tool-module';
-import { revealPaths, storedOutcome, type Reconciled } from '../../host/nonce-store';
+import { revealPaths, storedOutcome, type Reconciled } from '../../host/nonces/nonce-store';
 import { checkExpiry } from './check-grant';
 import type { ExecuteInput, ExecuteResult } from './messages';
 import { reportEarlier, reportEarlierOrFail } from './record';
@@ -58,7 +58,7 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   const { nonces } = runner.deps;
   const nonce = s.input.grant.claims.nonce;
   attempt.phase = 'reconciling';
-  if (s.consumedHere && !nonces.claim(nonce, runner.deps.claimStaleMs ?? DEFAULT_CLAIM_STALE_MS)) {
+  if (s.consumedHere && !(await nonces.claim(nonce, runner.deps.claimStaleMs ?? DEFAULT_CLAIM_STALE_MS))) {
     // Another attempt holds it and is alive (a duplicate, or the one before is not dead yet): look again later.
     throw ApplicationFailure.retryable('another attempt of this call is still working on it; this one will look again', FailureTypes.NonceConsumed);
   }
@@ -70,14 +70,14 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   const post = tool.postcondition === undefined ? { present: false, detail: `${tool.name} declares no postcondition` } : await tool.postcondition(runner.callHost(tool, nonce), s.args, before);
   // A store that does not know the nonce gets it consumed now, as the first attempt would have.
   const consumeHere = () => nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
-  const record = (outcome: ToolOutcome, reconciled: Reconciled) => {
-    if (!s.consumedHere && !consumeHere().consumed) return false;
-    nonces.recordOutcome(nonce, storedOutcome(outcome, reconciled));
+  const record = async (outcome: ToolOutcome, reconciled: Reconciled) => {
+    if (!s.consumedHere && !(await consumeHere()).consumed) return false;
+    await nonces.recordOutcome(nonce, storedOutcome(outcome, reconciled));
     return true;
   };
   if (post.present) {
     const outcome = { ok: true, output: Texts.reconciledRanBefore(post.detail) };
-    if (!record(outcome, 'ran_before')) return reportEarlierOrFail(nonces, nonce);
+    if (!(await record(outcome, 'ran_before'))) return reportEarlierOrFail(nonces, nonce);
     attempt.settled = 'ran_before';
     return { ...outcome, replayed: true, reconciled: 'ran_before' };
   }
@@ -93,20 +93,20 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   if (unchanged === undefined) {
     checkExpiry(s.input.grant, runner.now());
     if (!s.consumedHere) {
-      const consumed = consumeHere();
+      const consumed = await consumeHere();
       if (!consumed.consumed) return reportEarlier(consumed);
       attempt.held = nonce;
     }
     attempt.phase = 'effect';
     const outcome = await runner.runTool(tool, s.args, before, nonce);
     await runner.crashPoint('after-effect');
-    nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
+    await nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
     attempt.settled = 'ran_now';
     return { ok: outcome.ok, output: `${outcome.output}\n${Texts.reconciledRanNow}`, replayed: false, reconciled: 'ran_now' };
   }
   const outcome = { ok: false, output: Texts.outcomeUnknown(`${post.detail}; ${unchanged}`) };
   // Spent from now on: a duplicate of this grant reports the same instead of guessing again.
-  if (!record(outcome, 'unknown')) return reportEarlierOrFail(nonces, nonce);
+  if (!(await record(outcome, 'unknown'))) return reportEarlierOrFail(nonces, nonce);
   attempt.settled = 'unknown';
   return { ...outcome, replayed: true, reconciled: 'unknown' };
 }

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Texts } from '../../core/job/texts';
 import { FailureTypes } from '../../core/temporal/failure-types';
-import type { NonceStore, Reconciled, StoredOutcome } from '../../host/nonce-store';
+import type { NonceStore, Reconciled, StoredOutcome } from '../../host/nonces/nonce-store';
 import type { ExecutionOutcome } from '../metrics';
 import type { ExecuteResult } from './messages';
 
@@ -29,8 +29,8 @@ export function reportEarlier(earlier: { outcome: StoredOutcome | null; consumed
 }
 
 /** Another attempt settled the nonce between this one's look and its write. */
-export function reportEarlierOrFail(nonces: NonceStore, nonce: string): ExecuteResult {
-  const earlier = nonces.lookup(nonce);
+export async function reportEarlierOrFail(nonces: NonceStore, nonce: string): Promise<ExecuteResult> {
+  const earlier = await nonces.lookup(nonce);
   if (earlier === undefined) throw ApplicationFailure.retryable(`nonce ${nonce} vanished from the store while settling`, FailureTypes.NonceConsumed);
   return reportEarlier(earlier);
 }

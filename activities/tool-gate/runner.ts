@@ -7,7 +7,7 @@ import type { Capability, HostFor, ToolHost } from '../../core/tools/tool-host';
 import type { Prepared, ToolOutcome } from '../../core/tools/tool-module';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { GrantVerifier } from '../../host/grant-keys';
-import type { NonceStore } from '../../host/nonce-store';
+import type { NonceStore } from '../../host/nonces/nonce-store';
 import { messageOf } from '../../host/tools/descriptors';
 import { createCallJournal } from '../../host/tools/move-journal';
 import { createToolHost, type ToolHostDeps } from '../../host/tools/tool-host';

@@ -1,16 +1,50 @@
 import { Connection } from '@temporalio/client';
+import type { DatabaseConfig } from '../../core/config/config';
 import { display } from '../../core/redaction/display-text';
-import { printJson, type CommandRun } from '../command';
+import { printJson, type CommandIo, type CommandRun } from '../command';
 import { ensureSearchAttributes } from '../search-attributes';
 
-export const run: CommandRun = async (args, io) => {
-  const { address, namespace } = io.config().temporal;
-  const connection = await Connection.connect({ address, connectTimeout: 5000 });
+interface DatabaseSetup {
+  readonly target: string;
+  readonly from: number;
+  readonly to: number;
+  readonly applied: ReadonlyArray<{ readonly version: number; readonly name: string }>;
+}
+
+/** Brings the shared database's schema to this build's version; safe to run again, and from two places at once. */
+async function setupDatabase(settings: DatabaseConfig): Promise<DatabaseSetup> {
+  // Loaded only when a database is configured.
+  const { Database } = await import('../../host/database/postgres');
+  const { migrate } = await import('../../host/database/migrations');
+  const db = Database.open(settings.url, { setting: settings.setting, statementTimeoutMs: 0, maxConnections: 1, applicationName: 'airlock-setup' });
   try {
-    const added = await ensureSearchAttributes(connection, namespace);
-    if (args.values.json === true) printJson(io, { namespace, added });
-    else io.out(added.length === 0 ? display`namespace ${namespace}: search attributes already registered` : display`namespace ${namespace}: registered ${added.join(', ')}`);
+    const result = await migrate(db);
+    return { target: db.target, from: result.from, to: result.to, applied: result.applied.map((m) => ({ version: m.version, name: m.name })) };
+  } finally {
+    await db.close();
+  }
+}
+
+function databaseLine(io: CommandIo, d: DatabaseSetup): void {
+  if (d.applied.length === 0) io.out(display`database ${d.target}: schema already at version ${String(d.to)}`);
+  else io.out(display`database ${d.target}: schema version ${String(d.from)} -> ${String(d.to)} (${d.applied.map((m) => `${m.version}: ${m.name}`).join('; ')})`);
+}
+
+export const run: CommandRun = async (args, io) => {
+  const config = io.config();
+  const { address, namespace } = config.temporal;
+  const connection = await Connection.connect({ address, connectTimeout: 5000 });
+  let added: string[];
+  try {
+    added = await ensureSearchAttributes(connection, namespace);
   } finally {
     await connection.close();
   }
+  const database = config.database === undefined ? undefined : await setupDatabase(config.database);
+  if (args.values.json === true) {
+    printJson(io, { namespace, added, ...(database !== undefined ? { database } : {}) });
+    return;
+  }
+  io.out(added.length === 0 ? display`namespace ${namespace}: search attributes already registered` : display`namespace ${namespace}: registered ${added.join(', ')}`);
+  if (database !== undefined) databaseLine(io, database);
 };

@@ -90,7 +90,11 @@ const variables = {
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a namespace name such as "default"')
     .default('default'),
   AIRLOCK_DATA_DIR: nonEmpty.default('.airlock'),
+  AIRLOCK_DATABASE_URL: postgresUrl.optional(),
+  // The earlier name of AIRLOCK_DATABASE_URL, from when the database held only conversations.
   AIRLOCK_CONTENT_DB: postgresUrl.optional(),
+  AIRLOCK_DATABASE_POOL: positiveInt(100).default(4),
+  AIRLOCK_DATABASE_STATEMENT_TIMEOUT: durationText.default(15_000),
   AIRLOCK_AGENT_CONCURRENCY: positiveInt(1000).default(10),
   AIRLOCK_TOOLS_CONCURRENCY: positiveInt(1000).default(4),
   AIRLOCK_JUDGE_CONCURRENCY: positiveInt(100).default(2),
@@ -140,17 +144,28 @@ const variables = {
 type Variables = typeof variables;
 
 /** Variables whose value may hold a secret: an error shows them through these. */
-const shownAs: Partial<Record<keyof Variables, (raw: string) => string>> = { AIRLOCK_CONTENT_DB: redactUrl, AIRLOCK_NOTIFY_URLS: showEndpointList };
+const shownAs: Partial<Record<keyof Variables, (raw: string) => string>> = { AIRLOCK_DATABASE_URL: redactUrl, AIRLOCK_CONTENT_DB: redactUrl, AIRLOCK_NOTIFY_URLS: showEndpointList };
 type Parsed = { [K in keyof Variables]: z.output<Variables[K]> };
 
 export type LogLevel = z.output<typeof logLevel>;
+
+export interface DatabaseConfig {
+  readonly url: string;
+  readonly setting: 'AIRLOCK_DATABASE_URL' | 'AIRLOCK_CONTENT_DB';
+  readonly poolSize: number;
+  readonly statementTimeoutMs: number;
+}
 
 export interface AirlockConfig {
   readonly temporal: { readonly address: string; readonly namespace: string };
   /** As given; relative paths are resolved against the working directory by the Node side. */
   readonly dataDir: string;
-  /** Agent side: the PostgreSQL server of the conversation store; unset: `<dataDir>/agent/contents.sqlite`. */
-  readonly contentDb: string | undefined;
+  /**
+   * The PostgreSQL database that holds every piece of shared state (nonces
+   * and outcomes, conversations); unset: the data folder's SQLite files.
+   * `setting` is the variable it came from, for messages.
+   */
+  readonly database: DatabaseConfig | undefined;
   readonly concurrency: { readonly agent: number; readonly tools: number; readonly judge: number };
   /** The agent worker's workflow cache: parked jobs beyond it are evicted and replayed when they wake. */
   readonly workflows: { readonly cacheSize: number; readonly concurrency: number; readonly stickyTimeoutMs: number };
@@ -240,13 +255,26 @@ export function parseConfig(env: Env): AirlockConfig {
       problems.push({ variable: name, message: `${message} (got ${JSON.stringify(shown)})` });
     }
   }
+  const both = env.AIRLOCK_DATABASE_URL && env.AIRLOCK_CONTENT_DB;
+  if (both && env.AIRLOCK_DATABASE_URL !== env.AIRLOCK_CONTENT_DB) {
+    problems.push({ variable: 'AIRLOCK_CONTENT_DB', message: 'is the earlier name of AIRLOCK_DATABASE_URL, which is set to another database; unset AIRLOCK_CONTENT_DB' });
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   const p = parsed as Parsed;
+  const databaseUrl = p.AIRLOCK_DATABASE_URL ?? p.AIRLOCK_CONTENT_DB;
   const baseUrl = p.OPENAI_BASE_URL;
   return {
     temporal: { address: p.TEMPORAL_ADDRESS, namespace: p.TEMPORAL_NAMESPACE },
     dataDir: p.AIRLOCK_DATA_DIR,
-    contentDb: p.AIRLOCK_CONTENT_DB,
+    database:
+      databaseUrl === undefined
+        ? undefined
+        : {
+            url: databaseUrl,
+            setting: p.AIRLOCK_DATABASE_URL === undefined ? 'AIRLOCK_CONTENT_DB' : 'AIRLOCK_DATABASE_URL',
+            poolSize: p.AIRLOCK_DATABASE_POOL,
+            statementTimeoutMs: p.AIRLOCK_DATABASE_STATEMENT_TIMEOUT,
+          },
     concurrency: {
       agent: p.AIRLOCK_AGENT_CONCURRENCY,
       tools: p.AIRLOCK_TOOLS_CONCURRENCY,

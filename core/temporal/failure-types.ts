@@ -19,6 +19,8 @@ export const FailureTypes = {
   NonceConsumed: 'AirlockNonceConsumed',
   /** The tools worker's nonce store file was removed or replaced under it: restart the worker (a retry then reconciles). */
   NonceStoreUnusable: 'AirlockNonceStoreUnusable',
+  /** The shared database could not be reached (down, restarting, refusing logins): retried; nothing was half-done. */
+  StoreUnavailable: 'AirlockStoreUnavailable',
   /** Temporal gave up on this `execute` attempt before its effect started: nothing ran, the next attempt reconciles. */
   AttemptAbandoned: 'AirlockAttemptAbandoned',
   /** A policy snapshot or carried state without a valid seal of this agent worker: a client tried to bring its own. */

@@ -12,7 +12,7 @@ import { JsonlAuditSink, type AuditSink } from '../../host/audit-log';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
 import { createSealer } from '../../host/seal';
 import { SqliteContentStore, type ContentStore } from '../../host/content-store';
-import { NonceStore } from '../../host/nonce-store';
+import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { parseRulesDocument } from '../../host/rules-file';
 import { Roots } from '../../host/roots';
 import type { ReviewerKeys } from '../../host/reviewer-keys';
@@ -99,7 +99,7 @@ export class JobHarness {
     readonly replay: ReplayServer,
     readonly dir: string,
     readonly root: string,
-    readonly nonces: NonceStore,
+    readonly nonces: SqliteNonceStore,
     readonly keys: { privateFile: string; publicFile: string },
     private readonly options: HarnessOptions,
     /** What the workers and the CLI's client encode payloads with. */
@@ -122,7 +122,7 @@ export class JobHarness {
     const root = join(dir, 'root');
     mkdirSync(root);
     const keys = { privateFile: join(dir, 'keys', 'grant.pem'), publicFile: join(dir, 'keys', 'grant.pub.pem') };
-    const nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
+    const nonces = new SqliteNonceStore(join(dir, 'tools', 'nonces.sqlite'));
     const codecKeys = join(dir, 'keys', 'codec.yaml');
     if (options.codec === true) ensureCodecKeys(codecKeys);
     const config = parseConfig({
@@ -353,7 +353,7 @@ export class JobHarness {
     await this.workers?.stop();
     await this.replay.close();
     await this.airlock.close();
-    this.nonces.close();
+    await this.nonces.close();
     if (this.options.contents === undefined) await this.contents.close();
     await this.env.close();
     rmSync(this.dir, { recursive: true, force: true });

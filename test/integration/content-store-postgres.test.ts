@@ -6,7 +6,9 @@ import { parseConfig } from '../../core/config/config';
 import { digestOf } from '../../host/content-store';
 import { ConversationReader } from '../../host/conversation-reader';
 import { describeOperatorError } from '../../host/operator-errors';
-import { ContentStoreConnectionError, PostgresContentStore } from '../../host/postgres-content-store';
+import { Database, DatabaseUnavailable } from '../../host/database/postgres';
+import { migrate } from '../../host/database/migrations';
+import { PostgresContentStore } from '../../host/postgres-content-store';
 import { freePort } from '../../client/dev/ports';
 import { buildActivities } from '../../workers/deps';
 import { JobHarness } from '../helpers/job-harness';
@@ -32,7 +34,7 @@ async function sql<R extends Record<string, unknown>>(text: string, values: unkn
   }
 }
 
-async function openError(url: string): Promise<ContentStoreConnectionError> {
+async function openError(url: string): Promise<DatabaseUnavailable> {
   const err: unknown = await PostgresContentStore.open(url, { connectTimeoutMs: 5000 }).then(
     async (store) => {
       await store.close();
@@ -40,7 +42,7 @@ async function openError(url: string): Promise<ContentStoreConnectionError> {
     },
     (e: unknown) => e,
   );
-  if (!(err instanceof ContentStoreConnectionError)) throw err;
+  if (!(err instanceof DatabaseUnavailable)) throw err;
   return err;
 }
 
@@ -116,25 +118,25 @@ test("two agent workers' stores see each other's writes", async () => {
   expect(await new ConversationReader(b).read(head)).toEqual([{ role: 'user', content: 'hello from A' }]);
 });
 
-test('an unreachable server fails with an error that names AIRLOCK_CONTENT_DB and hides the password', async () => {
+test('an unreachable server fails with an error that names AIRLOCK_DATABASE_URL and hides the password', async () => {
   const port = await freePort();
   const err = await openError(`postgres://airlock:s3cret-Passw0rd@127.0.0.1:${port}/airlock`);
-  expect(err.setting).toBe('AIRLOCK_CONTENT_DB');
+  expect(err.setting).toBe('AIRLOCK_DATABASE_URL');
   expect(err.target).toBe(`postgres://airlock:***@127.0.0.1:${port}/airlock`);
   expect(err.message).toMatch(/ECONNREFUSED/);
-  expect(err.message).toMatch(/check AIRLOCK_CONTENT_DB/);
+  expect(err.message).toMatch(/check AIRLOCK_DATABASE_URL/);
   expect(err.message).not.toContain('s3cret-Passw0rd');
 });
 
 test('a database that does not exist fails with the same clear error', async () => {
   const err = await openError(`postgres://airlock:s3cret-Passw0rd@127.0.0.1:${pg.port}/no_such_db`);
-  expect(err.message).toMatch(/database "no_such_db" does not exist; check AIRLOCK_CONTENT_DB/);
+  expect(err.message).toMatch(/database "no_such_db" does not exist; check AIRLOCK_DATABASE_URL/);
   expect(err.message).not.toContain('s3cret-Passw0rd');
 });
 
 test('a URL the driver cannot use fails with the same clear error', async () => {
   const err = await openError('postgres://airlock:s3cret-Passw0rd@127.0.0.1:notaport/airlock');
-  expect(err.message).toMatch(/not a usable PostgreSQL URL.*check AIRLOCK_CONTENT_DB/);
+  expect(err.message).toMatch(/not a usable PostgreSQL URL.*check AIRLOCK_DATABASE_URL/);
   expect(err.message).not.toContain('s3cret-Passw0rd');
 });
 
@@ -147,8 +149,21 @@ describe('an agent worker configured with AIRLOCK_CONTENT_DB', () => {
 
   const config = (url: string) => parseConfig({ AIRLOCK_DATA_DIR: dataDir, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', AIRLOCK_CONTENT_DB: url });
 
-  test('keeps conversations in PostgreSQL, not in the data folder', async () => {
+  test('refuses to start on a database `airlock setup` has not prepared, saying what to run', async () => {
+    await sql('CREATE DATABASE unprepared');
+    const err: unknown = await buildActivities(config(pg.url('unprepared')), ['agent']).then(
+      () => new Error('expected start-up to fail'),
+      (e: unknown) => e,
+    );
+    const line = describeOperatorError(err);
+    expect(line).toMatch(/^the database postgres:\/\/airlock@127\.0\.0\.1:[0-9]+\/unprepared has schema version 0; this build of airlock needs version [0-9]+: run `airlock setup` with AIRLOCK_CONTENT_DB set to migrate it$/);
+  });
+
+  test('keeps conversations in PostgreSQL once set up, not in the data folder', async () => {
     await sql('CREATE DATABASE worker');
+    const db = Database.open(pg.url('worker'));
+    await migrate(db);
+    await db.close();
     const activities = await buildActivities(config(pg.url('worker')), ['agent']);
     expect(activities.agent).toBeDefined();
     expect(await sql("SELECT to_regclass('airlock_contents') IS NOT NULL AS t", [], 'worker')).toEqual([{ t: true }]);
@@ -161,10 +176,10 @@ describe('an agent worker configured with AIRLOCK_CONTENT_DB', () => {
       () => new Error('expected start-up to fail'),
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(ContentStoreConnectionError);
+    expect(err).toBeInstanceOf(DatabaseUnavailable);
     const line = describeOperatorError(err);
     expect(line.split('\n')).toHaveLength(1);
-    expect(line).toMatch(/^content store postgresql:\/\/airlock:\*\*\*@127\.0\.0\.1:[0-9]+\/airlock: .*check AIRLOCK_CONTENT_DB/);
+    expect(line).toMatch(/^database postgresql:\/\/airlock:\*\*\*@127\.0\.0\.1:[0-9]+\/airlock: .*check AIRLOCK_CONTENT_DB/);
     expect(line).not.toContain('s3cret-Passw0rd');
   });
 });

@@ -9,7 +9,7 @@ import { FailureTypes } from '../../core/temporal/failure-types';
 import { Texts } from '../../core/job/texts';
 import { getTool } from '../../core/tools/registry';
 import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
-import { NonceStore } from '../../host/nonce-store';
+import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { Roots } from '../../host/roots';
 
 /**
@@ -21,7 +21,7 @@ import { Roots } from '../../host/roots';
  */
 let dir: string;
 let root: string;
-let nonces: NonceStore;
+let nonces: SqliteNonceStore;
 let gate: ReturnType<typeof createToolGateActivities>;
 const keys = generateKeyPairSync('ed25519');
 const signer = createGrantSigner(keys.privateKey);
@@ -31,12 +31,12 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'airlock-reconcile-'));
   root = join(dir, 'root');
   mkdirSync(root);
-  nonces = new NonceStore(join(dir, 'tools', 'nonces.sqlite'));
+  nonces = new SqliteNonceStore(join(dir, 'tools', 'nonces.sqlite'));
   // A crashed attempt's claim lapses at once here; the default waits 20 s for a live one.
   gate = createToolGateActivities({ roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0 });
 });
-afterEach(() => {
-  nonces.close();
+afterEach(async () => {
+  await nonces.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -62,7 +62,7 @@ async function approvedCall(toolName: string, args: Record<string, unknown>, opt
 async function crashedAttempt(input: ExecuteInput): Promise<void> {
   const before = input.approved?.observed ?? (await gate.prepareApproval({ toolName: input.toolName, args: input.args })).observed;
   const fingerprint = input.grant.claims.fingerprint;
-  expect(nonces.consume({ nonce: input.grant.claims.nonce, jobId: input.jobId, callId: input.callId, fingerprint, before })).toEqual({ consumed: true });
+  expect(await nonces.consume({ nonce: input.grant.claims.nonce, jobId: input.jobId, callId: input.callId, fingerprint, before })).toEqual({ consumed: true });
 }
 
 /** A retry as Temporal runs it: attempt 2 of the activity. */
@@ -81,7 +81,7 @@ test('fs_write append: the effect in place is reported as run before, never appe
   expect(result).toMatchObject({ ok: true, replayed: true, reconciled: 'ran_before' });
   expect(result.output).toMatch(/^Done: this call's effect is in place \(.*log\.txt ends with the appended 7 bytes once\)/);
   expect(readFileSync(file, 'utf8')).toBe('line 1\nline 2\n');
-  expect(nonces.lookup(input.grant.claims.nonce)?.outcome).toMatchObject({ ok: true, reconciled: 'ran_before' });
+  expect((await nonces.lookup(input.grant.claims.nonce))?.outcome).toMatchObject({ ok: true, reconciled: 'ran_before' });
   expect(await retry(input)).toMatchObject({ ok: true, replayed: true, reconciled: 'ran_before' });
   expect(readFileSync(file, 'utf8')).toBe('line 1\nline 2\n');
 });
@@ -156,12 +156,12 @@ test('a store that does not know the nonce on a retry reconciles instead of runn
   const input = await approvedCall('fs_write', { path: 'log.txt', content: 'line 2\n', mode: 'append' });
   // The attempt consumed the nonce in a store that was then lost, after the effect.
   appendFileSync(file, 'line 2\n');
-  expect(nonces.lookup(input.grant.claims.nonce)).toBeUndefined();
+  expect(await nonces.lookup(input.grant.claims.nonce)).toBeUndefined();
 
   expect(await retry(input)).toMatchObject({ ok: true, replayed: true, reconciled: 'ran_before' });
   expect(readFileSync(file, 'utf8')).toBe('line 1\nline 2\n');
   // Spent in this store from now on.
-  expect(nonces.lookup(input.grant.claims.nonce)?.outcome).toMatchObject({ reconciled: 'ran_before' });
+  expect((await nonces.lookup(input.grant.claims.nonce))?.outcome).toMatchObject({ reconciled: 'ran_before' });
 
   // The same for a call that never happened: the approved state still holds, so it runs now.
   const other = await approvedCall('fs_write', { path: 'log.txt', content: 'line 3\n', mode: 'append' });
@@ -182,7 +182,7 @@ test('the first attempt runs as always and records the targets it started from; 
   writeFileSync(join(root, 'x.txt'), 'x');
   const input = await approvedCall('fs_chmod', { path: 'x.txt', mode: '600' }, { approved: false });
   expect(await new MockActivityEnvironment({ attempt: 1 }).run(gate.execute, input)).toEqual({ ok: true, output: `changed mode of ${join(root, 'x.txt')} to 600`, replayed: false });
-  expect(nonces.lookup(input.grant.claims.nonce)?.before).toEqual([expect.objectContaining({ exists: true, mode: '644' })]);
+  expect((await nonces.lookup(input.grant.claims.nonce))?.before).toEqual([expect.objectContaining({ exists: true, mode: '644' })]);
 
   const read = await approvedCall('fs_read', { path: 'x.txt', maxBytes: 100 }, { approved: false });
   await crashedAttempt(read);

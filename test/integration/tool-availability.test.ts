@@ -10,7 +10,7 @@ import { callFingerprint } from '../../core/approval/fingerprint';
 import type { ServiceState } from '../../core/tools/observed-state';
 import type { ServiceCapability } from '../../core/tools/capabilities/services';
 import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
-import { NonceStore } from '../../host/nonce-store';
+import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { Roots } from '../../host/roots';
 import { loadToolsSetup, type ToolsSetup } from '../../host/tools-config-file';
 import { JobHarness } from '../helpers/job-harness';
@@ -76,10 +76,10 @@ describe('the tools worker', () => {
   const keys = generateKeyPairSync('ed25519');
   const signer = createGrantSigner(keys.privateKey);
   let root: string;
-  let nonces: NonceStore;
+  let nonces: SqliteNonceStore;
   beforeEach(() => {
     root = mkdtempSync(join(dir, 'root-'));
-    nonces = new NonceStore(join(root, '..', `nonces-${Math.random().toString(36).slice(2)}.sqlite`));
+    nonces = new SqliteNonceStore(join(root, '..', `nonces-${Math.random().toString(36).slice(2)}.sqlite`));
   });
   afterEach(() => nonces.close());
 
@@ -96,7 +96,7 @@ describe('the tools worker', () => {
     const grant = signer.sign({ v: 1, jobId: 'job-1', callId: 'c1', fingerprint, nonce, expiresAt: Date.now() + 60_000 });
     const input = { jobId: 'job-1', callId: 'c1', scope: {}, toolName: 'service_status', args, ruleId: null, ruleVersion: null, grant };
     await expect(env.run(gate.execute, input)).rejects.toMatchObject({ type: FailureTypes.ToolUnavailable });
-    expect(nonces.lookup(nonce)).toBeUndefined();
+    expect(await nonces.lookup(nonce)).toBeUndefined();
     const check = { allowedTools: ['service_status'], reviewer: 'alice', reviewers: null, separateRequester: false, requester: 'bob', observed: [] };
     expect(await gate.revalidate({ toolName: 'service_status', args, ...check })).toEqual({
       ok: false,

@@ -6,21 +6,21 @@ import { createToolGateActivities, type ApprovedCheck, type RevalidateInput } fr
 import { callFingerprint } from '../../core/approval/fingerprint';
 import { isFileState, type ObservedState } from '../../core/tools/observed-state';
 import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
-import { NonceStore } from '../../host/nonce-store';
+import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { Roots } from '../../host/roots';
 import { MAX_TREE_DEPTH } from '../../host/tools/tree';
 
 /** prepare and revalidate, the real activity functions, on real folders (no Temporal needed to call them). */
 let dir: string;
 let root: string;
-let nonces: NonceStore;
+let nonces: SqliteNonceStore;
 let gate: ReturnType<typeof createToolGateActivities>;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'airlock-gate-'));
   root = join(dir, 'root');
   mkdirSync(root);
-  nonces = new NonceStore(join(dir, 'nonces.sqlite'));
+  nonces = new SqliteNonceStore(join(dir, 'nonces.sqlite'));
   gate = createToolGateActivities({
     roots: await Roots.create([root]),
     nonces,
@@ -28,8 +28,8 @@ beforeEach(async () => {
     treeLimits: { entries: 10, depth: MAX_TREE_DEPTH },
   });
 });
-afterEach(() => {
-  nonces.close();
+afterEach(async () => {
+  await nonces.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -164,7 +164,7 @@ test('an approved call is checked again inside its execute attempt: a changed ta
   });
   expect(changed).toEqual({ refused: expect.stringMatching(/^the target changed since it was approved: .*later\.log/), ok: false, output: '', replayed: false });
   expect(existsSync(later)).toBe(true);
-  expect(nonces.lookup(seen.nonce)).toBeUndefined();
+  expect(await nonces.lookup(seen.nonce)).toBeUndefined();
 
   // The reviewer's permission is part of the check.
   writeFileSync(join(root, 'other.log'), 'x');

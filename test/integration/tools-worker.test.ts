@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, type ApplicationFailure } from '@temporalio/common';
 import { createGrantSigner, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
-import { pathDigest } from '../../host/nonce-store';
+import { pathDigest } from '../../host/nonces/nonce-store';
 import type { ExecuteInput } from '../../activities/tool-gate';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import { callFingerprint } from '../../core/approval/fingerprint';
@@ -51,7 +51,7 @@ test('the tools worker process is killed while a job is parked; a new one execut
   expect(h.audit(jobId, 'tool_executed')).toHaveLength(1);
   // The consumed nonce is the request's, with the outcome stored beside it: whether it worked and a digest, not the output.
   const output = `deleted ${file}`;
-  expect(h.nonces.lookup(request.nonce)).toEqual({
+  expect(await h.nonces.lookup(request.nonce)).toEqual({
     consumed: false,
     consumedAt: expect.any(String),
     outcome: { ok: true, outputBytes: Buffer.byteLength(output), outputSha256: createHash('sha256').update(output).digest('hex') },
@@ -103,7 +103,7 @@ test('the execute activity refuses calls without a valid grant, and a consumed g
     FailureTypes.GrantExpired,
   );
   expect(readFileSync(file, 'utf8')).toBe('original');
-  expect(h.nonces.lookup(claims.nonce)).toBeUndefined();
+  expect(await h.nonces.lookup(claims.nonce)).toBeUndefined();
 
   // The genuine grant runs once; sending it again reports the stored outcome without running.
   expect(await forge({ ...base, grant: genuine }, 'genuine-1')).toMatchObject({ ok: true, replayed: false });

@@ -68,18 +68,33 @@ test('values are parsed to their types; empty means unset', () => {
   expect(config.model.baseUrl).toBeUndefined();
 });
 
-test('the conversation store is the SQLite file unless AIRLOCK_CONTENT_DB names a PostgreSQL server', () => {
-  expect(parseConfig({}).contentDb).toBeUndefined();
-  expect(parseConfig({ AIRLOCK_CONTENT_DB: '' }).contentDb).toBeUndefined();
-  for (const url of ['postgres://airlock:pw@db.lan:5432/airlock', 'postgresql://airlock@db.lan/airlock?sslmode=require']) {
-    expect(parseConfig({ AIRLOCK_CONTENT_DB: url }).contentDb).toBe(url);
+test('shared state is in the data folder unless AIRLOCK_DATABASE_URL (or its earlier name AIRLOCK_CONTENT_DB) names a PostgreSQL database', () => {
+  expect(parseConfig({}).database).toBeUndefined();
+  expect(parseConfig({ AIRLOCK_DATABASE_URL: '', AIRLOCK_CONTENT_DB: '' }).database).toBeUndefined();
+  for (const url of ['postgres://airlock:pw@db.lan:5432/airlock', 'postgresql://airlock@db.lan/airlock?sslmode=verify-full']) {
+    expect(parseConfig({ AIRLOCK_DATABASE_URL: url }).database).toEqual({ url, setting: 'AIRLOCK_DATABASE_URL', poolSize: 4, statementTimeoutMs: 15_000 });
+    expect(parseConfig({ AIRLOCK_CONTENT_DB: url }).database).toMatchObject({ url, setting: 'AIRLOCK_CONTENT_DB' });
+    expect(parseConfig({ AIRLOCK_DATABASE_URL: url, AIRLOCK_CONTENT_DB: url }).database).toMatchObject({ url, setting: 'AIRLOCK_DATABASE_URL' });
   }
+  expect(parseConfig({ AIRLOCK_DATABASE_URL: 'postgres://db.lan/a', AIRLOCK_DATABASE_POOL: '12', AIRLOCK_DATABASE_STATEMENT_TIMEOUT: '2m' }).database).toMatchObject({
+    poolSize: 12,
+    statementTimeoutMs: 120_000,
+  });
 });
 
-test('a bad AIRLOCK_CONTENT_DB is reported without its password', () => {
-  const message = problem({ AIRLOCK_CONTENT_DB: 'postgres://airlock:hunter2-pw@db.lan:port/airlock?password=hunter2-pw' });
-  expect(message).toContain('(got "postgres://airlock:***@db.lan:port/airlock?password=***")');
-  expect(message).not.toContain('hunter2');
+test('two different databases under the two names are refused, naming the variable to unset', () => {
+  expect(problem({ AIRLOCK_DATABASE_URL: 'postgres://db.lan/a', AIRLOCK_CONTENT_DB: 'postgres://db.lan/b' })).toContain(
+    'AIRLOCK_CONTENT_DB: is the earlier name of AIRLOCK_DATABASE_URL, which is set to another database; unset AIRLOCK_CONTENT_DB',
+  );
+});
+
+test('a bad database URL is reported without its password, under either name', () => {
+  for (const name of ['AIRLOCK_DATABASE_URL', 'AIRLOCK_CONTENT_DB']) {
+    const message = problem({ [name]: 'postgres://airlock:hunter2-pw@db.lan:port/airlock?password=hunter2-pw' });
+    expect(message).toContain(`${name}: `);
+    expect(message).toContain('(got "postgres://airlock:***@db.lan:port/airlock?password=***")');
+    expect(message).not.toContain('hunter2');
+  }
 });
 
 test('metrics are off unless AIRLOCK_METRICS_ADDRESS gives an IP and a port to listen on', () => {

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { AirlockError } from '../../core/util/errors';
+import type { Database, Queryable } from './postgres';
+
+/**
+ * The shared database's schema, as numbered migrations applied in order by
+ * `airlock setup`, each once, in one transaction. A migration is never
+ * edited once released: a change is a new one at the end.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly apply: (q: Queryable) => Promise<void>;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'conversation contents and the nonce/outcome store',
+    apply: async (q) => {
+      // Kept as deployments of AIRLOCK_CONTENT_DB created it, so their contents stay.
+      await q.query(`CREATE TABLE IF NOT EXISTS airlock_contents (
+        digest text PRIMARY KEY,
+        text text NOT NULL,
+        stored_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      await q.query(`CREATE TABLE airlock_store_meta (key text PRIMARY KEY, value text NOT NULL)`);
+      await q.query({ text: `INSERT INTO airlock_store_meta (key, value) VALUES ('nonce_store_id', $1), ('nonce_store_created_at', $2)`, values: [randomUUID(), new Date().toISOString()] });
+      await q.query(`CREATE TABLE airlock_nonces (
+        nonce text PRIMARY KEY,
+        job_id text NOT NULL,
+        call_id text NOT NULL,
+        fingerprint text NOT NULL,
+        consumed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        store_id text NOT NULL,
+        before_state text,
+        alive_at bigint,
+        outcome text
+      )`);
+      await q.query(`CREATE INDEX airlock_nonces_consumed_at ON airlock_nonces (consumed_at)`);
+    },
+  },
+];
+
+/** The schema version this build reads and writes. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+const CREATE_VERSIONS = `CREATE TABLE IF NOT EXISTS airlock_schema_migrations (
+  version integer PRIMARY KEY,
+  name text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+/** The database's schema is not the one this build knows; a worker stops at start with this line. */
+export class SchemaMismatch extends AirlockError {
+  override name = 'SchemaMismatch';
+  constructor(
+    readonly found: number,
+    readonly needed: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function currentVersion(q: Queryable): Promise<number> {
+  const table = await q.query<{ present: boolean }>(`SELECT to_regclass('airlock_schema_migrations') IS NOT NULL AS present`);
+  if (table.rows[0]?.present !== true) return 0;
+  const row = await q.query<{ version: number | null }>(`SELECT max(version) AS version FROM airlock_schema_migrations`);
+  return row.rows[0]?.version ?? 0;
+}
+
+export interface MigrateResult {
+  readonly from: number;
+  readonly to: number;
+  readonly applied: readonly Migration[];
+}
+
+/**
+ * Brings the schema to `SCHEMA_VERSION`. Safe to run from several processes
+ * at once: they take turns on an advisory lock, and each applies only what
+ * is not there yet. A database newer than this build is left alone.
+ */
+export async function migrate(db: Database): Promise<MigrateResult> {
+  return db.transaction(async (q) => {
+    await q.query(`SELECT pg_advisory_xact_lock(hashtext('airlock_schema_migrations'))`);
+    await q.query(CREATE_VERSIONS);
+    const from = await currentVersion(q);
+    if (from > SCHEMA_VERSION) throw tooNew(db, from);
+    const applied = MIGRATIONS.filter((m) => m.version > from);
+    for (const m of applied) {
+      await m.apply(q);
+      await q.query({ text: `INSERT INTO airlock_schema_migrations (version, name) VALUES ($1, $2)`, values: [m.version, m.name] });
+    }
+    return { from, to: SCHEMA_VERSION, applied };
+  });
+}
+
+function tooNew(db: Database, found: number): SchemaMismatch {
+  return new SchemaMismatch(
+    found,
+    SCHEMA_VERSION,
+    `the database ${db.target} has schema version ${found}, newer than this build of airlock knows (${SCHEMA_VERSION}): upgrade airlock on this machine`,
+  );
+}
+
+/** Refuses a database whose schema is not this build's, naming both versions and what to run. */
+export async function requireSchema(db: Database): Promise<void> {
+  const found = await currentVersion(db);
+  if (found === SCHEMA_VERSION) return;
+  if (found > SCHEMA_VERSION) throw tooNew(db, found);
+  throw new SchemaMismatch(
+    found,
+    SCHEMA_VERSION,
+    `the database ${db.target} has schema version ${found}; this build of airlock needs version ${SCHEMA_VERSION}: run \`airlock setup\` with ${db.setting} set to migrate it`,
+  );
+}

@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { messageOf } from '../tools/descriptors';
+import { beforeText, NonceStoreUnusable, outcomeText, parseBefore, parseOutcome, type ConsumeResult, type NonceRecord, type NonceStore, type StoreOrigin, type StoredOutcome } from './nonce-store';
+
+const SQLITE_UNREADABLE = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT']);
+
+function sqliteCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+/** The identity file beside the database: it outlives a deleted database file, so a lost store is noticed. */
+export function identityFile(file: string): string {
+  return `${file}.id`;
+}
+
+/**
+ * The embedded nonce store: one SQLite file on the tools worker's machine,
+ * which every tools worker acting on the same resources must share.
+ *
+ * The store has an identity (`store_meta.id`), written with it into every
+ * row and into `<file>.id` beside it. A database file that is missing while
+ * that identity file exists was lost (deleted, or not restored): it is
+ * recreated with a new identity and `origin` says so, and retried calls are
+ * then reconciled against the file system rather than run afresh (see
+ * `execute`). A file that is not a database stops the worker at start.
+ */
+export class SqliteNonceStore implements NonceStore {
+  readonly id: string;
+  readonly origin: StoreOrigin;
+  readonly where: string;
+  private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+  private readonly select: Database.Statement;
+  private readonly finish: Database.Statement;
+  private readonly claimRow: Database.Statement;
+  private readonly renewRow: Database.Statement;
+  private readonly inode: number | undefined;
+
+  constructor(private readonly file: string) {
+    this.where = file;
+    let origin: StoreOrigin = { kind: 'opened' };
+    if (file !== ':memory:') {
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      const marker = identityFile(file);
+      if (!existsSync(file)) {
+        const lostId = existsSync(marker) ? readFileSync(marker, 'utf8').trim() : '';
+        origin = lostId === '' ? { kind: 'created' } : { kind: 'replaced_lost', lostId };
+      }
+      // Created 0600 before SQLite opens it; its journal files take the same mode.
+      closeSync(openSync(file, 'a', 0o600));
+      chmodSync(file, 0o600);
+    }
+    try {
+      this.db = new Database(file);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('busy_timeout = 5000');
+      this.db.exec(`CREATE TABLE IF NOT EXISTS consumed_nonces (
+        nonce TEXT PRIMARY KEY,
+        job_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        consumed_at TEXT NOT NULL,
+        outcome TEXT
+      )`);
+      const columns = new Set((this.db.prepare('PRAGMA table_info(consumed_nonces)').all() as Array<{ name: string }>).map((c) => c.name));
+      // Stores from before identities and reconciliation gain the columns; their old rows keep them empty.
+      if (!columns.has('store_id')) this.db.exec('ALTER TABLE consumed_nonces ADD COLUMN store_id TEXT');
+      if (!columns.has('before_state')) this.db.exec('ALTER TABLE consumed_nonces ADD COLUMN before_state TEXT');
+      if (!columns.has('alive_at')) this.db.exec('ALTER TABLE consumed_nonces ADD COLUMN alive_at INTEGER');
+      this.db.exec('CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+      this.db.prepare(`INSERT INTO store_meta (key, value) VALUES ('id', ?) ON CONFLICT(key) DO NOTHING`).run(randomUUID());
+      this.db.prepare(`INSERT INTO store_meta (key, value) VALUES ('created_at', ?) ON CONFLICT(key) DO NOTHING`).run(new Date().toISOString());
+      const row = this.db.prepare(`SELECT value FROM store_meta WHERE key = 'id'`).get() as { value: string } | undefined;
+      this.id = row?.value ?? '';
+    } catch (err) {
+      const code = sqliteCode(err);
+      if (code !== undefined && SQLITE_UNREADABLE.has(code)) {
+        throw new NonceStoreUnusable(
+          `the nonce store ${file} is not a readable SQLite database (${messageOf(err)}): restore it from a backup, ` +
+            `or move it away to start an empty store, knowing that retried calls will then be reconciled against the file system`,
+        );
+      }
+      throw err;
+    }
+    if (file !== ':memory:') {
+      writeFileSync(identityFile(file), `${this.id}\n`, { mode: 0o600 });
+      this.inode = statSync(file).ino;
+    }
+    this.origin = origin;
+    this.insert = this.db.prepare(
+      `INSERT INTO consumed_nonces (nonce, job_id, call_id, fingerprint, consumed_at, store_id, before_state, alive_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT(nonce) DO NOTHING`,
+    );
+    this.claimRow = this.db.prepare('UPDATE consumed_nonces SET alive_at = ? WHERE nonce = ? AND outcome IS NULL AND (alive_at IS NULL OR alive_at <= ?)');
+    this.renewRow = this.db.prepare('UPDATE consumed_nonces SET alive_at = ? WHERE nonce = ? AND outcome IS NULL');
+    this.select = this.db.prepare('SELECT consumed_at, outcome, before_state FROM consumed_nonces WHERE nonce = ?');
+    this.finish = this.db.prepare('UPDATE consumed_nonces SET outcome = ? WHERE nonce = ?');
+  }
+
+  /**
+   * Refuses to consume into a file that is no longer the store's path: a
+   * nonce written into a deleted (still open) file would be forgotten by
+   * the next worker, which could then run the call again.
+   */
+  private checkFile(): void {
+    if (this.inode === undefined) return;
+    let ino: number | undefined;
+    try {
+      ino = statSync(this.file).ino;
+    } catch {
+      ino = undefined;
+    }
+    if (ino !== this.inode) {
+      throw new NonceStoreUnusable(
+        `the nonce store ${this.file} was removed or replaced while this worker had it open; restart the tools worker (${basename(this.file)} must be the file every tools worker shares)`,
+      );
+    }
+  }
+
+  async consume(record: NonceRecord): Promise<ConsumeResult> {
+    this.checkFile();
+    const info = this.insert.run(record.nonce, record.jobId, record.callId, record.fingerprint, new Date().toISOString(), this.id, beforeText(record.before), Date.now());
+    if (info.changes === 1) return { consumed: true };
+    const earlier = await this.lookup(record.nonce);
+    if (earlier === undefined) throw new Error(`nonce ${record.nonce} was neither inserted nor found`);
+    return earlier;
+  }
+
+  async lookup(nonce: string): Promise<Extract<ConsumeResult, { consumed: false }> | undefined> {
+    const row = this.select.get(nonce) as { consumed_at: string; outcome: string | null; before_state: string | null } | undefined;
+    if (row === undefined) return undefined;
+    const before = row.before_state === null ? undefined : parseBefore(row.before_state);
+    return {
+      consumed: false,
+      consumedAt: row.consumed_at,
+      outcome: row.outcome === null ? null : parseOutcome(row.outcome),
+      ...(before !== undefined ? { before } : {}),
+    };
+  }
+
+  async claim(nonce: string, staleMs: number): Promise<boolean> {
+    const at = Date.now();
+    return this.claimRow.run(at, nonce, at - staleMs).changes === 1;
+  }
+
+  async renew(nonce: string): Promise<void> {
+    this.renewRow.run(Date.now(), nonce);
+  }
+
+  async recordOutcome(nonce: string, outcome: StoredOutcome): Promise<void> {
+    this.checkFile();
+    this.finish.run(outcomeText(outcome), nonce);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

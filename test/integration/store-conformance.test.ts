@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteContentStore, type ContentStore } from '../../host/content-store';
+import { Database } from '../../host/database/postgres';
+import { migrate } from '../../host/database/migrations';
+import { pathDigest, storedOutcome, type NonceStore } from '../../host/nonces/nonce-store';
+import { PostgresNonceStore } from '../../host/nonces/postgres-nonce-store';
+import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
+import { PostgresContentStore } from '../../host/postgres-content-store';
+import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
+
+/**
+ * The stores' contract, run against both backends: the embedded SQLite
+ * files and the shared PostgreSQL database. Two instances of a store over
+ * the same backing stand for two workers (two processes, or two machines).
+ */
+interface Backend {
+  readonly name: string;
+  nonceStores(): Promise<[NonceStore, NonceStore]>;
+  contentStores(): Promise<[ContentStore, ContentStore]>;
+}
+
+let pg: PrivatePostgres;
+let dir: string;
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'airlock-stores-'));
+  pg = await startPrivatePostgres();
+  const db = Database.open(pg.url());
+  await migrate(db);
+  await db.close();
+}, 120_000);
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close().catch(() => undefined);
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function kept<T extends { close(): Promise<void> }>(store: T): T {
+  closers.push(() => store.close());
+  return store;
+}
+
+/** A pool of its own per store, as each worker process has. */
+function database(): Database {
+  const db = Database.open(pg.url(), { maxConnections: 8 });
+  closers.push(() => db.close());
+  return db;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    async nonceStores() {
+      const file = join(mkdtempSync(join(dir, 'n-')), 'nonces.sqlite');
+      return [kept(new SqliteNonceStore(file)), kept(new SqliteNonceStore(file))];
+    },
+    async contentStores() {
+      const file = join(mkdtempSync(join(dir, 'c-')), 'contents.sqlite');
+      return [kept(new SqliteContentStore(file)), kept(new SqliteContentStore(file))];
+    },
+  },
+  {
+    name: 'postgres',
+    async nonceStores() {
+      return [kept(await PostgresNonceStore.open(database())), kept(await PostgresNonceStore.open(database()))];
+    },
+    async contentStores() {
+      return [kept(await PostgresContentStore.open(pg.url())), kept(await PostgresContentStore.open(pg.url()))];
+    },
+  },
+];
+
+const nonce = () => randomBytes(16).toString('hex');
+const record = (n: string) => ({ nonce: n, jobId: 'job-1', callId: 'call-1', fingerprint: 'f'.repeat(64) });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each(backends)('$name nonce store', (backend) => {
+  test('a nonce is consumed once; the second consume says when, and what was recorded before', async () => {
+    const [a, b] = await backend.nonceStores();
+    expect(a.id).toBe(b.id);
+    const n = nonce();
+    const before = [{ path: '/srv/data/token=abc.txt', exists: true as const, type: 'file' as const, size: 3, mtimeMs: 1_700_000_000_000, mode: '644', dev: 1, ino: 2, sha256: 'a'.repeat(64), entries: null }];
+    expect(await a.consume({ ...record(n), before })).toEqual({ consumed: true });
+    const again = await b.consume(record(n));
+    expect(again).toMatchObject({ consumed: false, outcome: null });
+    if (again.consumed) throw new Error('consumed twice');
+    expect(Date.parse(again.consumedAt)).toBeGreaterThan(Date.now() - 60_000);
+    // The path is kept only as its digest: a file name can be a secret.
+    expect(again.before).toEqual([{ ...before[0], path: pathDigest('/srv/data/token=abc.txt') }]);
+    expect(await a.lookup(nonce())).toBeUndefined();
+  });
+
+  test('of many workers consuming one nonce at the same moment, exactly one wins', async () => {
+    const [a, b] = await backend.nonceStores();
+    for (let round = 0; round < 5; round++) {
+      const n = nonce();
+      const results = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? a : b).consume(record(n))));
+      expect(results.filter((r) => r.consumed)).toHaveLength(1);
+    }
+  });
+
+  test('the outcome is kept as size and digest, never the output, and is what every worker then reads', async () => {
+    const [a, b] = await backend.nonceStores();
+    const n = nonce();
+    await a.consume(record(n));
+    await a.recordOutcome(n, storedOutcome({ ok: true, output: 'secret output' }, 'ran_now'));
+    const seen = await b.lookup(n);
+    expect(seen?.outcome).toEqual({ ok: true, outputBytes: 13, outputSha256: storedOutcome({ ok: true, output: 'secret output' }).outputSha256, reconciled: 'ran_now' });
+    expect(JSON.stringify(seen)).not.toContain('secret output');
+  });
+
+  test('a held nonce is claimed only once its holder is silent, by one taker, and never once it has an outcome', async () => {
+    const [a, b] = await backend.nonceStores();
+    const n = nonce();
+    await a.consume(record(n));
+    // The holder consumed it a moment ago: it is alive.
+    expect(await b.claim(n, 60_000)).toBe(false);
+    await sleep(1500);
+    // Renewed by its holder: still alive.
+    await a.renew(n);
+    expect(await b.claim(n, 1000)).toBe(false);
+    await sleep(1500);
+    // Silent for longer than the lease: of several takers, one wins.
+    const takers = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : b).claim(n, 1000)));
+    expect(takers.filter(Boolean)).toHaveLength(1);
+    // The winner now holds it.
+    expect(await a.claim(n, 1000)).toBe(false);
+    await a.recordOutcome(n, storedOutcome({ ok: false, output: '' }, 'unknown'));
+    await sleep(1100);
+    expect(await b.claim(n, 1000)).toBe(false);
+    // A nonce nobody consumed cannot be claimed.
+    expect(await b.claim(nonce(), 0)).toBe(false);
+  });
+});
+
+describe.each(backends)('$name content store', (backend) => {
+  test('a text is stored under its digest, once, and every worker reads it back exactly', async () => {
+    const [a, b] = await backend.contentStores();
+    const text = JSON.stringify({ role: 'user', content: `ünïcode ${'x'.repeat(100_000)} ${nonce()}` });
+    const digests = await Promise.all([a.put(text), b.put(text), a.put(text)]);
+    expect(new Set(digests).size).toBe(1);
+    expect(await b.get(digests[0])).toBe(text);
+    expect(await a.get('0'.repeat(64))).toBeUndefined();
+  });
+});
