@@ -26,22 +26,24 @@ export interface AuditDeps {
 
 /**
  * Writes a job's buffered events, sanitized. A failed write is a result,
- * never an exception: the job keeps the events and sends them again. Only
- * a first attempt writes: a retry may follow an attempt that wrote them,
- * so it reports nothing to redo (at most once, never twice). Metrics
- * count events once written: events the job sends again after a failed
- * write are counted once. Written events are handed to the notifier, which
- * only records what it owes (it never waits on an endpoint).
+ * never an exception: the job keeps the events and sends them again. A
+ * store keyed by event id (the shared database) is written by every
+ * attempt, and holds each event once; onto the JSONL file only a first
+ * attempt writes: a retry may follow an attempt that wrote them, so it
+ * reports nothing to redo (at most once, never twice). Metrics count
+ * events once written: events the job sends again after a failed write are
+ * counted once. Written events are handed to the notifier, which only
+ * records what it owes (it never waits on an endpoint).
  */
-export function writeAudit(deps: AuditDeps, events: readonly AuditEvent[] | undefined): RecordAuditResult {
+export async function writeAudit(deps: AuditDeps, events: readonly AuditEvent[] | undefined): Promise<RecordAuditResult> {
   const { info } = Context.current();
-  if (events === undefined || events.length === 0 || info.attempt > 1) return { written: 0 };
+  if (events === undefined || events.length === 0 || (info.attempt > 1 && !deps.audit.idempotent)) return { written: 0 };
   const metrics = deps.metrics ?? noMetrics;
   // Stamped here, from the activity's own context: the job's events do not carry it, and its code need not change.
   const runId = info.workflowExecution?.runId;
   try {
     const sanitized = events.map((event) => ({ ...sanitizeAuditEvent(event), ...(runId !== undefined ? { runId } : {}) }));
-    deps.audit.write(sanitized);
+    await deps.audit.write(sanitized);
     metrics.audited(events);
     deps.notifier?.enqueue(sanitized);
     return { written: sanitized.length };

@@ -184,14 +184,14 @@ export function createPolicyActivities(deps: PolicyDeps) {
      * those are issued on the way to `execute`.
      */
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvaluatePolicyResult> {
-      const audit = input.audit === undefined ? undefined : writeAudit(deps, input.audit);
+      const audit = input.audit === undefined ? undefined : await writeAudit(deps, input.audit);
       const result = decideBatch(input);
       return audit === undefined ? result : { ...result, audit };
     },
 
     /** Grants for calls about to run: approved ones keep their request's nonce, ungated ones get a fresh one. */
     async issueGrants(input: IssueGrantsInput): Promise<IssueGrantsResult> {
-      const audit = input.audit === undefined ? undefined : writeAudit(deps, input.audit);
+      const audit = input.audit === undefined ? undefined : await writeAudit(deps, input.audit);
       const grants: Record<string, Grant> = {};
       const expiresAt = now() + deps.grantTtlMs;
       for (const c of input.calls) {

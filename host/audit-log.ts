@@ -5,10 +5,16 @@ import { firstLine } from '../core/temporal/describe-error';
 
 /**
  * Where sanitized audit events go. `write` either stores every event of
- * the batch or throws, leaving none of them (never a part of one).
+ * the batch or fails, leaving none of them (never a part of one).
  */
 export interface AuditSink {
-  write(events: readonly AuditEvent[]): void;
+  write(events: readonly AuditEvent[]): Promise<void>;
+  /**
+   * Writing a batch again stores each of its events once (the store is
+   * keyed by event id), so a retried write may simply write again. A sink
+   * that appends (the JSONL file) is not: a retry there could write twice.
+   */
+  readonly idempotent: boolean;
 }
 
 /** One warning line, then at most one a minute while the failure lasts: a full disk must not flood the log. */
@@ -31,6 +37,7 @@ export interface JsonlAuditSinkOptions {
  * is always a whole event.
  */
 export class JsonlAuditSink implements AuditSink {
+  readonly idempotent = false;
   private readonly warn: (line: string) => void;
   private readonly now: () => number;
   private failing: { readonly since: number; lastWarned: number; failures: number; unwarned: number } | undefined;
@@ -49,7 +56,7 @@ export class JsonlAuditSink implements AuditSink {
     }
   }
 
-  write(events: readonly AuditEvent[]): void {
+  async write(events: readonly AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
     const data = Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''), 'utf8');
     try {

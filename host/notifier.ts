@@ -210,11 +210,9 @@ export class Notifier implements AuditNotifier {
         error,
       },
     };
-    try {
-      this.options.audit.write([sanitizeAuditEvent(event)]);
-    } catch (err) {
+    this.options.audit.write([sanitizeAuditEvent(event)]).catch((err: unknown) => {
       this.warn(`airlock: cannot audit the failed notification: ${firstLine(describeError(err))}`);
-    }
+    });
   }
 }
 

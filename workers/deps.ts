@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createActivities, type Activities } from '../activities';
 import type { AirlockMetrics } from '../activities/metrics';
 import { JsonlAuditSink, type AuditSink } from '../host/audit-log';
+import { PostgresAuditLog } from '../host/postgres-audit-log';
 import { createGrantSigner, createGrantVerifier, loadGrantPublicKey, loadOrCreateGrantKeyPair } from '../host/grant-keys';
 import { createSealer } from '../host/seal';
 import type { NonceStore } from '../host/nonces/nonce-store';
@@ -87,6 +88,11 @@ function lentCapabilities(config: ToolsConfig | undefined, roots: Roots, service
   };
 }
 
+/** The agent side's audit log: the shared database's table when configured, else the data folder's JSONL file. */
+export function openAuditSink(config: AirlockConfig, db: Database | undefined): AuditSink {
+  return db === undefined ? new JsonlAuditSink(statePaths(config).audit) : new PostgresAuditLog(db);
+}
+
 /**
  * The agent side's notifier when endpoints are configured: it shares the
  * agent's audit log file (a failed delivery is audited there). The caller
@@ -116,8 +122,13 @@ export async function buildActivities(
   config: AirlockConfig,
   roles: readonly QueueRole[],
   metrics?: AirlockMetrics,
-  /** The agent worker's audit log and notifier (see `openNotifier`); default: a log of its own, no notifications. */
-  agentAudit?: { readonly audit: AuditSink; readonly notifier: Notifier | undefined },
+  /**
+   * What the process shares with the activities: the database (see
+   * `openDatabase`; default: opened here when configured), and the agent
+   * worker's audit log and notifier (see `openAuditSink`, `openNotifier`;
+   * default: a log of its own, no notifications).
+   */
+  shared: { readonly db?: Database | undefined; readonly audit?: AuditSink; readonly notifier?: Notifier | undefined } = {},
 ): Promise<Activities> {
   const counted = metrics === undefined ? {} : { metrics };
   const paths = statePaths(config);
@@ -126,7 +137,7 @@ export async function buildActivities(
 
   // One tools config for both sides: the agent offers what the tools worker can run, and its detectors know the same roots.
   const tools = roles.includes('agent') || roles.includes('tools') ? await loadToolsSetup(config) : undefined;
-  const db = roles.includes('agent') || roles.includes('tools') ? await openDatabase(config) : undefined;
+  const db = shared.db ?? (roles.includes('agent') || roles.includes('tools') ? await openDatabase(config) : undefined);
 
   let agent;
   if (roles.includes('agent') && tools !== undefined) {
@@ -143,8 +154,8 @@ export async function buildActivities(
       signer: createGrantSigner(privateKey),
       sealer: createSealer(privateKey),
       grantTtlMs: config.grants.ttlMs,
-      audit: agentAudit?.audit ?? new JsonlAuditSink(paths.audit),
-      ...(agentAudit?.notifier !== undefined ? { notifier: agentAudit.notifier } : {}),
+      audit: shared.audit ?? openAuditSink(config, db),
+      ...(shared.notifier !== undefined ? { notifier: shared.notifier } : {}),
       // A configured keys file must exist; the default one is read once it does. Both are read again when they change.
       reviewerKeys: ReviewerKeysFile.open(paths.reviewerKeys, { mustExist: config.reviewerKeysFile !== undefined }),
       ...counted,

@@ -6,9 +6,7 @@ import { ConfigError } from '../core/util/errors';
 import { TaskQueues, type QueueRole } from '../core/temporal/task-queues';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
 import { dataConverterFor } from '../host/data-converter';
-import { JsonlAuditSink } from '../host/audit-log';
-import { statePaths } from '../host/paths';
-import { buildActivities, openNotifier } from './deps';
+import { buildActivities, openAuditSink, openDatabase, openNotifier } from './deps';
 
 // The SDK's INFO lines (worker state changes) are noise for operators; airlock's own lines say what matters.
 const levels: Record<AirlockConfig['logLevel'], LogLevel> = { error: 'ERROR', warn: 'WARN', info: 'WARN', debug: 'DEBUG' };
@@ -78,9 +76,11 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const { config, roles } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   // Notifications are sent by the agent worker, from the events its audit activity writes.
-  const audit = options.activities === undefined && roles.includes('agent') ? new JsonlAuditSink(statePaths(config).audit) : undefined;
+  const building = options.activities === undefined;
+  const db = building && (roles.includes('agent') || roles.includes('tools')) ? await openDatabase(config) : undefined;
+  const audit = building && roles.includes('agent') ? openAuditSink(config, db) : undefined;
   const notifier = audit === undefined ? undefined : openNotifier(config, audit);
-  const activities = options.activities ?? (await buildActivities(config, roles, metricsFor(config), audit === undefined ? undefined : { audit, notifier }));
+  const activities = options.activities ?? (await buildActivities(config, roles, metricsFor(config), { db, ...(audit !== undefined ? { audit, notifier } : {}) }));
   installRuntime(config);
   if (config.metrics.address !== undefined) log(`airlock: Prometheus metrics on http://${config.metrics.address}/metrics`);
   const connection = await NativeConnection.connect({ address: config.temporal.address });

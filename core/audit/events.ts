@@ -10,6 +10,8 @@ import { approvalCardSchema } from '../approval/card';
 import { z } from 'zod';
 import { FailureTypes } from '../temporal/failure-types';
 import { maskPreview, maskString, maskValue } from '../redaction/masking';
+import { canonicalJson } from '../util/canonical-json';
+import { sha256Hex } from '../util/sha256';
 
 /**
  * Every audit event airlock writes, one definition per type. The field
@@ -195,3 +197,20 @@ export function sanitizeAuditEvent(event: AuditEvent): AuditEvent {
 
 /** An event as the job records it; the buffer adds job id, time and policy version. */
 export type AuditRecord = { [T in AuditEventType]: { readonly type: T; readonly data: AuditData<T> } }[AuditEventType];
+
+/**
+ * Each event's identity, the same however often the batch is written: a
+ * digest of what the event is (run, type, job, time, data), and, for an
+ * event identical to one before it in the batch, how many came before. A
+ * job sends a batch again, whole and in order, after a write it could not
+ * confirm, so a store keyed by these ids holds every event once.
+ */
+export function auditEventIds(events: readonly AuditEvent[]): string[] {
+  const seen = new Map<string, number>();
+  return events.map((event) => {
+    const base = sha256Hex(canonicalJson({ runId: event.runId ?? null, type: event.type, jobId: event.jobId, at: event.at, data: event.data }));
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    return (n === 0 ? base : sha256Hex(`${base}:${n}`)).slice(0, 32);
+  });
+}

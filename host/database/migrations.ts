@@ -40,6 +40,25 @@ export const MIGRATIONS: readonly Migration[] = [
       await q.query(`CREATE INDEX airlock_nonces_consumed_at ON airlock_nonces (consumed_at)`);
     },
   },
+  {
+    version: 2,
+    name: 'the audit log',
+    apply: async (q) => {
+      await q.query(`CREATE TABLE airlock_audit (
+        seq bigserial PRIMARY KEY,
+        event_id text NOT NULL UNIQUE,
+        job_id text NOT NULL,
+        run_id text,
+        type text NOT NULL,
+        at text NOT NULL,
+        event text NOT NULL,
+        written_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      await q.query(`CREATE INDEX airlock_audit_job ON airlock_audit (job_id, seq)`);
+      await q.query(`CREATE INDEX airlock_audit_type ON airlock_audit (type, seq)`);
+      await q.query(`CREATE INDEX airlock_audit_written_at ON airlock_audit (written_at)`);
+    },
+  },
 ];
 
 /** The schema version this build reads and writes. */

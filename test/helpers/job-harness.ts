@@ -44,7 +44,8 @@ const run = promisify(execFile);
 
 class MemoryAuditSink implements AuditSink {
   readonly events: AuditEvent[] = [];
-  write(events: readonly AuditEvent[]): void {
+  readonly idempotent = false;
+  async write(events: readonly AuditEvent[]): Promise<void> {
     this.events.push(...events);
   }
 }

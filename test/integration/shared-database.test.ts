@@ -2,7 +2,11 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { Texts } from '../../core/job/texts';
+import type { AuditEvent } from '../../core/audit/events';
+import { JsonlAuditSink } from '../../host/audit-log';
+import { Database } from '../../host/database/postgres';
 import { SCHEMA_VERSION } from '../../host/database/migrations';
+import { PostgresAuditLog } from '../../host/postgres-audit-log';
 import { JobHarness } from '../helpers/job-harness';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
 
@@ -136,5 +140,39 @@ describe('tools workers on separate data folders sharing one database', () => {
     for (const data of [dataA, dataB]) expect(existsSync(join(data, 'tools', 'nonces.sqlite'))).toBe(false);
     b.child.kill('SIGTERM');
     await b.exited();
+  });
+});
+
+describe('airlock audit', () => {
+  test('prints the same from the shared database as from a JSONL log holding the same events, with every filter', async () => {
+    const url = await freshDatabase('audit_parity');
+    expect((await h.cli(['setup'], { AIRLOCK_DATABASE_URL: url })).code).toBe(0);
+    const data = mkdtempSync(join(h.dir, 'audit-data-'));
+    const batches: AuditEvent[][] = [1, 2, 3].map((n) =>
+      Array.from({ length: n + 1 }, (_, i): AuditEvent => ({
+        type: 'runtime_error',
+        jobId: `job-${n % 2}`,
+        runId: `run-${n}-0000`,
+        at: `2026-12-01T10:0${n}:0${i}.000Z`,
+        policyVersion: 'p1',
+        data: i === 0 ? { code: 'model_error', error: `täst ${n} token=abc123secret` } : { code: 'facts_unavailable', error: `line ${i}` },
+      })),
+    );
+    const file = new JsonlAuditSink(join(data, 'audit', 'audit.jsonl'));
+    const db = Database.open(url);
+    const table = new PostgresAuditLog(db);
+    for (const batch of batches) {
+      await file.write(batch);
+      await table.write(batch);
+    }
+    await db.close();
+    for (const args of [[], ['--job', 'job-1'], ['--job', 'job-1', '--run', 'run-3'], ['--type', 'runtime_error', '--limit', '2'], ['--json']]) {
+      const fromFile = await h.cli(['audit', ...args], { AIRLOCK_DATA_DIR: data });
+      const fromDb = await h.cli(['audit', ...args], { AIRLOCK_DATA_DIR: data, AIRLOCK_DATABASE_URL: url });
+      expect({ args, code: fromDb.code, stdout: fromDb.stdout, stderr: fromDb.stderr }).toEqual({ args, code: 0, stdout: fromFile.stdout, stderr: fromFile.stderr });
+      expect(fromDb.stdout.length).toBeGreaterThan(10);
+    }
+    const none = await h.cli(['audit', '--job', 'nobody'], { AIRLOCK_DATA_DIR: data, AIRLOCK_DATABASE_URL: url });
+    expect(none.stdout.trim()).toMatch(/^no audit events for job nobody in postgres:\/\/airlock:\*\*\*@127\.0\.0\.1:[0-9]+\/audit_parity \(table airlock_audit\)$/);
   });
 });

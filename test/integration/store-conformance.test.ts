@@ -2,7 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { JsonlAuditSink, type AuditSink } from '../../host/audit-log';
+import { JsonlAuditReader, type AuditReader } from '../../host/audit-reader';
 import { SqliteContentStore, type ContentStore } from '../../host/content-store';
+import type { AuditEvent } from '../../core/audit/events';
+import { PostgresAuditLog } from '../../host/postgres-audit-log';
 import { Database } from '../../host/database/postgres';
 import { migrate } from '../../host/database/migrations';
 import { pathDigest, storedOutcome, type NonceStore } from '../../host/nonces/nonce-store';
@@ -20,6 +24,8 @@ interface Backend {
   readonly name: string;
   nonceStores(): Promise<[NonceStore, NonceStore]>;
   contentStores(): Promise<[ContentStore, ContentStore]>;
+  /** An audit log: two writers (two agent workers) and its reader. */
+  auditLog(): Promise<{ writers: [AuditSink, AuditSink]; reader: AuditReader }>;
 }
 
 let pg: PrivatePostgres;
@@ -63,6 +69,10 @@ const backends: Backend[] = [
       const file = join(mkdtempSync(join(dir, 'c-')), 'contents.sqlite');
       return [kept(new SqliteContentStore(file)), kept(new SqliteContentStore(file))];
     },
+    async auditLog() {
+      const file = join(mkdtempSync(join(dir, 'a-')), 'audit.jsonl');
+      return { writers: [new JsonlAuditSink(file), new JsonlAuditSink(file)], reader: new JsonlAuditReader(file) };
+    },
   },
   {
     name: 'postgres',
@@ -71,6 +81,22 @@ const backends: Backend[] = [
     },
     async contentStores() {
       return [kept(await PostgresContentStore.open(pg.url())), kept(await PostgresContentStore.open(pg.url()))];
+    },
+    async auditLog() {
+      // A database of its own per test, so what one test wrote is not read by another.
+      const name = `audit_${randomBytes(4).toString('hex')}`;
+      const admin = database();
+      await admin.query(`CREATE DATABASE ${name}`);
+      const url = pg.url(name);
+      const setup = Database.open(url);
+      await migrate(setup);
+      await setup.close();
+      const own = () => {
+        const db = Database.open(url);
+        closers.push(() => db.close());
+        return new PostgresAuditLog(db);
+      };
+      return { writers: [own(), own()], reader: own() };
     },
   },
 ];
@@ -147,4 +173,52 @@ describe.each(backends)('$name content store', (backend) => {
     expect(await b.get(digests[0])).toBe(text);
     expect(await a.get('0'.repeat(64))).toBeUndefined();
   });
+});
+
+/** Events as an agent worker writes them: sanitized, stamped with their run. */
+function events(jobId: string, runId: string, n: number, at = '2026-12-01T10:00:00.000Z'): AuditEvent[] {
+  return Array.from({ length: n }, (_, i): AuditEvent =>
+    i % 2 === 0
+      ? { type: 'policy_evaluation', jobId, runId, at, policyVersion: 'p1', data: { callId: `c${i}`, toolName: 'fs_read', decision: 'allow', outcome: 'run' } }
+      : { type: 'tool_executed', jobId, runId, at, policyVersion: 'p1', data: { callId: `c${i}`, toolName: 'fs_read', fingerprint: 'f'.repeat(64), ok: true, replayed: false } },
+  );
+}
+
+describe.each(backends)('$name audit log', (backend) => {
+  test('what two workers write is read back in order, whole, with every filter', async () => {
+    const { writers: [a, b], reader } = await backend.auditLog();
+    const first = events('job-a', 'run-1111', 3);
+    const second = events('job-b', 'run-2222', 2);
+    const third = events('job-a', 'run-3333', 2, '2026-12-01T11:00:00.000Z');
+    await a.write(first);
+    await b.write(second);
+    await a.write(third);
+    expect((await reader.read({ limit: 100 })).events).toEqual([...first, ...second, ...third]);
+    expect((await reader.read({ limit: 2 })).events).toEqual(third);
+    expect((await reader.read({ limit: 100, jobId: 'job-a' })).events).toEqual([...first, ...third]);
+    expect((await reader.read({ limit: 100, jobId: 'job-a', runId: 'run-33' })).events).toEqual(third);
+    expect((await reader.read({ limit: 100, type: 'tool_executed' })).events).toEqual([first[1], second[1], third[1]]);
+    expect((await reader.read({ limit: 100, jobId: 'nobody' })).events).toEqual([]);
+    expect((await reader.read({ limit: 100 })).unreadable).toEqual([]);
+  });
+
+  test('a batch holds exactly its events, identical ones included, and the unicode and size they have', async () => {
+    const { writers: [a], reader } = await backend.auditLog();
+    const twin: AuditEvent = { type: 'approval_rejected', jobId: 'job-t', runId: 'run-t', at: '2026-12-01T10:00:00.000Z', policyVersion: 'p1', data: { requestId: 'r', code: 'already_decided', reason: `ünïcode ✓ ${'x'.repeat(100_000)}`, reviewer: 'bob', via: 'update' } };
+    await a.write([twin, twin]);
+    expect((await reader.read({ limit: 10, jobId: 'job-t' })).events).toEqual([twin, twin]);
+  });
+});
+
+test('the shared database keeps each event once however often its batch is written, so a retried write may write again', async () => {
+  const { writers: [a, b], reader } = await backends[1]!.auditLog();
+  expect(a.idempotent).toBe(true);
+  const batch = events('job-r', 'run-r', 4);
+  await a.write(batch);
+  // The job sends the batch again (with what came since) after a write it could not confirm; another worker may take it.
+  const more = [...batch, ...events('job-r', 'run-r', 1, '2026-12-01T12:00:00.000Z')];
+  await Promise.all([b.write(more), a.write(more)]);
+  expect((await reader.read({ limit: 100, jobId: 'job-r' })).events).toEqual(more);
+  // The JSONL file appends: only a first attempt writes there.
+  expect(new JsonlAuditSink(join(dir, 'x.jsonl')).idempotent).toBe(false);
 });

@@ -130,7 +130,7 @@ describe('the outbox', () => {
       attempts: 2,
       backoffMs: 10,
       timeoutMs: 5_000,
-      audit: { write: (events) => void audit.push(...events) },
+      audit: { write: async (events) => void audit.push(...events), idempotent: false },
       warn: () => undefined,
     });
     notifier.start();
@@ -170,7 +170,7 @@ describe('the outbox', () => {
       attempts: 2,
       backoffMs: 10,
       timeoutMs: 60_000,
-      audit: { write: () => undefined },
+      audit: { write: async () => undefined, idempotent: false },
       warn: () => undefined,
     });
     notifier.start();
