@@ -92,7 +92,8 @@ export type ExecuteResult =
 
 /**
  * Where a test may stop `execute`: after consuming the nonce, after the
- * effect and before its outcome is recorded, or inside a bulk move after
- * N entries moved and the next one renamed, before its journal says so.
+ * effect and before its outcome is recorded, half way through writing a
+ * new file, or inside a bulk move after N entries moved and the next one
+ * renamed, before its journal says so.
  */
-export type CrashPoint = 'after-consume' | 'after-effect' | `mid-batch:${number}`;
+export type CrashPoint = 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}`;

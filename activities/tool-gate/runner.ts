@@ -73,7 +73,7 @@ async function pauseForever(point: string): Promise<never> {
 }
 
 export function createToolRunner(deps: ToolGateDeps): ToolRunner {
-  const host = createToolHost(deps);
+  const host = createToolHost(deps.testCrashAt === 'mid-write' ? { ...deps, midWrite: () => pauseForever('mid-write') } : deps);
 
   function lent(tool: AnyTool): HostFor<Capability> {
     const loan = lendHost(tool, host);

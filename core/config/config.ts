@@ -136,8 +136,8 @@ const variables = {
   // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.
   AIRLOCK_TEST_CRASH_AT: z
     .string()
-    .regex(/^(after-consume|after-effect|mid-batch:\d{1,6})$/, 'expected after-consume, after-effect or mid-batch:N (test only)')
-    .transform((v) => v as 'after-consume' | 'after-effect' | `mid-batch:${number}`)
+    .regex(/^(after-consume|after-effect|mid-write|mid-batch:\d{1,6})$/, 'expected after-consume, after-effect, mid-write or mid-batch:N (test only)')
+    .transform((v) => v as 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}`)
     .optional(),
 } as const;
 
@@ -226,7 +226,7 @@ export interface AirlockConfig {
   /** `airlock inbox`: where it listens; its public URL is `notify.approvalPageUrl`, else `http://localhost:<port>`. */
   readonly inbox: { readonly listen: string };
   /** TEST ONLY (AIRLOCK_TEST_CRASH_AT): where a tools worker's `execute` stops and waits to be killed; never set it in production. */
-  readonly testCrashAt: 'after-consume' | 'after-effect' | `mid-batch:${number}` | undefined;
+  readonly testCrashAt: 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}` | undefined;
   readonly judge: {
     /** Defaults to the model endpoint. */
     readonly baseUrl: string | undefined;

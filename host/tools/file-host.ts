@@ -14,6 +14,8 @@ export interface FileHostOptions {
   readonly hashLimitBytes?: number;
   /** Folders past these cannot be observed exactly (so calls on them are never approvable), and recursive deletes refuse them. */
   readonly treeLimits?: TreeLimits;
+  /** TEST ONLY: where a new file's write stops half way (see `FsToolOptions`). */
+  readonly midWrite?: () => Promise<void>;
 }
 
 /** sha256 of the first `length` bytes and the last `tail` bytes of a file, read through its pinned descriptor. */
@@ -59,7 +61,7 @@ async function appendedOnce(roots: Roots, path: string, content: string, before:
 
 /** The file capability over the configured roots: every path pinned from a root, descriptor by descriptor. */
 export function createFileCapability(roots: Roots, options: FileHostOptions = {}): FileCapability {
-  const fs = createFsTools(roots, { treeLimits: options.treeLimits });
+  const fs = createFsTools(roots, { treeLimits: options.treeLimits, ...(options.midWrite !== undefined ? { midWrite: options.midWrite } : {}) });
   const hashLimit = options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
   return {
     roots: roots.configured,

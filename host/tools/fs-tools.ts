@@ -1,4 +1,5 @@
-import { chmod, lstat, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, link, lstat, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import type { z } from 'zod';
 import type { fsChmod } from '../../core/tools/fs/fs-chmod';
 import type { fsDelete } from '../../core/tools/fs/fs-delete';
@@ -10,7 +11,7 @@ import type { fsWrite } from '../../core/tools/fs/fs-write';
 import type { ToolOutcome } from '../../core/tools/outcome';
 import { truncate } from '../../core/redaction/masking';
 import { ToolRefusal, type Roots } from '../roots';
-import { ErrnoError, errnoCode, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, readAt, release, truncateFd, writeAll } from './descriptors';
+import { ErrnoError, errnoCode, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
 import { observePinned } from './observe';
 import { withPinned, type Pinned } from './pinned-path';
 import { DEFAULT_TREE_LIMITS, removeContents, walkTree, type TreeLimits } from './tree';
@@ -20,7 +21,12 @@ export type { ToolOutcome };
 export interface FsToolOptions {
   /** Recursive deletes refuse folders past these, as approvals do. */
   readonly treeLimits?: TreeLimits;
+  /** TEST ONLY: called once half of a new file's content is in its temporary file, before the rest and before it takes its name. */
+  readonly midWrite?: () => Promise<void>;
 }
+
+/** The temporary name a new file is written under, in the folder it is created in. */
+export const NEW_FILE_PREFIX = '.airlock-new-';
 
 const MAX_OUTPUT_CHARS = 16_000;
 const MAX_LIST_ENTRIES = 500;
@@ -72,9 +78,40 @@ function existing(target: Pinned): NonNullable<Pinned['stats']> {
   return target.stats;
 }
 
-/** Opens the checked file itself for writing, or creates the name in the pinned folder. */
+/**
+ * A new file appears whole or not at all: its content goes into a
+ * temporary name in the same pinned folder, which is then linked to the
+ * file's name (a link refuses a name that exists, as creating does) and
+ * dropped. A worker killed part way leaves the name absent, or holding all
+ * of the content, never an empty or cut file, so a retry can tell whether
+ * the call ran. What a kill can leave is the temporary file
+ * (`.airlock-new-…`) beside it.
+ */
+async function createWhole(target: Pinned, content: Buffer, midWrite: (() => Promise<void>) | undefined): Promise<void> {
+  // Refuses a root itself, which has no folder to create in.
+  const name = target.entryPath();
+  const folder = target.parent;
+  if (folder === null) throw new ErrnoError('EEXIST', target.path);
+  const temp = procPath(folder, `${NEW_FILE_PREFIX}${randomBytes(8).toString('hex')}`);
+  try {
+    const fd = openFd(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, 0o666);
+    try {
+      const half = midWrite === undefined ? content.length : content.length >> 1;
+      await writeAll(fd, content.subarray(0, half));
+      await midWrite?.();
+      await writeAll(fd, content.subarray(half));
+    } finally {
+      release(fd);
+    }
+    await link(temp, name);
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
+}
+
+/** Opens the checked, existing file itself for writing. */
 async function openForWrite(target: Pinned, input: string, mode: 'create' | 'overwrite' | 'append'): Promise<number> {
-  if (target.stats === null) return openFd(target.entryPath(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, 0o666);
+  if (target.stats === null) throw new ErrnoError('ENOENT', target.path);
   if (!target.stats.isFile()) throw new ToolRefusal(`${input} exists and is not a regular file`);
   if (mode === 'create') throw new ErrnoError('EEXIST', target.path);
   const fd = openFd(target.selfPath(), O_WRONLY | O_NONBLOCK | (mode === 'append' ? O_APPEND : 0));
@@ -153,11 +190,16 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
       guarded(a.path, () =>
         withPinned(roots, a.path, changing, async (target) => {
           mutable(target, a.path, 'write');
-          const fd = await openForWrite(target, a.path, a.mode);
-          try {
-            await writeAll(fd, Buffer.from(a.content, 'utf8'));
-          } finally {
-            release(fd);
+          const content = Buffer.from(a.content, 'utf8');
+          if (target.stats === null) {
+            await createWhole(target, content, options.midWrite);
+          } else {
+            const fd = await openForWrite(target, a.path, a.mode);
+            try {
+              await writeAll(fd, content);
+            } finally {
+              release(fd);
+            }
           }
           return `wrote ${Buffer.byteLength(a.content)} bytes to ${target.path} (${a.mode})`;
         }),

@@ -12,12 +12,14 @@ export interface ToolHostDeps {
   readonly hashLimitBytes?: number;
   /** Folders past these cannot be observed exactly, so calls on them are never approvable to run. */
   readonly treeLimits?: TreeLimits;
+  /** TEST ONLY: where a new file's write stops half way (see `FsToolOptions`). */
+  readonly midWrite?: () => Promise<void>;
 }
 
 /** The capabilities lent to tool modules on this worker. */
 export function createToolHost(deps: ToolHostDeps): ToolHost {
   return {
     ...deps.capabilities,
-    files: createFileCapability(deps.roots, { hashLimitBytes: deps.hashLimitBytes, treeLimits: deps.treeLimits }),
+    files: createFileCapability(deps.roots, { hashLimitBytes: deps.hashLimitBytes, treeLimits: deps.treeLimits, ...(deps.midWrite !== undefined ? { midWrite: deps.midWrite } : {}) }),
   };
 }
