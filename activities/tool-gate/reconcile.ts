@@ -5,7 +5,7 @@ import { revalidateWith } from '../../core/tools/compare';
 import type { ObservedState } from '../../core/tools/observed-state';
 import type { AnyTool } from '../../core/tools/registry';
 import type { ToolOutcome } from '../../core/tools/tool-module';
-import { revealPaths, storedOutcome, type Reconciled } from '../../host/nonces/nonce-store';
+import { revealPaths, storedOutcome, type NonceStore, type Reconciled } from '../../host/nonces/nonce-store';
 import { checkExpiry } from './check-grant';
 import type { ExecuteInput, ExecuteResult } from './messages';
 import { reportEarlier, reportEarlierOrFail } from './record';
@@ -39,6 +39,33 @@ export interface Settling {
  */
 const DEFAULT_CLAIM_STALE_MS = 20_000;
 
+/** Slack past the holder's lease, so a claim does not race the clock it is timed by. */
+const CLAIM_MARGIN_MS = 250;
+
+/**
+ * Takes over a consumed nonce once its holder has been silent for
+ * `staleMs`. The retry that finds the holder silent for less waits here,
+ * heartbeating, for the rest of the lease, instead of failing and waiting
+ * out a growing retry backoff: a killed worker's call is settled about
+ * `staleMs` after its last sign of life. A holder that renews meanwhile is
+ * alive, and this attempt gives way (retryably) as before; so does one
+ * that sees the outcome recorded meanwhile (`undefined` is returned).
+ */
+async function claimWhenSilent(nonces: NonceStore, nonce: string, staleMs: number): Promise<'claimed' | 'settled'> {
+  let waited = false;
+  for (;;) {
+    if (await nonces.claim(nonce, staleMs)) return 'claimed';
+    const silent = await nonces.silentFor(nonce);
+    if (silent === undefined) return 'settled';
+    if (waited) {
+      // Renewed while this attempt waited: the holder is alive (a duplicate, or the one before is not dead yet). Look again later.
+      throw ApplicationFailure.retryable('another attempt of this call is still working on it; this one will look again', FailureTypes.NonceConsumed);
+    }
+    waited = true;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, staleMs - silent) + CLAIM_MARGIN_MS));
+  }
+}
+
 /**
  * An earlier attempt ended without an outcome in this store: it consumed
  * the nonce and died, or this store does not know what it did (a lost or
@@ -58,9 +85,8 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   const { nonces } = runner.deps;
   const nonce = s.input.grant.claims.nonce;
   attempt.phase = 'reconciling';
-  if (s.consumedHere && !(await nonces.claim(nonce, runner.deps.claimStaleMs ?? DEFAULT_CLAIM_STALE_MS))) {
-    // Another attempt holds it and is alive (a duplicate, or the one before is not dead yet): look again later.
-    throw ApplicationFailure.retryable('another attempt of this call is still working on it; this one will look again', FailureTypes.NonceConsumed);
+  if (s.consumedHere && (await claimWhenSilent(nonces, nonce, runner.deps.claimStaleMs ?? DEFAULT_CLAIM_STALE_MS)) === 'settled') {
+    return reportEarlierOrFail(nonces, nonce);
   }
   attempt.held = nonce;
   // The targets now: the precondition compares them, and they give the store's path digests their paths back.

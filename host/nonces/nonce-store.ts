@@ -112,6 +112,12 @@ export interface NonceStore {
   claim(nonce: string, staleMs: number): Promise<boolean>;
   /** The attempt working on a consumed nonce is alive. */
   renew(nonce: string): Promise<void>;
+  /**
+   * How long the holder of a consumed nonce without an outcome has been
+   * silent (ms since it consumed, claimed or renewed it), by the clock
+   * `claim` uses; undefined when the nonce has an outcome or is unknown.
+   */
+  silentFor(nonce: string): Promise<number | undefined>;
   recordOutcome(nonce: string, outcome: StoredOutcome): Promise<void>;
   close(): Promise<void>;
 }

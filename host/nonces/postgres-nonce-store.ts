@@ -73,6 +73,17 @@ export class PostgresNonceStore implements NonceStore {
     await this.db.query({ name: 'airlock-nonce-renew', text: `UPDATE airlock_nonces SET alive_at = ${NOW_MS} WHERE nonce = $1 AND outcome IS NULL`, values: [nonce] });
   }
 
+  async silentFor(nonce: string): Promise<number | undefined> {
+    const result = await this.db.query<{ silent: string | null }>({
+      name: 'airlock-nonce-silent',
+      text: `SELECT ${NOW_MS} - alive_at AS silent FROM airlock_nonces WHERE nonce = $1 AND outcome IS NULL`,
+      values: [nonce],
+    });
+    const row = result.rows[0];
+    if (row === undefined) return undefined;
+    return row.silent === null ? Number.MAX_SAFE_INTEGER : Number(row.silent);
+  }
+
   async recordOutcome(nonce: string, outcome: StoredOutcome): Promise<void> {
     await this.db.query({ name: 'airlock-nonce-outcome', text: 'UPDATE airlock_nonces SET outcome = $1 WHERE nonce = $2', values: [outcomeText(outcome), nonce] });
   }

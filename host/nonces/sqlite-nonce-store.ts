@@ -37,6 +37,7 @@ export class SqliteNonceStore implements NonceStore {
   private readonly finish: Database.Statement;
   private readonly claimRow: Database.Statement;
   private readonly renewRow: Database.Statement;
+  private readonly aliveRow: Database.Statement;
   private readonly inode: number | undefined;
 
   constructor(private readonly file: string) {
@@ -96,6 +97,7 @@ export class SqliteNonceStore implements NonceStore {
     );
     this.claimRow = this.db.prepare('UPDATE consumed_nonces SET alive_at = ? WHERE nonce = ? AND outcome IS NULL AND (alive_at IS NULL OR alive_at <= ?)');
     this.renewRow = this.db.prepare('UPDATE consumed_nonces SET alive_at = ? WHERE nonce = ? AND outcome IS NULL');
+    this.aliveRow = this.db.prepare('SELECT alive_at FROM consumed_nonces WHERE nonce = ? AND outcome IS NULL');
     this.select = this.db.prepare('SELECT consumed_at, outcome, before_state FROM consumed_nonces WHERE nonce = ?');
     this.finish = this.db.prepare('UPDATE consumed_nonces SET outcome = ? WHERE nonce = ?');
   }
@@ -148,6 +150,13 @@ export class SqliteNonceStore implements NonceStore {
 
   async renew(nonce: string): Promise<void> {
     this.renewRow.run(Date.now(), nonce);
+  }
+
+  async silentFor(nonce: string): Promise<number | undefined> {
+    const row = this.aliveRow.get(nonce) as { alive_at: number | null } | undefined;
+    if (row === undefined) return undefined;
+    // A row from before leases has none: its holder is long gone.
+    return row.alive_at === null ? Number.MAX_SAFE_INTEGER : Date.now() - row.alive_at;
   }
 
   async recordOutcome(nonce: string, outcome: StoredOutcome): Promise<void> {

@@ -189,13 +189,30 @@ test('the first attempt runs as always and records the targets it started from; 
   expect(await retry(read)).toEqual({ ok: true, output: 'x', replayed: false });
 });
 
-test('a consumed nonce whose holder is still alive is not settled by another attempt', async () => {
-  const live = createToolGateActivities({ roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(keys.publicKey) });
+test('a consumed nonce whose holder is still alive (renewing its lease) is not settled by another attempt', async () => {
+  const live = createToolGateActivities({ roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 2000 });
   writeFileSync(join(root, 'log.txt'), 'line 1\n');
   const input = await approvedCall('fs_write', { path: 'log.txt', content: 'line 2\n', mode: 'append' });
-  await crashedAttempt(input); // consumed just now: its holder may be working on it
-  await expect(retry(input, live)).rejects.toMatchObject({ type: FailureTypes.NonceConsumed, nonRetryable: false });
+  await crashedAttempt(input); // consumed just now: its holder is working on it, and renews its lease as its heartbeat does
+  const beats = setInterval(() => void nonces.renew(input.grant.claims.nonce), 300);
+  try {
+    await expect(retry(input, live)).rejects.toMatchObject({ type: FailureTypes.NonceConsumed, nonRetryable: false });
+  } finally {
+    clearInterval(beats);
+  }
   expect(readFileSync(join(root, 'log.txt'), 'utf8')).toBe('line 1\n');
+});
+
+test('a retry that finds the holder silent for less than the lease waits out the rest and settles the call in the same attempt', async () => {
+  const patient = createToolGateActivities({ roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 1500 });
+  writeFileSync(join(root, 'log.txt'), 'line 1\n');
+  const input = await approvedCall('fs_write', { path: 'log.txt', content: 'line 2\n', mode: 'append' });
+  await crashedAttempt(input); // consumed just now, and never renewed again: its worker was killed
+  // Not a failure to be retried after a backoff: this attempt waits for the lease and settles it.
+  expect(await retry(input, patient)).toMatchObject({ ok: true, reconciled: 'ran_now' });
+  expect(readFileSync(join(root, 'log.txt'), 'utf8')).toBe('line 1\nline 2\n');
+  // The outcome is recorded: nothing is held any more.
+  expect(await nonces.silentFor(input.grant.claims.nonce)).toBeUndefined();
 });
 
 test('an ungated call reconciles against the targets its own attempt recorded when it consumed the nonce', async () => {

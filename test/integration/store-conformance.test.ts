@@ -147,8 +147,10 @@ describe.each(backends)('$name nonce store', (backend) => {
     // The holder consumed it a moment ago: it is alive.
     expect(await b.claim(n, 60_000)).toBe(false);
     await sleep(1500);
+    expect(await b.silentFor(n)).toBeGreaterThanOrEqual(1000);
     // Renewed by its holder: still alive.
     await a.renew(n);
+    expect(await b.silentFor(n)).toBeLessThan(1000);
     expect(await b.claim(n, 1000)).toBe(false);
     await sleep(1500);
     // Silent for longer than the lease: of several takers, one wins.
@@ -157,6 +159,7 @@ describe.each(backends)('$name nonce store', (backend) => {
     // The winner now holds it.
     expect(await a.claim(n, 1000)).toBe(false);
     await a.recordOutcome(n, storedOutcome({ ok: false, output: '' }, 'unknown'));
+    expect(await b.silentFor(n)).toBeUndefined();
     await sleep(1100);
     expect(await b.claim(n, 1000)).toBe(false);
     // A nonce nobody consumed cannot be claimed.
