@@ -45,7 +45,7 @@ export async function writeAudit(deps: AuditDeps, events: readonly AuditEvent[] 
     const sanitized = events.map((event) => ({ ...sanitizeAuditEvent(event), ...(runId !== undefined ? { runId } : {}) }));
     await deps.audit.write(sanitized);
     metrics.audited(events);
-    deps.notifier?.enqueue(sanitized);
+    await deps.notifier?.enqueue(sanitized);
     return { written: sanitized.length };
   } catch (err) {
     metrics.auditWriteFailed();

@@ -35,7 +35,7 @@ export interface NotifierOptions {
 /** What the audit activity hands written events to. */
 export interface AuditNotifier {
   /** Never throws and never waits on an endpoint: it only records what is owed. */
-  enqueue(events: readonly AuditEvent[]): void;
+  enqueue(events: readonly AuditEvent[]): Promise<void>;
 }
 
 /**
@@ -61,17 +61,16 @@ export class Notifier implements AuditNotifier {
     this.now = options.now ?? Date.now;
   }
 
-  enqueue(events: readonly AuditEvent[]): void {
+  async enqueue(events: readonly AuditEvent[]): Promise<void> {
     try {
       const notices = events.flatMap((e) => noticeFor(e, this.options.context) ?? []);
       if (notices.length === 0) return;
-      this.options.outbox.enqueue(
+      await this.options.outbox.enqueue(
         notices,
         this.options.endpoints.map((e) => e.id),
-        this.now(),
       );
     } catch (err) {
-      this.warn(`airlock: cannot queue notifications in ${this.options.outbox.file}: ${firstLine(describeError(err))}; the job goes on without them`);
+      this.warn(`airlock: cannot queue notifications in ${this.options.outbox.where}: ${firstLine(describeError(err))}; the job goes on without them`);
       return;
     }
     this.wake();
@@ -80,12 +79,13 @@ export class Notifier implements AuditNotifier {
   start(): void {
     if (this.started) return;
     this.started = true;
-    try {
-      this.options.outbox.prune(this.now() - KEEP_MS, this.options.endpoints.map((e) => e.id));
-    } catch (err) {
-      this.warn(`airlock: cannot prune ${this.options.outbox.file}: ${firstLine(describeError(err))}`);
-    }
-    this.wake();
+    this.options.outbox.prune(KEEP_MS, this.options.endpoints.map((e) => e.id)).then(
+      () => this.wake(),
+      (err: unknown) => {
+        this.warn(`airlock: cannot prune ${this.options.outbox.where}: ${firstLine(describeError(err))}`);
+        this.wake();
+      },
+    );
   }
 
   /** Stops the loop; attempts in flight are cut short and tried again by the next start. */
@@ -94,16 +94,17 @@ export class Notifier implements AuditNotifier {
     clearTimeout(this.timer);
     this.stopping.abort();
     await Promise.all([...this.inFlight.values()].flatMap((set) => [...set]));
-    this.options.outbox.close();
+    while (this.ticking) await new Promise((resolve) => setTimeout(resolve, 10));
+    await this.options.outbox.close();
   }
 
   private wake(): void {
     if (!this.started) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.tick(), 0);
+    this.timer = setTimeout(() => void this.tick(), 0);
   }
 
-  private tick(): void {
+  private async tick(): Promise<void> {
     if (!this.started) return;
     if (this.ticking) {
       this.again = true;
@@ -111,12 +112,11 @@ export class Notifier implements AuditNotifier {
     }
     this.ticking = true;
     try {
-      const now = this.now();
       for (const endpoint of this.options.endpoints) {
         const running = this.inFlight.get(endpoint.id) ?? new Set<Promise<void>>();
         this.inFlight.set(endpoint.id, running);
         const leaseMs = this.options.timeoutMs + LEASE_MARGIN_MS;
-        for (const delivery of this.options.outbox.claim(endpoint.id, now, leaseMs, PER_ENDPOINT - running.size)) {
+        for (const delivery of await this.options.outbox.claim(endpoint.id, leaseMs, PER_ENDPOINT - running.size)) {
           const attempt: Promise<void> = this.attempt(endpoint, delivery).finally(() => {
             running.delete(attempt);
             this.wake();
@@ -124,10 +124,12 @@ export class Notifier implements AuditNotifier {
           running.add(attempt);
         }
       }
-      this.schedule();
+      await this.schedule();
     } catch (err) {
-      this.warn(`airlock: cannot read ${this.options.outbox.file}: ${firstLine(describeError(err))}; trying again in ${POLL_MS / 1000}s`);
-      this.timer = setTimeout(() => this.tick(), POLL_MS);
+      this.warn(`airlock: cannot read ${this.options.outbox.where}: ${firstLine(describeError(err))}; trying again in ${POLL_MS / 1000}s`);
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => void this.tick(), POLL_MS);
+      this.timer.unref();
     } finally {
       this.ticking = false;
     }
@@ -137,14 +139,15 @@ export class Notifier implements AuditNotifier {
     }
   }
 
-  private schedule(): void {
+  private async schedule(): Promise<void> {
     if (!this.started) return;
     // An endpoint with every slot taken is woken when an attempt ends, not by its due rows (that would spin).
     const open = this.options.endpoints.filter((e) => (this.inFlight.get(e.id)?.size ?? 0) < PER_ENDPOINT);
-    const due = this.options.outbox.nextDue(open.map((e) => e.id));
-    const wait = due === undefined ? POLL_MS : Math.min(POLL_MS, Math.max(0, due - this.now()));
+    const due = await this.options.outbox.nextDueIn(open.map((e) => e.id));
+    const wait = due === undefined ? POLL_MS : Math.min(POLL_MS, Math.max(0, due));
+    if (!this.started) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.tick(), wait);
+    this.timer = setTimeout(() => void this.tick(), wait);
     // The loop never keeps a process alive on its own: workers do.
     this.timer.unref();
   }
@@ -154,19 +157,19 @@ export class Notifier implements AuditNotifier {
     const { outbox } = this.options;
     try {
       if (error === undefined) {
-        outbox.delivered(delivery, this.now());
+        await outbox.delivered(delivery);
       } else if (this.stopping.signal.aborted) {
-        outbox.released(delivery);
+        await outbox.released(delivery);
       } else if (delivery.attempts < this.options.attempts) {
         const wait = Math.min(this.options.backoffMs * 2 ** (delivery.attempts - 1), MAX_BACKOFF_MS);
-        outbox.retryAt(delivery, this.now() + wait, error);
+        await outbox.retryIn(delivery, wait, error);
       } else {
-        outbox.failed(delivery, error, this.now());
-        this.gaveUp(endpoint, delivery, error);
+        await outbox.failed(delivery, error);
+        await this.gaveUp(endpoint, delivery, error);
       }
     } catch (err) {
       // The lease runs out and the row is tried again.
-      this.warn(`airlock: cannot update ${outbox.file}: ${firstLine(describeError(err))}`);
+      this.warn(`airlock: cannot update ${outbox.where}: ${firstLine(describeError(err))}`);
     }
   }
 
@@ -193,7 +196,7 @@ export class Notifier implements AuditNotifier {
     }
   }
 
-  private gaveUp(endpoint: NotifyEndpoint, delivery: Delivery, error: string): void {
+  private async gaveUp(endpoint: NotifyEndpoint, delivery: Delivery, error: string): Promise<void> {
     const { notice } = delivery;
     this.warn(`airlock: notification ${notice.event} of job ${notice.jobId} to ${endpoint.shown} failed after ${delivery.attempts} attempt(s): ${error}`);
     const event: AuditEvent = {
@@ -210,9 +213,11 @@ export class Notifier implements AuditNotifier {
         error,
       },
     };
-    this.options.audit.write([sanitizeAuditEvent(event)]).catch((err: unknown) => {
+    try {
+      await this.options.audit.write([sanitizeAuditEvent(event)]);
+    } catch (err) {
       this.warn(`airlock: cannot audit the failed notification: ${firstLine(describeError(err))}`);
-    });
+    }
   }
 }
 

@@ -20,7 +20,8 @@ import { SqliteContentStore, type ContentStore } from '../host/content-store';
 import { PostgresContentStore } from '../host/postgres-content-store';
 import { createModelClient } from '../host/model-client';
 import { statePaths } from '../host/paths';
-import { NotificationOutbox } from '../host/notification-outbox';
+import { SqliteNotificationOutbox } from '../host/notification-outbox';
+import { PostgresNotificationOutbox } from '../host/postgres-notification-outbox';
 import { Notifier } from '../host/notifier';
 import { loadToolsSetup } from '../host/tools-config-file';
 import { createServiceCapability } from '../host/services/service-capability';
@@ -95,14 +96,16 @@ export function openAuditSink(config: AirlockConfig, db: Database | undefined): 
 
 /**
  * The agent side's notifier when endpoints are configured: it shares the
- * agent's audit log file (a failed delivery is audited there). The caller
- * starts and stops its delivery loop with the workers.
+ * agent's audit log (a failed delivery is audited there), and keeps what
+ * it owes in the shared database when configured (any agent worker then
+ * delivers it), else in the data folder. The caller starts and stops its
+ * delivery loop with the workers.
  */
-export function openNotifier(config: AirlockConfig, audit: AuditSink): Notifier | undefined {
+export function openNotifier(config: AirlockConfig, audit: AuditSink, db: Database | undefined): Notifier | undefined {
   const { notify } = config;
   if (notify.endpoints.length === 0) return undefined;
   return new Notifier({
-    outbox: new NotificationOutbox(statePaths(config).notifications),
+    outbox: db === undefined ? new SqliteNotificationOutbox(statePaths(config).notifications) : new PostgresNotificationOutbox(db),
     endpoints: notify.endpoints,
     context: { namespace: config.temporal.namespace, webUiUrl: notify.webUiUrl, approvalPageUrl: notify.approvalPageUrl },
     attempts: notify.attempts,

@@ -79,7 +79,7 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const building = options.activities === undefined;
   const db = building && (roles.includes('agent') || roles.includes('tools')) ? await openDatabase(config) : undefined;
   const audit = building && roles.includes('agent') ? openAuditSink(config, db) : undefined;
-  const notifier = audit === undefined ? undefined : openNotifier(config, audit);
+  const notifier = audit === undefined ? undefined : openNotifier(config, audit, db);
   const activities = options.activities ?? (await buildActivities(config, roles, metricsFor(config), { db, ...(audit !== undefined ? { audit, notifier } : {}) }));
   installRuntime(config);
   if (config.metrics.address !== undefined) log(`airlock: Prometheus metrics on http://${config.metrics.address}/metrics`);

@@ -59,6 +59,27 @@ export const MIGRATIONS: readonly Migration[] = [
       await q.query(`CREATE INDEX airlock_audit_written_at ON airlock_audit (written_at)`);
     },
   },
+  {
+    version: 3,
+    name: 'the notification outbox',
+    apply: async (q) => {
+      // Times are milliseconds of the database server's clock.
+      await q.query(`CREATE TABLE airlock_deliveries (
+        event_id text NOT NULL,
+        endpoint_id text NOT NULL,
+        notice text NOT NULL,
+        state text NOT NULL DEFAULT 'pending',
+        attempts integer NOT NULL DEFAULT 0,
+        next_at bigint NOT NULL,
+        lease_until bigint NOT NULL DEFAULT 0,
+        last_error text,
+        created_at bigint NOT NULL,
+        done_at bigint,
+        PRIMARY KEY (event_id, endpoint_id)
+      )`);
+      await q.query(`CREATE INDEX airlock_deliveries_due ON airlock_deliveries (state, endpoint_id, next_at)`);
+    },
+  },
 ];
 
 /** The schema version this build reads and writes. */

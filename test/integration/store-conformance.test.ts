@@ -7,6 +7,9 @@ import { JsonlAuditReader, type AuditReader } from '../../host/audit-reader';
 import { SqliteContentStore, type ContentStore } from '../../host/content-store';
 import type { AuditEvent } from '../../core/audit/events';
 import { PostgresAuditLog } from '../../host/postgres-audit-log';
+import { SqliteNotificationOutbox, type NotificationOutbox } from '../../host/notification-outbox';
+import { PostgresNotificationOutbox } from '../../host/postgres-notification-outbox';
+import { noticeFor, type Notice } from '../../core/reviewer/notification';
 import { Database } from '../../host/database/postgres';
 import { migrate } from '../../host/database/migrations';
 import { pathDigest, storedOutcome, type NonceStore } from '../../host/nonces/nonce-store';
@@ -26,6 +29,8 @@ interface Backend {
   contentStores(): Promise<[ContentStore, ContentStore]>;
   /** An audit log: two writers (two agent workers) and its reader. */
   auditLog(): Promise<{ writers: [AuditSink, AuditSink]; reader: AuditReader }>;
+  /** A fresh notification outbox as two agent workers see it. */
+  outboxes(): Promise<[NotificationOutbox, NotificationOutbox]>;
 }
 
 let pg: PrivatePostgres;
@@ -58,6 +63,17 @@ function database(): Database {
   return db;
 }
 
+/** A database of its own, migrated, so what one test wrote is not read by another. */
+async function freshDatabase(prefix: string): Promise<string> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await database().query(`CREATE DATABASE ${name}`);
+  const url = pg.url(name);
+  const setup = Database.open(url);
+  await migrate(setup);
+  await setup.close();
+  return url;
+}
+
 const backends: Backend[] = [
   {
     name: 'sqlite',
@@ -73,6 +89,10 @@ const backends: Backend[] = [
       const file = join(mkdtempSync(join(dir, 'a-')), 'audit.jsonl');
       return { writers: [new JsonlAuditSink(file), new JsonlAuditSink(file)], reader: new JsonlAuditReader(file) };
     },
+    async outboxes() {
+      const file = join(mkdtempSync(join(dir, 'o-')), 'notifications.sqlite');
+      return [kept(new SqliteNotificationOutbox(file)), kept(new SqliteNotificationOutbox(file))];
+    },
   },
   {
     name: 'postgres',
@@ -83,20 +103,22 @@ const backends: Backend[] = [
       return [kept(await PostgresContentStore.open(pg.url())), kept(await PostgresContentStore.open(pg.url()))];
     },
     async auditLog() {
-      // A database of its own per test, so what one test wrote is not read by another.
-      const name = `audit_${randomBytes(4).toString('hex')}`;
-      const admin = database();
-      await admin.query(`CREATE DATABASE ${name}`);
-      const url = pg.url(name);
-      const setup = Database.open(url);
-      await migrate(setup);
-      await setup.close();
+      const url = await freshDatabase('audit');
       const own = () => {
         const db = Database.open(url);
         closers.push(() => db.close());
         return new PostgresAuditLog(db);
       };
       return { writers: [own(), own()], reader: own() };
+    },
+    async outboxes() {
+      const url = await freshDatabase('outbox');
+      const own = () => {
+        const db = Database.open(url);
+        closers.push(() => db.close());
+        return new PostgresNotificationOutbox(db);
+      };
+      return [own(), own()];
     },
   },
 ];
@@ -224,4 +246,62 @@ test('the shared database keeps each event once however often its batch is writt
   expect((await reader.read({ limit: 100, jobId: 'job-r' })).events).toEqual(more);
   // The JSONL file appends: only a first attempt writes there.
   expect(new JsonlAuditSink(join(dir, 'x.jsonl')).idempotent).toBe(false);
+});
+
+/** A real notice (an approval request's), with its own event id. */
+function notice(eventId: string): Notice {
+  const event: AuditEvent = {
+    type: 'approval_requested',
+    jobId: 'job-n',
+    at: '2026-12-01T10:00:00.000Z',
+    policyVersion: 'p1',
+    data: { requestId: 'r', callId: 'call_0_0', toolName: 'fs_delete', ruleId: 'rule', ruleVersion: 1, fingerprint: 'f'.repeat(64), requester: 'bob', argsSummary: '{"path":"/srv/x"}', expiresAt: '2026-12-02T10:00:00.000Z', target: '/srv/x', reason: 'why' },
+  };
+  const made = noticeFor(event, { namespace: 'home', webUiUrl: 'http://ui.lan', approvalPageUrl: undefined });
+  if (made === undefined) throw new Error('no notice');
+  return { ...made, eventId };
+}
+
+describe.each(backends)('$name notification outbox', (backend) => {
+  test('a notice is owed once per endpoint, however often it is enqueued, and leased to one worker at a time', async () => {
+    const [a, b] = await backend.outboxes();
+    expect(await a.enqueue([notice('e1'), notice('e2')], ['p1', 'p2'])).toBe(4);
+    expect(await b.enqueue([notice('e1')], ['p1', 'p2'])).toBe(0);
+    // Two workers claim at the same moment: each row goes to one of them.
+    const [fromA, fromB] = await Promise.all([a.claim('p1', 60_000, 10), b.claim('p1', 60_000, 10)]);
+    expect([...fromA, ...fromB].map((d) => d.eventId).sort()).toEqual(['e1', 'e2']);
+    expect([...fromA, ...fromB].every((d) => d.attempts === 1)).toBe(true);
+    // Leased: nothing more is due on p1, and p1's rows say when they are due again.
+    expect(await a.claim('p1', 60_000, 10)).toEqual([]);
+    expect(await a.nextDueIn(['p1'])).toBeGreaterThan(50_000);
+    expect(await a.nextDueIn(['p2'])).toBeLessThanOrEqual(0);
+    expect(await a.nextDueIn([])).toBeUndefined();
+  });
+
+  test('delivered, retried later, released and failed rows end as they should; a lease that runs out is taken over', async () => {
+    const [a, b] = await backend.outboxes();
+    await a.enqueue([notice('d'), notice('r'), notice('x'), notice('f'), notice('l')], ['p']);
+    const claimed = new Map((await a.claim('p', 60_000, 4)).map((d) => [d.eventId, d]));
+    expect([...claimed.keys()].sort()).toEqual(['d', 'f', 'r', 'x']);
+    // A worker that dies with a lease: the row is taken over once it runs out.
+    const [dying] = await b.claim('p', 300, 1);
+    expect(dying?.eventId).toBe('l');
+    await a.delivered(claimed.get('d')!);
+    await a.retryIn(claimed.get('r')!, 60_000, 'HTTP 503');
+    await a.released(claimed.get('x')!);
+    await a.failed(claimed.get('f')!, 'HTTP 404');
+    await sleep(600);
+    const again = await a.claim('p', 60_000, 10);
+    // The released row is due at once and its cut-short attempt was not counted; the dead worker's lease ran out.
+    expect(again.map((d) => [d.eventId, d.attempts]).sort()).toEqual([['l', 2], ['x', 1]]);
+    const rows = new Map((await b.rows()).map((r) => [r.eventId, r]));
+    expect(rows.get('d')).toMatchObject({ state: 'delivered', attempts: 1, lastError: null });
+    expect(rows.get('r')).toMatchObject({ state: 'pending', attempts: 1, lastError: 'HTTP 503' });
+    expect(rows.get('f')).toMatchObject({ state: 'failed', attempts: 1, lastError: 'HTTP 404' });
+    expect(await b.nextDueIn(['p'])).toBeGreaterThan(50_000);
+    // Finished rows are forgotten once older than what is kept; rows still owed stay.
+    await sleep(50);
+    expect(await a.prune(10, ['p'])).toBe(2);
+    expect((await a.rows()).map((r) => r.eventId).sort()).toEqual(['l', 'r', 'x']);
+  });
 });

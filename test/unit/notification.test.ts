@@ -9,7 +9,7 @@ import { parseConfig } from '../../core/config/config';
 import { ConfigError } from '../../core/util/errors';
 import { noticeEventId, noticeFor, ntfyMessage } from '../../core/reviewer/notification';
 import { endpointRequest } from '../../core/config/notify-endpoints';
-import { NotificationOutbox } from '../../host/notification-outbox';
+import { SqliteNotificationOutbox } from '../../host/notification-outbox';
 import { Notifier } from '../../host/notifier';
 
 const ctx = { namespace: 'home', webUiUrl: 'https://ui.lan/', approvalPageUrl: undefined };
@@ -124,7 +124,7 @@ describe('the outbox', () => {
     const { endpoints } = parseConfig({ AIRLOCK_NOTIFY_URLS: `generic:http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` }).notify;
     const audit: AuditEvent[] = [];
     const notifier = new Notifier({
-      outbox: new NotificationOutbox(file),
+      outbox: new SqliteNotificationOutbox(file),
       endpoints,
       context: ctx,
       attempts: 2,
@@ -135,17 +135,17 @@ describe('the outbox', () => {
     });
     notifier.start();
     const event = sanitizeAuditEvent(requested);
-    notifier.enqueue([event]);
+    await notifier.enqueue([event]);
     for (let i = 0; i < 100 && posts.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    notifier.enqueue([sanitizeAuditEvent(JSON.parse(JSON.stringify(requested)) as AuditEvent)]);
+    await notifier.enqueue([sanitizeAuditEvent(JSON.parse(JSON.stringify(requested)) as AuditEvent)]);
     await new Promise((r) => setTimeout(r, 300));
     await notifier.stop();
     expect(posts).toHaveLength(1);
     expect(JSON.parse(posts[0]!)).toMatchObject({ eventId: noticeEventId(event), event: 'approval_requested' });
-    const outbox = new NotificationOutbox(file);
-    expect(outbox.rows()).toEqual([{ eventId: noticeEventId(event), endpointId: endpoints[0]!.id, state: 'delivered', attempts: 1, lastError: null }]);
+    const outbox = new SqliteNotificationOutbox(file);
+    expect(await outbox.rows()).toEqual([{ eventId: noticeEventId(event), endpointId: endpoints[0]!.id, state: 'delivered', attempts: 1, lastError: null }]);
     // The endpoint's credentials are never stored: rows name it by a hash.
-    outbox.close();
+    await outbox.close();
     const raw = new Database(file).prepare('SELECT * FROM deliveries').all();
     expect(JSON.stringify(raw)).not.toContain('127.0.0.1');
     expect(audit).toEqual([]);
@@ -156,8 +156,8 @@ describe('the outbox', () => {
     const slow = createServer((_req, res) => void hanging.push(res));
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     let claims = 0;
-    class CountingOutbox extends NotificationOutbox {
-      override claim(...args: Parameters<NotificationOutbox['claim']>) {
+    class CountingOutbox extends SqliteNotificationOutbox {
+      override claim(...args: Parameters<SqliteNotificationOutbox['claim']>) {
         claims++;
         return super.claim(...args);
       }
@@ -175,7 +175,7 @@ describe('the outbox', () => {
     });
     notifier.start();
     // Six events, four slots: two stay due while every slot hangs.
-    notifier.enqueue([1, 2, 3, 4, 5, 6].map((i) => sanitizeAuditEvent({ ...requested, at: `2026-01-02T03:04:0${i}.000Z` })));
+    await notifier.enqueue([1, 2, 3, 4, 5, 6].map((i) => sanitizeAuditEvent({ ...requested, at: `2026-01-02T03:04:0${i}.000Z` })));
     for (let i = 0; i < 200 && hanging.length < 4; i++) await new Promise((r) => setTimeout(r, 20));
     const before = claims;
     await new Promise((r) => setTimeout(r, 500));
