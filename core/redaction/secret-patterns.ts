@@ -9,6 +9,13 @@
  * need backtracking (a name anywhere inside a run, a closing marker far
  * away) are read by small scanners that visit each character a bounded
  * number of times.
+ *
+ * An unbounded run in a pattern is `*` or `+` only: V8 walks those with a
+ * loop that remembers where it started. A run with a minimum above 3
+ * (`{8,}`) is a counted loop, which keeps a backtrack entry for each
+ * character it takes: one long run made such a pattern slower past a
+ * megabyte and overflow its stack (a RangeError) at about six. Key shapes
+ * that need a minimum length are read by `keyPass` instead.
  */
 export const MASK = '***';
 
@@ -25,6 +32,10 @@ const SINGLE_QUOTE = 0x27;
 const COLON = 0x3a;
 const COMMA = 0x2c;
 const SEMICOLON = 0x3b;
+const UNDERSCORE = 0x5f;
+const TILDE = 0x7e;
+const PLUS = 0x2b;
+const SLASH = 0x2f;
 
 /** `\s` exactly as JavaScript regular expressions define it. */
 function isSpace(c: number): boolean {
@@ -70,6 +81,10 @@ const WORD = charClass(isAsciiWord, 'none');
 const SPACE = charClass(isSpace, 'spaces');
 /** [A-Za-z0-9_-]: a base64url token. */
 const TOKEN = charClass((c) => isAsciiWord(c) || c === DASH, 'none');
+/** [A-Za-z0-9-]: the rest of a Slack token. */
+const SLACK_TOKEN = charClass((c) => (isAsciiWord(c) && c !== UNDERSCORE) || c === DASH, 'none');
+/** [A-Za-z0-9._~+/=-]: an HTTP credential after its scheme (a b64token). */
+const CREDENTIAL = charClass((c) => isAsciiWord(c) || c === DOT || c === TILDE || c === PLUS || c === SLASH || c === EQUALS || c === DASH, 'none');
 /** [A-Z ]: between BEGIN/END and PRIVATE KEY in a PEM header. */
 const PEM_LABEL = charClass((c) => (c >= 0x41 && c <= 0x5a) || c === 0x20, 'none');
 /** [^=&\s#]: a query parameter's name. */
@@ -90,12 +105,12 @@ class Masked {
 
   constructor(private readonly text: string) {}
 
-  /** Replaces text[from, to) by `MASK`; ranges come in order and do not overlap. */
-  mask(from: number, to: number): void {
-    // Already a mask (an earlier pass saw the same secret): nothing to change.
-    if (to - from === MASK.length && this.text.startsWith(MASK, from)) return;
+  /** Replaces text[from, to) by `by` (`MASK` unless told); ranges come in order and do not overlap. */
+  mask(from: number, to: number, by = MASK): void {
+    // Already what it would become (an earlier pass saw the same secret): nothing to change.
+    if (to - from === by.length && this.text.startsWith(by, from)) return;
     this.out += this.text.slice(this.copied, from);
-    this.out += MASK;
+    this.out += by;
     this.copied = to;
   }
 
@@ -143,6 +158,44 @@ function maskPemBlocks(text: string): string {
 function regexPass(pattern: RegExp, replacement: string): Pass {
   return (text) => text.replace(pattern, replacement);
 }
+
+/**
+ * A key shape whose run must be at least some length: `head` (global, no
+ * counted run) matches the shape's start at a word start and exactly the
+ * minimum of its run; a loop takes the rest of the run (`cls`, the class
+ * `head` ends with). The old pattern, `{min,}` in place of `{min}`, took the
+ * same run greedily, with nothing after it: the same matches, without V8's
+ * counted loop. A failed attempt reads no further than the minimum; a match
+ * resumes after its run, as the pattern did. The key becomes `MASK`; when
+ * `head` has a group (the scheme of a credential), the group stays and the
+ * rest becomes one space and `MASK`.
+ */
+function keyPass(head: RegExp, cls: CharClass): Pass {
+  return (text) => {
+    const out = new Masked(text);
+    head.lastIndex = 0;
+    for (let found = head.exec(text); found !== null; found = head.exec(text)) {
+      const end = runEnd(text, head.lastIndex, cls);
+      const kept = found[1];
+      if (kept === undefined) out.mask(found.index, end);
+      else out.mask(found.index + kept.length, end, ` ${MASK}`);
+      head.lastIndex = end;
+    }
+    return out.result();
+  };
+}
+
+/**
+ * Authorization headers and bearer/basic credentials: the scheme, white
+ * space, and at least 8 characters of the credential.
+ */
+export const maskSchemeCredentials = keyPass(/\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8}/gi, CREDENTIAL);
+/** OpenAI keys: `sk-` and at least 8 characters. */
+export const maskOpenAiKeys = keyPass(/\bsk-[A-Za-z0-9_-]{8}/g, TOKEN);
+/** GitHub tokens: `ghp_` (or gho_, ghu_, ghs_, ghr_, github_pat_) and at least 10 characters. */
+export const maskGitHubTokens = keyPass(/\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{10}/g, WORD);
+/** Slack tokens: `xoxb-` (or xoxa-, xoxp-, xoxr-, xoxs-) and at least 8 characters. */
+export const maskSlackTokens = keyPass(/\bxox[abprs]-[A-Za-z0-9-]{8}/g, SLACK_TOKEN);
 
 /**
  * JSON Web Tokens: `eyJ` at a word start, then three base64url parts of at
@@ -266,13 +319,14 @@ export const secretPasses: readonly Pass[] = [
   maskPemBlocks,
   // Authorization headers and bearer/basic credentials. An attempt starts on the
   // scheme word; white space and the token class are disjoint, and a failed attempt
-  // reads its own white space and fewer than 8 characters.
-  regexPass(/\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${MASK}`),
+  // reads its own white space and at most 8 characters.
+  maskSchemeCredentials,
   // Well-known key shapes: OpenAI, GitHub, Slack, AWS. Each starts on a literal; a
-  // failed attempt reads fewer characters than the minimum, a match consumes its run.
-  regexPass(/\bsk-[A-Za-z0-9_-]{8,}/g, MASK),
-  regexPass(/\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{10,}/g, MASK),
-  regexPass(/\bxox[abprs]-[A-Za-z0-9-]{8,}/g, MASK),
+  // failed attempt reads at most the minimum, a match consumes its run. AWS key ids
+  // have a fixed length, so their pattern stays.
+  maskOpenAiKeys,
+  maskGitHubTokens,
+  maskSlackTokens,
   regexPass(/\bAKIA[0-9A-Z]{16}\b/g, MASK),
   maskJwts,
   // Credentials inside URLs, scheme://user:password@host: the password runs from

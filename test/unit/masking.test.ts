@@ -1,4 +1,5 @@
 import { CUT_MARGIN, maskPreview, maskString, maskValue, summarizeArgs } from '../../core/redaction/masking';
+import { MASK, maskGitHubTokens, maskOpenAiKeys, maskSchemeCredentials, maskSlackTokens, secretPasses } from '../../core/redaction/secret-patterns';
 
 const MB = 1 << 20;
 
@@ -126,6 +127,57 @@ describe('masking takes linear time', () => {
   });
 });
 
+/**
+ * One long run of a pass's own class after its literal, for each pass, built to a length, and what masking
+ * makes of the text. A pattern whose run had a minimum length (`{8,}`) was a counted loop in V8, which keeps
+ * a backtrack entry per character it takes: slower than linear past a megabyte, and a RangeError (its
+ * stack overflowed) at about 6 MiB. Near misses (one character short, many times) end the list.
+ */
+const longRuns: ReadonlyArray<[string, (size: number) => string, (text: string) => string]> = [
+  ['a bearer credential', (n) => `Authorization: Bearer ${fill('aZ0._~+/=-', n)}`, () => `Authorization: Bearer ${MASK}`],
+  ['a scheme, then white space', (n) => `token${fill(' \t\u00a0', n)}abcdefgh`, () => `token ${MASK}`],
+  ['an OpenAI key', (n) => `sk-${fill('aZ0_-', n)}`, () => MASK],
+  ['a GitHub token', (n) => `ghp_${fill('aZ0_', n)}`, () => MASK],
+  ['a fine-grained GitHub token', (n) => `github_pat_${fill('aZ0_', n)}`, () => MASK],
+  ['a Slack token', (n) => `xoxb-${fill('aZ0-', n)}`, () => MASK],
+  ['an AWS key id, too long to be one', (n) => `AKIA${fill('A0', n)}`, (text) => text],
+  ['a JWT', (n) => `eyJ${fill('aZ0_-', n / 3)}.${fill('aZ0_-', n / 3)}.${fill('aZ0_-', n / 3)}`, () => MASK],
+  ['a URL password', (n) => `https://me:${fill('p@ss:w0rd', n)}@nas.lan/`, () => `https://me:${MASK}@nas.lan/`],
+  ['a URL user', (n) => `https://${fill('me.', n)}:pw@nas.lan/`, (text) => `${text.slice(0, -12)}:${MASK}@nas.lan/`],
+  ['a query secret', (n) => `https://h/?token=${fill('v=?', n)}&page=2`, () => `https://h/?token=${MASK}&page=2`],
+  ['a query name', (n) => `https://h/?${fill('session', n)}=abc`, (text) => `${text.slice(0, -3)}${MASK}`],
+  ['an assignment', (n) => `DB_PASSWORD=${fill('hunter2', n)}`, () => `DB_PASSWORD=${MASK}`],
+  ['a quoted assignment', (n) => `api_key: "${fill('a b,c;', n)}"`, () => `api_key: ${MASK}`],
+  ['a PEM block', (n) => `-----BEGIN PRIVATE KEY-----\n${fill('MIIBab+/', n)}\n-----END PRIVATE KEY-----`, () => MASK],
+  ['a PEM label', (n) => `-----BEGIN ${fill('RSA ', n)}PRIVATE KEY-----\nMIIB`, () => MASK],
+  ['credentials one short', (n) => fill('Bearer abcdefg token\tabcdefg ', n), (text) => text],
+  ['OpenAI keys one short', (n) => fill('sk-abcdefg ', n), (text) => text],
+  ['GitHub tokens one short', (n) => fill('ghp_abcdefghi github_pat_abcdefghi ', n), (text) => text],
+  ['Slack tokens one short', (n) => fill('xoxb-abcdefg ', n), (text) => text],
+  ['AWS key ids one short', (n) => fill('AKIA0123456789ABCDE ', n), (text) => text],
+];
+
+/** `actual` is `expected`, reported by length and ends: a failure must not print megabytes. */
+function expectSameText(actual: string, expected: string): void {
+  const view = (text: string) => ({ length: text.length, start: text.slice(0, 40), end: text.slice(-40) });
+  expect(view(actual)).toEqual(view(expected));
+  expect(actual === expected).toBe(true);
+}
+
+describe('each pass takes one long run of its own class', () => {
+  test.each(longRuns)('%s: 32 MiB in one run masks, with no RangeError', (_name, build, masked) => {
+    const text = build(32 * MB);
+    expect(text.length).toBeGreaterThanOrEqual(32 * MB);
+    expectSameText(maskString(text), masked(text));
+  });
+
+  // 8 MiB in one text costs what 64 texts of 128 KiB cost: about 1. The counted runs cost 4 to 8 times that
+  // at 2 to 4 MiB, and threw past 6 MiB. Up to 4 leaves room for a loaded machine, as above.
+  test.each(longRuns)('%s: 8 MiB in one run costs what 64 pieces of it cost', (_name, build) => {
+    expect(growth(build, 8 * MB, 64)).toBeLessThan(4);
+  });
+});
+
 describe('summaries mask only what they show', () => {
   const huge = fill('0123456789abcdef', 8 * MB);
 
@@ -203,5 +255,99 @@ describe('masking covers at least what it did', () => {
       const sample = text.slice(0, 2000);
       expect(maskString(maskString(sample))).toBe(maskString(sample));
     }
+  });
+});
+
+describe('key shapes read by a loop mask exactly what their patterns did', () => {
+  // The patterns these passes replaced, kept as the reference on short inputs, and a shortest key for each.
+  const before: ReadonlyArray<[string, (text: string) => string, (text: string) => string, readonly string[]]> = [
+    ['credentials', maskSchemeCredentials, (t) => t.replace(/\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${MASK}`), ['Bearer abcdefgh', 'basic abcdefgh', 'TOKEN\tabcdefgh']],
+    ['OpenAI keys', maskOpenAiKeys, (t) => t.replace(/\bsk-[A-Za-z0-9_-]{8,}/g, MASK), ['sk-abcdefgh']],
+    ['GitHub tokens', maskGitHubTokens, (t) => t.replace(/\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{10,}/g, MASK), ['ghp_abcdefghij', 'github_pat_abcdefghij']],
+    ['Slack tokens', maskSlackTokens, (t) => t.replace(/\bxox[abprs]-[A-Za-z0-9-]{8,}/g, MASK), ['xoxb-abcdefgh']],
+  ];
+
+  /** Runs 7/8/9 and 9/10/11 long, keys inside words, next to each other and inside each other, unicode around. */
+  const tricky: readonly string[] = [
+    '',
+    ...['sk-', 'xoxa-', 'xoxb-', 'xoxp-', 'xoxr-', 'xoxs-', 'xoxz-', 'Bearer ', 'basic ', 'TOKEN ', 'bearer\t', 'bearer \n ', 'bearer\u00a0', 'bearer\u2028', 'bearer\ufeff', 'bearer\u3000', 'bearer\u0085', 'bearer\u180e'].flatMap((head) => [7, 8, 9].map((n) => head + 'aB3-_.~+/='.repeat(2).slice(0, n))),
+    ...['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'ghx_', 'github_pat_', 'github_pa_', 'GHP_'].flatMap((head) => [9, 10, 11].map((n) => head + 'aB3_-'.repeat(3).slice(0, n))),
+    'xsk-abcdefgh _sk-abcdefgh -sk-abcdefgh .sk-abcdefgh ésk-abcdefgh 映sk-abcdefgh 🎬sk-abcdefgh SK-abcdefgh',
+    'sk-abcdefgh映 sk-abcdefghé sk-abcdefg映h sk-abcdefgh🎬 sk-abc\u0000defgh sk-abcdefg\u2028h',
+    'sk-sk-abcdefgh sk-abcdefghsk-abcdefgh sk-abcdefg-sk-abcdefgh sk-abcdefgh sk-abcdefgh sk-abcdefg sk-abcdefgh',
+    'sk-abcd-sk-abcd sk-ab-sk-abcdefgh sk-sk-sk-sk- sk-*** ***sk-abcdefgh sk-abcdefgh***',
+    'aghp_abcdefghij _ghp_abcdefghij -ghp_abcdefghij ghp_ghp_abcdefghij ghp_abcdefghij-ghp_abcdefghij ghp_abcdefghij映',
+    'github_pat_github_pat_abcd github_patghp_abcdefghij github_ghp_abcdefghij ghp_abcdefghijéghp_abcdefghij',
+    'xoxb-xoxb-abcdefgh xxoxb-abcdefgh -xoxb-abcdefgh xoxb-abc_defgh xoxb-abcdefgh_x xoxb-abcdefg-xoxb-abcdefgh',
+    'bearer a.token abcdefghij',
+    'basic bearer abcdefgh token token token abcdefgh',
+    'tokenabc abcdefgh xbearer abcdefgh _basic abcdefgh -token abcdefgh ébearer abcdefgh 映token abcdefgh',
+    'BeArEr abcdefgh bEARER\tabcdefgh BASIC  dXNlcjpwYXNz== Token ghp_abcdefghij Bearer sk-abcdefgh',
+    'bearer ſſſſſſſſ bearer KKKKKKKK bearer ıııııııı bearer İİİİİİİİ beſrer abcdefgh toKen abcdefgh',
+    'bearer abc/def+ghi~=.-_ bearer ***  Bearer abcdefgh Bearer abcdefgh,bearer abcdefgh;bearer abcdefgh',
+    'bearer abcdefg\u00e9h bearer\r\nabcdefgh bearer \u200babcdefgh bearer\u200aabcdefgh',
+    'Authorization: Bearer eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.SflKxwRJSMeKKF2QT4f https://u:token abcdefgh@h/',
+  ];
+
+  /** Code units for every position of a key: ASCII, Latin-1, the white space, case-folding oddities, surrogates. */
+  const units = [
+    ...Array.from({ length: 0x300 }, (_, c) => String.fromCharCode(c)),
+    ...'\u1680\u2000\u200a\u200b\u2028\u2029\u202f\u205f\u3000\ufeff\u180e\u212a\u017f\u0131\u0130\ud83c\udfac\ud800\udc00\uffff映',
+  ];
+
+  /** `key` with `unit` put in before each position and in place of each character. */
+  function around(key: string, unit: string): string[] {
+    const texts: string[] = [];
+    for (let i = 0; i <= key.length; i++) {
+      texts.push(key.slice(0, i) + unit + key.slice(i));
+      if (i < key.length) texts.push(key.slice(0, i) + unit + key.slice(i + 1));
+    }
+    return texts;
+  }
+
+  function expectSameAsBefore(pass: (text: string) => string, old: (text: string) => string, texts: Iterable<string>): void {
+    for (const text of texts) {
+      const masked = pass(text);
+      // Compared as strings first: toEqual on every input would be slow.
+      if (masked !== old(text)) expect({ text, masked }).toEqual({ text, masked: old(text) });
+    }
+  }
+
+  test.each(before)('%s: the same output on tricky inputs', (_name, pass, old) => {
+    expectSameAsBefore(pass, old, tricky);
+    expectSameAsBefore(pass, old, [tricky.join(' '), tricky.join(''), tricky.join('\n')]);
+  });
+
+  test.each(before)('%s: the same output with any character in or around a shortest key', (_name, pass, old, keys) => {
+    for (const key of keys) {
+      for (const unit of units) expectSameAsBefore(pass, old, around(key, unit));
+      // Every UTF-16 code unit just before the key, as its first character, and after it.
+      for (let c = 0; c <= 0xffff; c++) {
+        const unit = String.fromCharCode(c);
+        expectSameAsBefore(pass, old, [unit + key, unit + key.slice(1), key + unit, `${key.slice(0, -1)}${unit}x`]);
+      }
+    }
+  });
+
+  test.each(before)('%s: the same output on random mixtures of key parts', (_name, pass, old) => {
+    const parts = ['sk-', 'ghp_', 'gho_', 'ghx_', 'github_pat_', 'github_', 'xoxb-', 'xoxs-', 'xoxz-', 'bearer', 'Bearer', 'BASIC', 'token', ' ', '\t', '\n', '\u00a0', '\u2028', 'a', 'Z', '0', '_', '-', '.', '~', '+', '/', '=', 'abcdefg', 'é', '映', 'ſ', '\u212a', '🎬', MASK, '@', ':'];
+    let seed = 0x5eed;
+    // mulberry32: the same texts on every run.
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+    };
+    const texts = Array.from({ length: 20_000 }, () => Array.from({ length: 1 + Math.floor(random() * 24) }, () => parts[Math.floor(random() * parts.length)]).join(''));
+    expectSameAsBefore(pass, old, texts);
+  });
+
+  test('maskString gives what the old patterns gave, in their place among the passes', () => {
+    const replaced = new Map(before.map(([, pass, old]) => [pass, old]));
+    for (const pass of replaced.keys()) expect(secretPasses).toContain(pass);
+    const maskedBefore = (text: string) => secretPasses.reduce((out, pass) => (replaced.get(pass) ?? pass)(out), text);
+    const texts = [...tricky, ...adversarial.map(([, text]) => text.slice(0, 4000)), ...longRuns.map(([, build]) => build(4000))];
+    expectSameAsBefore(maskString, maskedBefore, texts);
   });
 });
