@@ -97,5 +97,5 @@ export function findExchanger(workDir: string): ExchangeLauncher | string {
   writeFileSync(source, C_SOURCE);
   const built = spawnSync('gcc', ['-O2', '-o', binary, source], { encoding: 'utf8' });
   if (built.status === 0) return { kind: 'gcc', start: (a, b) => launch(binary, [a, b]) };
-  return `neither python3 with ctypes (${probe.stderr.trim() || String(probe.error)}) nor gcc (${built.stderr.trim() || String(built.error)}) is available`;
+  return `neither python3 with ctypes (${(probe.stderr ?? '').trim() || String(probe.error)}) nor gcc (${(built.stderr ?? '').trim() || String(built.error)}) is available`;
 }

@@ -186,10 +186,38 @@ describe('bodies', () => {
   });
 
   test('a Content-Length that understates the body does not smuggle a second request', async () => {
-    const smuggled = `GET /api/pending HTTP/1.1\r\nHost: attacker.example\r\n\r\n`;
-    const answer = await raw(port, [head('/api/decision/options', 'Content-Length: 2\r\nConnection: close\r\n'), `{}${smuggled}`]);
-    // The second request is read as one, and refused by its Host like any other.
-    expect(answer).not.toContain('"cards"');
+    // An inbox of its own that forwards one decision per job: a smuggled decision it handled would use that one up.
+    const ownPort = await freePort();
+    const own = parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace, AIRLOCK_DATA_DIR: join(h.dir, 'data'), AIRLOCK_INBOX_LISTEN: `127.0.0.1:${ownPort}` });
+    const server = await startInboxServer({ config: own, site: inboxSite(own), cli: 'airlock', log: () => undefined, decisionLimits: { perJob: 1, overall: 100, windowMs: 60_000 } });
+    try {
+      const ownHost = `localhost:${ownPort}`;
+      const ownOrigin = `http://${ownHost}`;
+      const junk = new SoftPasskey('localhost', ownOrigin).assert('AAAA');
+      const decision = JSON.stringify({
+        jobId: 'smuggled-job',
+        payload: { requestId: 'r', fingerprint: 'a'.repeat(64), nonce: 'b'.repeat(32), decision: 'approve', reviewer: 'mallory' },
+        response: { id: junk.credentialId, rawId: junk.credentialId, type: 'public-key', response: { authenticatorData: junk.authenticatorData, clientDataJSON: junk.clientDataJSON, signature: junk.signature } },
+      });
+      const json = { 'Content-Type': 'application/json', Origin: ownOrigin };
+      // Behind the 2 declared bytes, two requests with the Host and Origin this server accepts: only the framing can stop them.
+      const smuggled =
+        `GET /api/pending HTTP/1.1\r\nHost: ${ownHost}\r\n\r\n` +
+        `POST /api/decision HTTP/1.1\r\nHost: ${ownHost}\r\nOrigin: ${ownOrigin}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(decision)}\r\n\r\n${decision}`;
+      const first = `POST /api/decision/options HTTP/1.1\r\nHost: ${ownHost}\r\nOrigin: ${ownOrigin}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n`;
+      const answer = await raw(ownPort, [first, `{}${smuggled}`]);
+      // The client asked to close after its first request: exactly one answer comes back (a status line anywhere, even
+      // glued to a body, counts), and it is not the pending list.
+      expect(answer.match(/HTTP\/1\.[01] \d{3} /g)).toEqual(['HTTP/1.1 400 ']);
+      expect(answer).not.toContain('"cards"');
+      // Nor was the smuggled decision handled unanswered: the job's one decision is still there to take, and then gone.
+      const send = () => call(ownPort, { method: 'POST', path: '/api/decision', headers: { Host: ownHost, ...json }, body: decision });
+      const taken = await send();
+      expect([taken.status, errorOf(taken)]).toEqual([404, expect.stringContaining('job smuggled-job is not running')]);
+      expect((await send()).status).toBe(429);
+    } finally {
+      await server.close();
+    }
   });
 
   test('slow bodies and half-sent headers do not keep the page from others', async () => {
