@@ -3,6 +3,7 @@ import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, readd
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from 'pg';
 import { freePort } from '../../client/dev/ports';
 
 const run = promisify(execFile);
@@ -18,6 +19,8 @@ export interface PrivatePostgres {
   readonly port: number;
   /** A URL for a database of this server; trust authentication, so any password is accepted. */
   url(database?: string): string;
+  /** Runs one statement on a database of this server directly, as an operator would with psql; its rows. */
+  sql<R extends Record<string, unknown>>(text: string, values?: unknown[], database?: string): Promise<R[]>;
   /** Stops the server and removes its folder. */
   stop(): Promise<void>;
 }
@@ -94,6 +97,15 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       return {
         port,
         url: (database = 'postgres') => `postgres://airlock@127.0.0.1:${port}/${database}`,
+        async sql<R extends Record<string, unknown>>(text: string, values: unknown[] = [], database = 'postgres'): Promise<R[]> {
+          const client = new Client({ connectionString: `postgres://airlock@127.0.0.1:${port}/${database}` });
+          await client.connect();
+          try {
+            return (await client.query<R>(text, values)).rows;
+          } finally {
+            await client.end();
+          }
+        },
         async stop() {
           if (stopped) return;
           stopped = true;

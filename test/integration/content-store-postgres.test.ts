@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { parseConfig } from '../../core/config/config';
 import { digestOf } from '../../host/content-store';
 import { ConversationReader } from '../../host/conversation-reader';
@@ -15,31 +14,31 @@ import { JobHarness } from '../helpers/job-harness';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
 
 let pg: PrivatePostgres;
-const opened: PostgresContentStore[] = [];
+const opened: Database[] = [];
+const migrated = new Set<string>();
 
+/** A worker's store on a database `airlock setup` has migrated (the first open of a database migrates it). */
 async function open(database = 'postgres'): Promise<PostgresContentStore> {
-  const store = await PostgresContentStore.open(pg.url(database));
-  opened.push(store);
-  return store;
+  const db = Database.open(pg.url(database), { connectTimeoutMs: 5000 });
+  opened.push(db);
+  if (!migrated.has(database)) {
+    await migrate(db);
+    migrated.add(database);
+  }
+  return PostgresContentStore.on(db);
 }
 
 /** Runs SQL on the private server directly, as an operator would with psql. */
-async function sql<R extends Record<string, unknown>>(text: string, values: unknown[] = [], database = 'postgres'): Promise<R[]> {
-  const client = new Client({ connectionString: pg.url(database) });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const sql = <R extends Record<string, unknown>>(text: string, values: unknown[] = [], database = 'postgres') => pg.sql<R>(text, values, database);
 
+/** What a store's first use meets on a database that cannot be used. */
 async function openError(url: string): Promise<DatabaseUnavailable> {
-  const err: unknown = await PostgresContentStore.open(url, { connectTimeoutMs: 5000 }).then(
-    async (store) => {
-      await store.close();
-      return new Error('expected open to fail');
-    },
+  const err: unknown = await (async () => {
+    const db = Database.open(url, { connectTimeoutMs: 5000 });
+    opened.push(db);
+    await PostgresContentStore.on(db).get(digestOf('x'));
+  })().then(
+    () => new Error('expected the store to fail'),
     (e: unknown) => e,
   );
   if (!(err instanceof DatabaseUnavailable)) throw err;
@@ -51,11 +50,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const store of opened) await store.close();
+  for (const db of opened) await db.close();
   await pg?.stop();
 });
 
-test('opening creates the table airlock_contents when it is missing', async () => {
+test('the schema migration creates airlock_contents as stores of earlier builds created it', async () => {
   await sql('CREATE DATABASE fresh');
   expect(await sql("SELECT to_regclass('airlock_contents') AS t", [], 'fresh')).toEqual([{ t: null }]);
   await open('fresh');
@@ -71,9 +70,16 @@ test('opening creates the table airlock_contents when it is missing', async () =
   ]);
 });
 
-test('workers starting together on an empty database all open it', async () => {
+test('several workers migrating one empty database at once all get a working store', async () => {
   await sql('CREATE DATABASE together');
-  const stores = await Promise.all(Array.from({ length: 4 }, () => open('together')));
+  const stores = await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      const db = Database.open(pg.url('together'));
+      opened.push(db);
+      await migrate(db);
+      return PostgresContentStore.on(db);
+    }),
+  );
   const digest = await stores[0]!.put('shared');
   for (const store of stores) expect(await store.get(digest)).toBe('shared');
 });

@@ -1,6 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { Texts } from '../../core/job/texts';
 import type { AuditEvent } from '../../core/audit/events';
 import { JsonlAuditSink } from '../../host/audit-log';
@@ -20,15 +19,7 @@ import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-p
 let pg: PrivatePostgres;
 let h: JobHarness;
 
-async function sql<R extends Record<string, unknown>>(text: string, database: string, values: unknown[] = []): Promise<R[]> {
-  const client = new Client({ connectionString: pg.url(database) });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const sql = <R extends Record<string, unknown>>(text: string, database: string) => pg.sql<R>(text, [], database);
 
 /** A database of its own, with a password in its URL that nothing may print. */
 async function freshDatabase(name: string): Promise<string> {

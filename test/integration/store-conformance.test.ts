@@ -100,7 +100,7 @@ const backends: Backend[] = [
       return [kept(await PostgresNonceStore.open(database())), kept(await PostgresNonceStore.open(database()))];
     },
     async contentStores() {
-      return [kept(await PostgresContentStore.open(pg.url())), kept(await PostgresContentStore.open(pg.url()))];
+      return [PostgresContentStore.on(database()), PostgresContentStore.on(database())];
     },
     async auditLog() {
       const url = await freshDatabase('audit');
