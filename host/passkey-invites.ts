@@ -19,7 +19,7 @@ export class InviteError extends AirlockError {
   }
 }
 
-const inviteSchema = z.strictObject({
+export const inviteSchema = z.strictObject({
   schemaVersion: z.literal(1),
   // The names `reviewer add` takes: an edited invite cannot name anyone else.
   reviewer: z.string().regex(reviewerNamePattern),
@@ -30,51 +30,78 @@ export type Invite = z.infer<typeof inviteSchema>;
 
 const tokenPattern = /^[A-Za-z0-9_-]{32,100}$/;
 
-function tokenHash(token: string): string {
+/** The token's hash, the only thing of it stored; a token that cannot be one is refused here. */
+export function tokenHash(token: string): string {
+  if (!tokenPattern.test(token)) throw new InviteError(`this registration link is not complete (the part after # is missing or cut); ${again()}`, 'unknown');
   return createHash('sha256').update(token).digest('hex');
 }
 
-const again = (reviewer?: string) => `run \`airlock reviewer add ${reviewer ?? 'NAME'} --passkey\` again for a new link`;
+/** A new token: 256 bits, base64url. */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export const again = (reviewer?: string) => `run \`airlock reviewer add ${reviewer ?? 'NAME'} --passkey\` again for a new link`;
 
 /**
  * Single-use invites to register a passkey for a reviewer. Only the
- * token's hash is stored (a file per invite, 0600), so the folder alone
- * cannot register anything; the token itself travels in the link's
- * fragment, which browsers never send to a server or in a Referer.
+ * token's hash is stored, so the store alone cannot register anything; the
+ * token itself travels in the link's fragment, which browsers never send to
+ * a server or in a Referer. Kept in the data folder (`PasskeyInvites`), or
+ * in the shared database so that several approval page processes serve the
+ * same invites (`PostgresPasskeyInvites`).
  */
-export class PasskeyInvites {
+export interface InviteStore {
+  /** A new invite for `reviewer`; returns the token (shown once, never stored). */
+  create(reviewer: string): Promise<{ readonly token: string; readonly expiresAt: number }>;
+  /** The invite a token stands for, if it is usable now. */
+  read(token: string): Promise<Invite>;
+  /**
+   * Uses an invite once: it is taken while `use` runs, so a second
+   * registration with the same token is refused meanwhile, gone when `use`
+   * succeeds and put back when it fails.
+   */
+  consume<T>(token: string, use: (invite: Invite) => Promise<T>): Promise<T>;
+}
+
+/** An invite's expiry checked: usable now, or an `InviteError` saying when it expired. */
+export function usable(invite: Invite, now: number): Invite {
+  if (now >= invite.expiresAt) {
+    throw new InviteError(`this registration link for ${invite.reviewer} expired at ${new Date(invite.expiresAt).toISOString()}; ${again(invite.reviewer)}`, 'expired');
+  }
+  return invite;
+}
+
+export const unknownInvite = () => new InviteError(`this registration link was already used or is not known here; ${again()}`, 'unknown');
+
+/** Invites as files of the data folder, one per token hash (0600). */
+export class PasskeyInvites implements InviteStore {
   constructor(
     readonly dir: string,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A new invite for `reviewer`; returns the token (shown once, never stored). */
-  create(reviewer: string): { readonly token: string; readonly expiresAt: number } {
+  async create(reviewer: string): Promise<{ readonly token: string; readonly expiresAt: number }> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const token = randomBytes(32).toString('base64url');
+    const token = newToken();
     const expiresAt = this.now() + INVITE_TTL_MS;
     const invite: Invite = { schemaVersion: 1, reviewer, createdAt: new Date(this.now()).toISOString(), expiresAt };
     writeFileSync(this.file(token), JSON.stringify(invite), { mode: 0o600, flag: 'wx' });
     return { token, expiresAt };
   }
 
-  /** The invite a token stands for, if it is usable now. */
-  read(token: string): Invite {
+  async read(token: string): Promise<Invite> {
     return this.readFile(this.file(token));
   }
 
-  /**
-   * Uses an invite once: it is taken (renamed) while `use` runs, so a
-   * second registration with the same token is refused meanwhile, deleted
-   * when `use` succeeds and put back when it fails.
-   */
+  /** Taken by renaming the file, deleted on success, renamed back on failure. */
   async consume<T>(token: string, use: (invite: Invite) => Promise<T>): Promise<T> {
     const file = this.file(token);
     const taken = `${file}.taken-${process.pid}-${randomBytes(4).toString('hex')}`;
     try {
       renameSync(file, taken);
     } catch {
-      throw new InviteError(`this registration link was already used or is not known here; ${again()}`, 'unknown');
+      throw unknownInvite();
     }
     let done = false;
     try {
@@ -95,7 +122,6 @@ export class PasskeyInvites {
   }
 
   private file(token: string): string {
-    if (!tokenPattern.test(token)) throw new InviteError(`this registration link is not complete (the part after # is missing or cut); ${again()}`, 'unknown');
     return join(this.dir, `${tokenHash(token)}.json`);
   }
 
@@ -104,7 +130,7 @@ export class PasskeyInvites {
     try {
       raw = readFileSync(file, 'utf8');
     } catch {
-      throw new InviteError(`this registration link was already used or is not known here; ${again()}`, 'unknown');
+      throw unknownInvite();
     }
     let json: unknown;
     try {
@@ -114,9 +140,6 @@ export class PasskeyInvites {
     }
     const parsed = inviteSchema.safeParse(json);
     if (!parsed.success) throw new InviteError(`this registration invite cannot be read; ${again()}`, 'unknown');
-    if (this.now() >= parsed.data.expiresAt) {
-      throw new InviteError(`this registration link for ${parsed.data.reviewer} expired at ${new Date(parsed.data.expiresAt).toISOString()}; ${again(parsed.data.reviewer)}`, 'expired');
-    }
-    return parsed.data;
+    return usable(parsed.data, this.now());
   }
 }

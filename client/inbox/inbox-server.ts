@@ -7,7 +7,6 @@ import type { ApprovalCard, CliName } from '../../core/approval/card';
 import { approvalCard } from '../../core/reviewer/approval-card';
 import type { AirlockConfig } from '../../core/config/config';
 import { describeError } from '../../core/temporal/describe-error';
-import { PasskeyInvites } from '../../host/passkey-invites';
 import { statePaths } from '../../host/paths';
 import { ReviewerKeysError } from '../../host/reviewer-keys-file';
 import { JobError } from '../errors';
@@ -17,6 +16,7 @@ import { prepareDecision, submitDecision } from './decisions';
 import { checkHost, checkPost, HttpError, readJson, send, sendError, sendJson } from './http-guard';
 import { cardPage, errorPage, listFragment, listPage, registerPage, requestGonePage } from './pages';
 import { DEFAULT_DECISION_LIMITS, RateLimit, type DecisionLimits } from './rate-limit';
+import { openInviteStores } from './invite-stores';
 import { Registration } from './registration';
 import type { InboxSite } from './site';
 import { TemporalLink, TemporalUnavailable } from './temporal-link';
@@ -58,7 +58,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const { site, log } = options;
   const paths = statePaths(options.config);
   const temporal = new TemporalLink(options.config);
-  const registration = new Registration({ site, invites: new PasskeyInvites(paths.inboxInvites), keysFile: paths.reviewerKeys });
+  const inviteStores = await openInviteStores(options.config);
+  const registration = new Registration({ site, invites: inviteStores.invites, challenges: inviteStores.challenges, keysFile: paths.reviewerKeys });
   const assets = new Map<string, { readonly type: string; readonly body: string | Buffer }>([
     ['/assets/inbox.js', { type: JS, body: PAGE_SCRIPT }],
     ['/assets/inbox.css', { type: 'text/css; charset=utf-8', body: PAGE_STYLE }],
@@ -181,6 +182,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await temporal.close();
+      await inviteStores.close();
     },
   };
 }

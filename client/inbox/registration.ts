@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { generateRegistrationOptions, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { z } from 'zod';
 import { describeError } from '../../core/temporal/describe-error';
-import { InviteError, type PasskeyInvites } from '../../host/passkey-invites';
+import { InviteError, type InviteStore } from '../../host/passkey-invites';
+import { MemoryChallenges, type ChallengeStore } from '../../host/postgres-passkey-invites';
 import { updateReviewerKeysFileAsync, type ReviewerPasskey } from '../../host/reviewer-keys-file';
 import { parseBody, sitePasskeys } from './decisions';
 import { HttpError } from './http-guard';
@@ -47,12 +48,20 @@ function inviteFailure(err: unknown): never {
  * The invite is used up only when that succeeds.
  */
 export class Registration {
-  /** The challenge last issued per invite (by token hash); it lives in this process only. */
-  private readonly challenges = new Map<string, { readonly challenge: string; readonly until: number }>();
+  /** The challenge last issued per invite (by token hash): this process's memory, or the shared database. */
+  private readonly challenges: ChallengeStore;
 
   constructor(
-    private readonly deps: { readonly site: InboxSite; readonly invites: PasskeyInvites; readonly keysFile: string; readonly now?: () => number },
-  ) {}
+    private readonly deps: {
+      readonly site: InboxSite;
+      readonly invites: InviteStore;
+      readonly keysFile: string;
+      readonly challenges?: ChallengeStore;
+      readonly now?: () => number;
+    },
+  ) {
+    this.challenges = deps.challenges ?? new MemoryChallenges(deps.now);
+  }
 
   private now(): number {
     return this.deps.now?.() ?? Date.now();
@@ -63,7 +72,7 @@ export class Registration {
     let reviewer: string;
     let expiresAt: number;
     try {
-      ({ reviewer, expiresAt } = this.deps.invites.read(input.token));
+      ({ reviewer, expiresAt } = await this.deps.invites.read(input.token));
     } catch (err) {
       inviteFailure(err);
     }
@@ -81,23 +90,22 @@ export class Registration {
       authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
       timeout: PROMPT_TIMEOUT_MS,
     });
-    this.sweep();
-    this.challenges.set(hash(input.token), { challenge: options.challenge, until: Math.min(expiresAt, this.now() + 2 * PROMPT_TIMEOUT_MS) });
+    await this.challenges.put(hash(input.token), options.challenge, Math.min(expiresAt - this.now(), 2 * PROMPT_TIMEOUT_MS));
     return { reviewer, expiresAt, options };
   }
 
   async complete(body: unknown): Promise<{ readonly reviewer: string; readonly passkeyId: string }> {
     const input = parseBody(completeRequestSchema, body);
-    const issued = this.challenges.get(hash(input.token));
+    const issued = await this.challenges.get(hash(input.token));
     try {
       return await this.deps.invites.consume(input.token, async (invite) => {
-        if (issued === undefined || issued.until <= this.now()) throw new HttpError(409, 'this registration was not started here, or took too long; reload the page and try again');
+        if (issued === undefined) throw new HttpError(409, 'this registration was not started here, or took too long; reload the page and try again');
         const { site } = this.deps;
         let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
         try {
           verification = await verifyRegistrationResponse({
             response: input.response,
-            expectedChallenge: issued.challenge,
+            expectedChallenge: issued,
             expectedOrigin: site.origin,
             expectedRPID: site.rpId,
             requireUserVerification: true,
@@ -126,17 +134,12 @@ export class Registration {
           if (kept.length >= MAX_PASSKEYS) throw new HttpError(409, `reviewer ${invite.reviewer} already has ${MAX_PASSKEYS} passkeys; remove one from the reviewer keys file first`);
           return { ...entries, [invite.reviewer]: { ...entry, passkeys: [...kept, passkey] } };
         });
-        this.challenges.delete(hash(input.token));
+        await this.challenges.delete(hash(input.token));
         return { reviewer: invite.reviewer, passkeyId: passkey.id };
       });
     } catch (err) {
       return inviteFailure(err);
     }
-  }
-
-  private sweep(): void {
-    const now = this.now();
-    for (const [key, value] of this.challenges) if (value.until <= now) this.challenges.delete(key);
   }
 }
 

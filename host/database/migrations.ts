@@ -80,6 +80,21 @@ export const MIGRATIONS: readonly Migration[] = [
       await q.query(`CREATE INDEX airlock_deliveries_due ON airlock_deliveries (state, endpoint_id, next_at)`);
     },
   },
+  {
+    version: 4,
+    name: 'passkey invites and registration challenges',
+    apply: async (q) => {
+      // Times are milliseconds of the database server's clock; only a token's hash is stored.
+      await q.query(`CREATE TABLE airlock_invites (
+        token_hash text PRIMARY KEY,
+        reviewer text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at bigint NOT NULL,
+        taken_until bigint NOT NULL DEFAULT 0
+      )`);
+      await q.query(`CREATE TABLE airlock_registration_challenges (key text PRIMARY KEY, challenge text NOT NULL, until bigint NOT NULL)`);
+    },
+  },
 ];
 
 /** The schema version this build reads and writes. */

@@ -369,7 +369,7 @@ describe('registration', () => {
 
   test('a genuine registration works, and the token is never logged nor echoed', async () => {
     logged.length = 0;
-    const { token } = invites().create('erin');
+    const { token } = await invites().create('erin');
     const key = new SoftPasskey('localhost', origin);
     const challenge = await begin(token);
     const bodies: string[] = [];
@@ -390,7 +390,7 @@ describe('registration', () => {
   });
 
   test('two registrations with one invite at once: exactly one passkey is added', async () => {
-    const { token } = invites().create('frank');
+    const { token } = await invites().create('frank');
     const challenge = await begin(token);
     const keys = Array.from({ length: 6 }, () => new SoftPasskey('localhost', origin));
     const answers = await Promise.all(keys.map((k) => post('/api/register', { token, response: k.registration(challenge) })));
@@ -402,7 +402,7 @@ describe('registration', () => {
   test("a credential id already registered to another reviewer is refused; alice's passkey stays hers", async () => {
     const alice = new SoftPasskey('localhost', origin);
     updateReviewerKeysFile(keysFile(), (e) => ({ ...e, alice: { passkeys: [alice.registered()] } }));
-    const { token } = invites().create('mallory');
+    const { token } = await invites().create('mallory');
     const challenge = await begin(token);
     // Mallory's own key pair, under the id the page shows as alice's (allowCredentials).
     const claim = new SoftPasskey('localhost', origin, alice.id);
@@ -415,7 +415,7 @@ describe('registration', () => {
   test("an invite holder cannot replace the reviewer's registered passkey by reusing its id", async () => {
     const grace = new SoftPasskey('localhost', origin);
     updateReviewerKeysFile(keysFile(), (e) => ({ ...e, grace: { passkeys: [grace.registered()] } }));
-    const { token } = invites().create('grace');
+    const { token } = await invites().create('grace');
     const challenge = await begin(token);
     const answer = await post('/api/register', { token, response: new SoftPasskey('localhost', origin, grace.id).registration(challenge) });
     expect(answer.status).toBe(409);
@@ -426,7 +426,7 @@ describe('registration', () => {
     const dir = statePaths(config).inboxInvites;
     mkdirSync(dir, { recursive: true });
     for (const reviewer of ['__proto__', '../../etc/x', 'bad name', 'a\nb']) {
-      const { token } = invites().create('ok-name');
+      const { token } = await invites().create('ok-name');
       const [file] = readdirSync(dir)
         .map((f) => join(dir, f))
         .filter((f) => readFileSync(f, 'utf8').includes('"ok-name"'));
@@ -438,7 +438,7 @@ describe('registration', () => {
   });
 
   test('a held keys-file lock does not stall the inbox for others while the registration waits for it', async () => {
-    const { token } = invites().create('ivan');
+    const { token } = await invites().create('ivan');
     const challenge = await begin(token);
     writeFileSync(`${keysFile()}.lock`, '');
     const order: string[] = [];
@@ -456,7 +456,7 @@ describe('registration', () => {
 
   test('a held keys-file lock is a clear, retryable error and leaves the invite usable', async () => {
     logged.length = 0;
-    const { token } = invites().create('heidi');
+    const { token } = await invites().create('heidi');
     const challenge = await begin(token);
     writeFileSync(`${keysFile()}.lock`, '');
     try {

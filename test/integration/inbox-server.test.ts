@@ -162,7 +162,7 @@ describe('registration invites', () => {
 
   test('an unknown, cut or expired link is a clear error; a failed registration leaves the invite usable', async () => {
     const invites = new PasskeyInvites(statePaths(config).inboxInvites);
-    const { token } = invites.create('bob');
+    const { token } = await invites.create('bob');
     const ok = await registerOptions(token);
     expect(ok.status).toBe(200);
     const options = JSON.parse(ok.body) as { reviewer: string; options: { rp: { id: string }; authenticatorSelection: { userVerification: string }; attestation: string; user: { name: string } } };
@@ -181,7 +181,7 @@ describe('registration invites', () => {
     expect(errorOf(forged)).toMatch(/^the passkey registration does not verify/);
     expect((await registerOptions(token)).status).toBe(200);
 
-    const old = new PasskeyInvites(statePaths(config).inboxInvites, () => Date.now() - INVITE_TTL_MS - 1000).create('carol');
+    const old = await new PasskeyInvites(statePaths(config).inboxInvites, () => Date.now() - INVITE_TTL_MS - 1000).create('carol');
     const expired = await registerOptions(old.token);
     expect(expired.status).toBe(410);
     expect(errorOf(expired)).toMatch(/^this registration link for carol expired at .*; run `airlock reviewer add carol --passkey` again for a new link$/);

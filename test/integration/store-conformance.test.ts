@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JsonlAuditSink, type AuditSink } from '../../host/audit-log';
@@ -9,6 +9,8 @@ import type { AuditEvent } from '../../core/audit/events';
 import { PostgresAuditLog } from '../../host/postgres-audit-log';
 import { SqliteNotificationOutbox, type NotificationOutbox } from '../../host/notification-outbox';
 import { PostgresNotificationOutbox } from '../../host/postgres-notification-outbox';
+import { InviteError, PasskeyInvites, tokenHash, type InviteStore } from '../../host/passkey-invites';
+import { PostgresPasskeyInvites } from '../../host/postgres-passkey-invites';
 import { noticeFor, type Notice } from '../../core/reviewer/notification';
 import { Database } from '../../host/database/postgres';
 import { migrate } from '../../host/database/migrations';
@@ -31,6 +33,8 @@ interface Backend {
   auditLog(): Promise<{ writers: [AuditSink, AuditSink]; reader: AuditReader }>;
   /** A fresh notification outbox as two agent workers see it. */
   outboxes(): Promise<[NotificationOutbox, NotificationOutbox]>;
+  /** Passkey invites as two processes see them (the CLI and an approval page, or two pages), and a way to age one past its expiry. */
+  invites(): Promise<{ stores: [InviteStore, InviteStore]; expire(token: string): Promise<void> }>;
 }
 
 let pg: PrivatePostgres;
@@ -93,6 +97,16 @@ const backends: Backend[] = [
       const file = join(mkdtempSync(join(dir, 'o-')), 'notifications.sqlite');
       return [kept(new SqliteNotificationOutbox(file)), kept(new SqliteNotificationOutbox(file))];
     },
+    async invites() {
+      const folder = mkdtempSync(join(dir, 'i-'));
+      return {
+        stores: [new PasskeyInvites(folder), new PasskeyInvites(folder)],
+        async expire(token) {
+          const file = join(folder, `${tokenHash(token)}.json`);
+          writeFileSync(file, JSON.stringify({ ...(JSON.parse(readFileSync(file, 'utf8')) as object), expiresAt: Date.now() - 1 }));
+        },
+      };
+    },
   },
   {
     name: 'postgres',
@@ -119,6 +133,21 @@ const backends: Backend[] = [
         return new PostgresNotificationOutbox(db);
       };
       return [own(), own()];
+    },
+    async invites() {
+      const url = await freshDatabase('invites');
+      const own = () => {
+        const db = Database.open(url);
+        closers.push(() => db.close());
+        return db;
+      };
+      const admin = own();
+      return {
+        stores: [new PostgresPasskeyInvites(own()), new PostgresPasskeyInvites(own())],
+        async expire(token) {
+          await admin.query({ text: 'UPDATE airlock_invites SET expires_at = 0 WHERE token_hash = $1', values: [tokenHash(token)] });
+        },
+      };
     },
   },
 ];
@@ -303,5 +332,41 @@ describe.each(backends)('$name notification outbox', (backend) => {
     await sleep(50);
     expect(await a.prune(10, ['p'])).toBe(2);
     expect((await a.rows()).map((r) => r.eventId).sort()).toEqual(['l', 'r', 'x']);
+  });
+});
+
+describe.each(backends)('$name passkey invites', (backend) => {
+  test('an invite is read by any process, works once, stays usable after a failed registration, and only its hash is kept', async () => {
+    const { stores: [cli, page] } = await backend.invites();
+    const { token, expiresAt } = await cli.create('erin');
+    expect(expiresAt).toBeGreaterThan(Date.now());
+    expect(await page.read(token)).toMatchObject({ reviewer: 'erin', expiresAt });
+    await expect(page.consume(token, async () => Promise.reject(new Error('does not verify')))).rejects.toThrow('does not verify');
+    expect(await page.read(token)).toMatchObject({ reviewer: 'erin' });
+    // Several registrations at once, on both processes: one runs.
+    let ran = 0;
+    const tries = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 === 0 ? cli : page).consume(token, async (invite) => {
+          ran++;
+          await sleep(50);
+          return invite.reviewer;
+        }),
+      ),
+    );
+    expect(ran).toBe(1);
+    expect(tries.filter((t) => t.status === 'fulfilled').map((t) => (t).value)).toEqual(['erin']);
+    for (const t of tries) if (t.status === 'rejected') expect(t.reason).toMatchObject({ reason: 'unknown' });
+    await expect(page.read(token)).rejects.toMatchObject({ reason: 'unknown' });
+  });
+
+  test('an expired invite says so, and a cut or unknown token says it is not known', async () => {
+    const { stores: [cli, page], expire } = await backend.invites();
+    const { token } = await cli.create('carol');
+    await expire(token);
+    await expect(page.read(token)).rejects.toThrow(/^this registration link for carol expired at /);
+    await expect(page.consume(token, async () => 'x')).rejects.toMatchObject({ reason: 'expired' });
+    await expect(page.read(token.slice(0, 10))).rejects.toThrow(/is not complete/);
+    await expect(page.read('A'.repeat(43))).rejects.toBeInstanceOf(InviteError);
   });
 });

@@ -12,8 +12,14 @@ export const run: CommandRun = async (args, io, command) => {
   if (args.values.passkey === true) {
     // The same names as a key file: they travel in decisions and in the keys file.
     localReviewerKeyFile(paths, name);
-    const [{ PasskeyInvites }, { inboxSite }] = await Promise.all([import('../../../host/passkey-invites'), import('../../inbox/site')]);
-    const invite = new PasskeyInvites(paths.inboxInvites).create(name);
+    const [{ openInviteStores }, { inboxSite }] = await Promise.all([import('../../inbox/invite-stores'), import('../../inbox/site')]);
+    const stores = await openInviteStores(config);
+    let invite: { readonly token: string; readonly expiresAt: number };
+    try {
+      invite = await stores.invites.create(name);
+    } finally {
+      await stores.close();
+    }
     const site = inboxSite(config);
     // In the fragment: a browser never sends it to the server, a proxy's log or a Referer.
     const link = `${site.publicUrl}/register#${invite.token}`;

@@ -1,0 +1,33 @@
+import type { AirlockConfig } from '../../core/config/config';
+import { statePaths } from '../../host/paths';
+import { PasskeyInvites, type InviteStore } from '../../host/passkey-invites';
+import { MemoryChallenges, type ChallengeStore } from '../../host/postgres-passkey-invites';
+
+export interface InviteStores {
+  readonly invites: InviteStore;
+  readonly challenges: ChallengeStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Where passkey invites and registration challenges live: the shared
+ * database when one is configured (so any approval page process serves
+ * any invite), else the data folder and this process's memory.
+ */
+export async function openInviteStores(config: AirlockConfig): Promise<InviteStores> {
+  if (config.database === undefined) {
+    return { invites: new PasskeyInvites(statePaths(config).inboxInvites), challenges: new MemoryChallenges(), close: async () => undefined };
+  }
+  // Loaded only when a database is configured.
+  const { Database } = await import('../../host/database/postgres');
+  const { requireSchema } = await import('../../host/database/migrations');
+  const { PostgresChallenges, PostgresPasskeyInvites } = await import('../../host/postgres-passkey-invites');
+  const db = Database.open(config.database.url, { setting: config.database.setting, maxConnections: 2, applicationName: 'airlock-inbox' });
+  try {
+    await requireSchema(db);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+  return { invites: new PostgresPasskeyInvites(db), challenges: new PostgresChallenges(db), close: () => db.close() };
+}
