@@ -42,6 +42,13 @@ export interface DatabaseOptions {
   readonly setting?: string;
   /** Shown in `pg_stat_activity` (default `airlock`). */
   readonly applicationName?: string;
+  /**
+   * How long a statement keeps being retried while the server is away
+   * (down, restarting, the connection cut), once this process has reached
+   * it (default 30 s); before that, a problem fails at once, so a wrong
+   * setting is said at start-up.
+   */
+  readonly rideOutMs?: number;
 }
 
 /** What a transaction's body may run. */
@@ -61,6 +68,13 @@ export function errorCode(err: unknown): string | undefined {
   return typeof err.code === 'string' ? err.code : undefined;
 }
 
+/** The server is away for now (restarting, the connection cut): worth waiting for, unlike a refused login or a missing database. */
+function isTransient(err: unknown): boolean {
+  const code = errorCode(err);
+  if (code !== undefined) return code !== 'ENOTFOUND' && !/^(28|3D000$)/.test(code) && (NODE_CONNECTION_CODES.has(code) || SERVER_CONNECTION_CODE.test(code));
+  return err instanceof Error && DRIVER_CONNECTION_MESSAGE.test(err.message);
+}
+
 export function isConnectionProblem(err: unknown): boolean {
   const code = errorCode(err);
   if (code !== undefined && (NODE_CONNECTION_CODES.has(code) || SERVER_CONNECTION_CODE.test(code))) return true;
@@ -69,6 +83,8 @@ export function isConnectionProblem(err: unknown): boolean {
 
 export class Database {
   private closed = false;
+  /** A statement has succeeded: from now on the server being away is an outage to ride out, not a setting to fix. */
+  private reached = false;
 
   private constructor(
     private readonly pool: Pool,
@@ -76,6 +92,7 @@ export class Database {
     readonly target: string,
     readonly setting: string,
     private readonly password: string,
+    private readonly rideOutMs: number,
   ) {}
 
   /**
@@ -106,14 +123,27 @@ export class Database {
     // A connection that breaks while idle is dropped by the pool and replaced on next use;
     // without a listener the pool's 'error' event would end the process.
     pool.on('error', () => undefined);
-    return new Database(pool, target, setting, password);
+    return new Database(pool, target, setting, password, options.rideOutMs ?? 30_000);
   }
 
+  /**
+   * One statement. While the server is away (after it was reached once),
+   * the statement is sent again, for up to `rideOutMs`: every statement the
+   * stores send is safe to repeat (an insert-if-absent, a conditional
+   * update, a read), including one whose first try took effect and lost
+   * its answer, which the stores read as someone else's earlier write.
+   */
   async query<R extends QueryResultRow>(config: QueryConfig | string): Promise<QueryResult<R>> {
-    try {
-      return await this.pool.query<R>(config);
-    } catch (err) {
-      throw this.wrap(err);
+    const deadline = Date.now() + this.rideOutMs;
+    for (let wait = 250; ; wait = Math.min(wait * 2, 2_000)) {
+      try {
+        const result = await this.pool.query<R>(config);
+        this.reached = true;
+        return result;
+      } catch (err) {
+        if (!this.reached || this.closed || !isTransient(err) || Date.now() + wait > deadline) throw this.wrap(err);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
     }
   }
 
@@ -133,6 +163,7 @@ export class Database {
       await client.query('BEGIN');
       const result = await body({ query: <R extends QueryResultRow>(config: QueryConfig | string) => client.query<R>(config) });
       await client.query('COMMIT');
+      this.reached = true;
       return result;
     } catch (err) {
       failure = err instanceof Error ? err : new Error(String(err));

@@ -21,6 +21,9 @@ export interface PrivatePostgres {
   url(database?: string): string;
   /** Runs one statement on a database of this server directly, as an operator would with psql; its rows. */
   sql<R extends Record<string, unknown>>(text: string, values?: unknown[], database?: string): Promise<R[]>;
+  /** Stops the server at once (as a crash would), keeping its data: `resume` starts it again on the same port. */
+  halt(): Promise<void>;
+  resume(): Promise<void>;
   /** Stops the server and removes its folder. */
   stop(): Promise<void>;
 }
@@ -105,6 +108,12 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
           } finally {
             await client.end();
           }
+        },
+        async halt() {
+          await pgCtl(['-m', 'immediate', '-w', 'stop']);
+        },
+        async resume() {
+          await pgCtl(['-l', log, '-w', '-t', '60', 'start']);
         },
         async stop() {
           if (stopped) return;

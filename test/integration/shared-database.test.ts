@@ -167,3 +167,48 @@ describe('airlock audit', () => {
     expect(none.stdout.trim()).toMatch(/^no audit events for job nobody in postgres:\/\/airlock:\*\*\*@127\.0\.0\.1:[0-9]+\/audit_parity \(table airlock_audit\)$/);
   });
 });
+
+describe('a database outage', () => {
+  test('PostgreSQL stopped while an approved call starts and back seconds later: the workers ride it out, and the call runs once', async () => {
+    const url = await freshDatabase('outage');
+    expect((await h.cli(['setup'], { AIRLOCK_DATABASE_URL: url })).code).toBe(0);
+    const file = join(h.root, 'outage.log');
+    writeFileSync(file, 'line 1\n');
+    const worker = h.spawnToolsWorker({ AIRLOCK_DATABASE_URL: url, AIRLOCK_DATA_DIR: mkdtempSync(join(h.dir, 'outage-')) });
+    await worker.waitFor(/workers polling airlock-tools/);
+    const { jobId } = await h.start({
+      jobId: 'outage',
+      script: {
+        turns: [
+          { tool_calls: [{ name: 'fs_write', arguments: { path: 'outage.log', content: 'line 2\n', mode: 'append' } }] },
+          { tool_calls: [{ name: 'complete', arguments: { summary: 'appended' } }] },
+        ],
+      },
+    });
+    await h.waitForPending(jobId);
+    await pg.halt();
+    try {
+      expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+      // The call is on its way to the tools worker, which cannot reach the database.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect(readFileSync(file, 'utf8')).toBe('line 1\n');
+    } finally {
+      await pg.resume();
+    }
+    expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(file, 'utf8')).toBe('line 1\nline 2\n');
+    const rows = await sql<{ outcome: string }>('SELECT outcome FROM airlock_nonces', 'outage');
+    expect(rows).toHaveLength(1);
+    expect(JSON.parse(rows[0]!.outcome)).toMatchObject({ ok: true });
+    // Ridden out within the attempt: the call's one `execute` ran as its first attempt, nothing failed and was retried.
+    const events = (await h.env.client.workflow.getHandle(jobId).fetchHistory()).events ?? [];
+    const executes = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'execute').map((e) => String(e.eventId)));
+    expect(executes.size).toBe(1);
+    const started = events.filter((e) => executes.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId)));
+    expect(started.map((e) => e.activityTaskStartedEventAttributes?.attempt)).toEqual([1]);
+    // The worker stayed up through it.
+    expect(worker.child.exitCode).toBeNull();
+    worker.child.kill('SIGTERM');
+    await worker.exited();
+  });
+});
