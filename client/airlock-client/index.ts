@@ -19,7 +19,7 @@ import { listByStatus, listPending, pendingOf, status, type JobStatusInfo, type 
 
 export type { CancelOutcome, StartedJob, StartJobOptions } from './jobs';
 export { temporalStatusText, WORKER_WAIT_MS };
-export type { JobStatusInfo, PendingJob, PendingOf } from './listing';
+export type { ActivityInProgress, JobStatusInfo, PendingJob, PendingOf } from './listing';
 export { shownStatus } from './listing';
 export type { DecideOptions, DecideOutcome } from './deciding';
 export { closedJobMessage, coerceEdits, reportedRejection } from './deciding';

@@ -2,6 +2,7 @@ import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from
 import type { ParkedBatchView } from '../../core/job/batch-view';
 import { AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
 import type { PendingRequestView } from '../../core/job/job-view';
+import { maskString } from '../../core/redaction/masking';
 import { PENDING_MEMO_KEY, pendingMemoSchema, type PendingMemo } from '../../core/reviewer/pending-memo';
 import { AirlockSearchAttributes, jobStatuses, statusKey, type JobStatus, type ShownStatus } from '../../core/temporal/search-attributes';
 import { state as queryState } from './jobs';
@@ -25,6 +26,46 @@ export interface PendingJob {
   readonly batch?: ParkedBatchView;
 }
 
+/** An activity of the job that Temporal has scheduled and not yet seen finish. */
+export interface ActivityInProgress {
+  readonly activity: string;
+  /** Which workers run it: the task queue's role. */
+  readonly queue: 'agent' | 'tools' | 'judge';
+  readonly attempt: number;
+  /** `running`: a worker has it; `waiting`: no worker has taken this attempt yet. */
+  readonly state: 'running' | 'waiting';
+  /** When this attempt was scheduled (waiting) or taken (running), ISO. */
+  readonly since: string | null;
+  /** The last attempt's failure, its first line, masked. */
+  readonly lastFailure: string | null;
+}
+
+const toolsActivities = new Set(['execute', 'prepareApproval', 'revalidate', 'resolveTargets']);
+const judgeActivities = new Set(['judgeRules']);
+
+function timeOf(t: { seconds?: unknown; nanos?: number | null } | null | undefined): string | null {
+  if (t === null || t === undefined || t.seconds === undefined || t.seconds === null) return null;
+  return new Date(Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6)).toISOString();
+}
+
+type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>[number];
+
+/** What Temporal says of one pending activity, as people read it. */
+function inProgress(p: PendingActivity): ActivityInProgress {
+  const activity = p.activityType?.name ?? 'activity';
+  // PENDING_ACTIVITY_STATE_STARTED (2) and CANCEL_REQUESTED (3) are held by a worker.
+  const running = p.state === 2 || p.state === 3;
+  const failure = p.lastFailure?.message;
+  return {
+    activity,
+    queue: toolsActivities.has(activity) ? 'tools' : judgeActivities.has(activity) ? 'judge' : 'agent',
+    attempt: p.attempt ?? 1,
+    state: running ? 'running' : 'waiting',
+    since: running ? timeOf(p.lastStartedTime) : timeOf(p.scheduledTime),
+    lastFailure: failure === undefined || failure === null || failure === '' ? null : maskString(failure.split('\n')[0] ?? ''),
+  };
+}
+
 /** What Temporal and the job say of a job's status. */
 export interface JobStatusInfo {
   readonly status: ShownStatus;
@@ -33,6 +74,8 @@ export interface JobStatusInfo {
   /** `AirlockStatus` as the job last set it (unset before its first workflow task). */
   readonly airlockStatus: string | undefined;
   readonly closedAt: string | null;
+  /** Activities scheduled and not finished (a running job's calls, model turns, judge calls). */
+  readonly inProgress: readonly ActivityInProgress[];
 }
 
 /**
@@ -82,6 +125,7 @@ export async function status(client: Client, jobId: string): Promise<JobStatusIn
     execution: description.status.name,
     airlockStatus: description.typedSearchAttributes.get(statusKey),
     closedAt: description.closeTime?.toISOString() ?? null,
+    inProgress: (description.raw.pendingActivities ?? []).map(inProgress),
   };
 }
 

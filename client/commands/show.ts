@@ -3,7 +3,7 @@ import { approvalCard, cardText } from '../../core/reviewer/approval-card';
 import type { AuditHealth } from '../../core/audit/backlog';
 import type { AgentJobStateView, DecidedRequestView } from '../../core/job/job-view';
 import { display } from '../../core/redaction/display-text';
-import type { JobStatusInfo } from '../airlock-client';
+import type { ActivityInProgress, JobStatusInfo } from '../airlock-client';
 import { cliName } from '../cli-name';
 import { jobIdArg, printJson, type CommandIo, type CommandRun } from '../command';
 import { withClient } from '../with-client';
@@ -33,6 +33,16 @@ const outcomeText = {
   unknown: 'OUTCOME UNKNOWN',
   not_needed: 'not run: no longer needed',
 } as const;
+
+/** An activity under way, as people ask "what is it doing?": waiting for a worker, retrying, or running. */
+function inProgressLine(a: ActivityInProgress): string {
+  const since = a.since !== null ? ` since ${a.since}` : '';
+  const failure = a.lastFailure !== null ? `; last failure: ${a.lastFailure}` : '';
+  if (a.state === 'waiting' && a.attempt <= 1) return display`  waiting for a ${a.queue} worker to take ${a.activity}${since}`;
+  if (a.state === 'waiting') return display`  ${a.activity}: attempt ${String(a.attempt)} waits for a ${a.queue} worker (retrying)${failure}`;
+  const attempt = a.attempt > 1 ? `, attempt ${a.attempt}` : '';
+  return display`  ${a.activity} running on a ${a.queue} worker${since}${attempt}${failure}`;
+}
 
 /** One decided request: the decision, and for an approved call what became of it. */
 function decidedLine(d: DecidedRequestView, ended: boolean): string {
@@ -71,6 +81,7 @@ function printState(io: CommandIo, s: AgentJobStateView, info: JobStatusInfo, ca
     io.out(display`  undecided when it ended (nothing can decide them now):`);
     for (const r of s.pending) io.out(display`    ${r.toolName} (request ${r.requestId}), rule ${r.ruleId}`);
   }
+  if (!closed) for (const a of info.inProgress) io.out(inProgressLine(a));
   const ended = s.result !== null || closed;
   for (const d of s.decided.slice(-10)) io.out(decidedLine(d, ended));
   // Older workers' views have no such list.
@@ -104,7 +115,8 @@ export const run: CommandRun = async (args, io, command) => {
   });
   const cards = state !== undefined && info.execution === 'RUNNING' ? stateCards(state, Date.now(), cliName(io.env)) : [];
   if (args.values.json === true) {
-    printJson(io, state === undefined ? { jobId, status: info.status, executionStatus: info.execution, closedAt: info.closedAt } : { ...state, status: info.status, jobStatus: state.status, executionStatus: info.execution, closedAt: info.closedAt, cards });
+    const record = { executionStatus: info.execution, closedAt: info.closedAt, inProgress: info.inProgress };
+    printJson(io, state === undefined ? { jobId, status: info.status, ...record } : { ...state, status: info.status, jobStatus: state.status, ...record, cards });
   } else if (state === undefined) printRecord(io, jobId, info, problem ?? 'no answer');
   else printState(io, state, info, cards);
 };

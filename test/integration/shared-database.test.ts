@@ -89,6 +89,40 @@ describe('a tools worker', () => {
   });
 });
 
+describe('a call no tools worker takes', () => {
+  test('says so in `show` (text and JSON) while it waits, and runs once a tools worker starts', async () => {
+    const url = await freshDatabase('no_worker');
+    expect((await h.cli(['setup'], { AIRLOCK_DATABASE_URL: url })).code).toBe(0);
+    writeFileSync(join(h.root, 'later.log'), 'line 1\n');
+    const { jobId } = await h.start({
+      jobId: 'no-tools-worker',
+      script: {
+        turns: [
+          { tool_calls: [{ name: 'fs_write', arguments: { path: 'later.log', content: 'line 2\n', mode: 'append' } }] },
+          { tool_calls: [{ name: 'complete', arguments: { summary: 'appended' } }] },
+        ],
+      },
+    });
+    // Parking needs a tools worker too (it observes the target for the reviewer): until one runs, that waits.
+    let shown = await h.cli(['show', jobId]);
+    for (let i = 0; i < 50 && !shown.stdout.includes('waiting for a tools worker'); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      shown = await h.cli(['show', jobId]);
+    }
+    expect(shown.stdout).toMatch(/^ {2}waiting for a tools worker to take prepareApproval since \d{4}-\d\d-\d\dT/m);
+    const json = JSON.parse((await h.cli(['show', jobId, '--json'])).stdout) as { inProgress: unknown[] };
+    expect(json.inProgress).toEqual([{ activity: 'prepareApproval', queue: 'tools', attempt: 1, state: 'waiting', since: expect.any(String), lastFailure: null }]);
+    const worker = h.spawnToolsWorker({ AIRLOCK_DATABASE_URL: url, AIRLOCK_DATA_DIR: mkdtempSync(join(h.dir, 'late-')) });
+    await h.waitForPending(jobId);
+    expect((await h.cli(['show', jobId])).stdout).not.toContain('waiting for a tools worker');
+    expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+    expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(join(h.root, 'later.log'), 'utf8')).toBe('line 1\nline 2\n');
+    worker.child.kill('SIGTERM');
+    await worker.exited();
+  });
+});
+
 describe('tools workers on separate data folders sharing one database', () => {
   let url: string;
   beforeAll(async () => {
