@@ -59,6 +59,9 @@ export function matchesFilter(event: StoredEvent, filter: AuditFilter): boolean 
   return (filter.jobId === undefined || event.jobId === filter.jobId) && inRun && (filter.type === undefined || event.type === filter.type);
 }
 
+/** How many recent event ids the JSONL reader remembers to drop an event written twice. */
+const RECENT_IDS = 100_000;
+
 /** The JSONL log, read line by line: the last `limit` matching events, and the numbers of lines that are not events. */
 export class JsonlAuditReader implements AuditReader {
   constructor(readonly file: string) {}
@@ -66,6 +69,9 @@ export class JsonlAuditReader implements AuditReader {
   async read(filter: AuditFilter): Promise<AuditRead> {
     const events: StoredEvent[] = [];
     const unreadable: string[] = [];
+    // A workflow task redone after a worker crash writes its events again, under the ids the job gave them:
+    // shown once, as the database keeps them. Such twins are seconds apart, so a window of recent ids finds them.
+    const recent = new Set<string>();
     if (existsSync(this.file)) {
       let lineNumber = 0;
       for await (const line of createInterface({ input: createReadStream(this.file, 'utf8'), crlfDelay: Infinity })) {
@@ -75,6 +81,11 @@ export class JsonlAuditReader implements AuditReader {
         if (event === undefined) {
           unreadable.push(String(lineNumber));
           continue;
+        }
+        if (typeof event.eventId === 'string') {
+          if (recent.has(event.eventId)) continue;
+          recent.add(event.eventId);
+          if (recent.size > RECENT_IDS) recent.delete(recent.values().next().value as string);
         }
         if (matchesFilter(event, filter)) {
           events.push(event);

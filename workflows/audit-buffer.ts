@@ -1,3 +1,4 @@
+import { workflowInfo } from '@temporalio/workflow';
 import type { AuditEvent, AuditRecord } from '../core/audit/events';
 import { AuditBacklog, auditWriteResultSchema, type AuditHealth, type CarriedAuditBacklog } from '../core/audit/backlog';
 import { describeError } from '../core/temporal/describe-error';
@@ -15,6 +16,8 @@ import { oneEvaluationPath } from './patches';
 export class AuditBuffer {
   /** Recorded, not yet handed to a write. */
   private events: AuditEvent[] = [];
+  /** Events this run recorded so far: with the run's id, each event's identity (replay counts the same). */
+  private recorded = 0;
   private backlog = new AuditBacklog();
 
   constructor(
@@ -31,7 +34,8 @@ export class AuditBuffer {
   }
 
   record(event: AuditRecord): void {
-    this.events.push({ ...event, jobId: this.jobId, at: new Date().toISOString(), policyVersion: this.policyVersion() });
+    const eventId = `${workflowInfo().runId}:${this.recorded++}`;
+    this.events.push({ ...event, jobId: this.jobId, at: new Date().toISOString(), policyVersion: this.policyVersion(), eventId });
   }
 
   /** Events recorded and not yet tried: the job has something to write. */

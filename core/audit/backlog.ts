@@ -15,7 +15,7 @@ export const MAX_UNWRITTEN_CHARS = 256_000;
 const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 3_600_000;
 
-const envelopeSchema = z.strictObject({ type: z.string(), jobId: z.string(), at: z.string(), policyVersion: z.string().optional(), data: z.unknown() });
+const envelopeSchema = z.strictObject({ type: z.string(), jobId: z.string(), at: z.string(), policyVersion: z.string().optional(), eventId: z.string().max(200).optional(), data: z.unknown() });
 const dataSchemas: ReadonlyMap<string, z.ZodType> = new Map(Object.entries(auditEventSchemas));
 
 /** An event as the job recorded it, checked against its type's definition. */

@@ -172,6 +172,13 @@ interface AuditEnvelope<T extends AuditEventType> {
    * recorded have none.
    */
   readonly runId?: string;
+  /**
+   * The event's identity, given by the job when it records it (the
+   * recording run's id and a count): the same however often the event is
+   * written, a workflow task redone after a worker crash included, where
+   * its `at` is that of the redone task. Events of older builds have none.
+   */
+  readonly eventId?: string;
   readonly data: AuditData<T>;
 }
 
@@ -199,15 +206,17 @@ export function sanitizeAuditEvent(event: AuditEvent): AuditEvent {
 export type AuditRecord = { [T in AuditEventType]: { readonly type: T; readonly data: AuditData<T> } }[AuditEventType];
 
 /**
- * Each event's identity, the same however often the batch is written: a
- * digest of what the event is (run, type, job, time, data), and, for an
- * event identical to one before it in the batch, how many came before. A
- * job sends a batch again, whole and in order, after a write it could not
- * confirm, so a store keyed by these ids holds every event once.
+ * Each event's identity, the same however often it is written: the id the
+ * job gave it; for an event of an older build, a digest of what it is
+ * (run, type, job, time, data) and, for an event identical to one before
+ * it in the batch, how many came before (a job sends a batch again, whole
+ * and in order, after a write it could not confirm). A store keyed by
+ * these ids holds every event once.
  */
 export function auditEventIds(events: readonly AuditEvent[]): string[] {
   const seen = new Map<string, number>();
   return events.map((event) => {
+    if (event.eventId !== undefined) return event.eventId;
     const base = sha256Hex(canonicalJson({ runId: event.runId ?? null, type: event.type, jobId: event.jobId, at: event.at, data: event.data }));
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);

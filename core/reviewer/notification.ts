@@ -78,6 +78,8 @@ export function decisionCommands(jobId: string, requestId: string): { approve: s
 
 /** One id per event: a retried audit write, or a worker restart, never notifies twice. */
 export function noticeEventId(event: AuditEvent): string {
+  // The job's own id for the event when it gave one: a workflow task redone after a crash records it again with another time.
+  if (event.eventId !== undefined) return sha256Hex(`event:${event.eventId}`).slice(0, 32);
   return sha256Hex(canonicalJson({ type: event.type, jobId: event.jobId, at: event.at, data: event.data })).slice(0, 32);
 }
 

@@ -256,6 +256,15 @@ describe.each(backends)('$name audit log', (backend) => {
     expect((await reader.read({ limit: 100 })).unreadable).toEqual([]);
   });
 
+  test('an event the job wrote again from a redone workflow task (same id, another time) is kept once', async () => {
+    const { writers: [a, b], reader } = await backend.auditLog();
+    const first = events('job-w', 'run-w', 3).map((e, i) => ({ ...e, eventId: `run-w:${i}` }));
+    const redone = first.map((e) => ({ ...e, at: '2026-12-01T10:00:07.000Z' }));
+    await a.write(first);
+    await b.write(redone);
+    expect((await reader.read({ limit: 100, jobId: 'job-w' })).events).toEqual(first);
+  });
+
   test('a batch holds exactly its events, identical ones included, and the unicode and size they have', async () => {
     const { writers: [a], reader } = await backend.auditLog();
     const twin: AuditEvent = { type: 'approval_rejected', jobId: 'job-t', runId: 'run-t', at: '2026-12-01T10:00:00.000Z', policyVersion: 'p1', data: { requestId: 'r', code: 'already_decided', reason: `ünïcode ✓ ${'x'.repeat(100_000)}`, reviewer: 'bob', via: 'update' } };
