@@ -18,7 +18,7 @@ import { interleaved, pairedRatios, sleep, summary, timed } from './stats';
  */
 
 /** Resolves with the moment `file` stops existing: inotify, with a short poll in case an event is missed. */
-function whenGone(dir: string, name: string): { gone: Promise<number>; close(): void } {
+export function whenGone(dir: string, name: string): { gone: Promise<number>; close(): void } {
   const file = join(dir, name);
   let resolve: (at: number) => void = () => undefined;
   const gone = new Promise<number>((r) => {

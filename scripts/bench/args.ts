@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-export const partNames = ['policy', 'masking', 'gate', 'services', 'http', 'history', 'approval', 'cli', 'parked'] as const;
+export const partNames = ['policy', 'masking', 'gate', 'services', 'http', 'history', 'approval', 'stores', 'cli', 'parked'] as const;
 export type PartName = (typeof partNames)[number];
 
 export interface BenchOptions {

@@ -12,6 +12,7 @@ import { maskingPart } from './masking';
 import { policyPart } from './policy';
 import { servicesPart } from './services';
 import { startStack, type Stack } from './stack';
+import { storesPart } from './stores';
 
 /**
  * `npm run bench`: airlock's speed and scale on a real Temporal dev server
@@ -29,6 +30,7 @@ const parts: Record<PartName, Part> = {
   http: { server: true, run: httpPart },
   history: { server: true, run: (s) => historyPart(s) },
   approval: { server: true, run: approvalPart },
+  stores: { server: true, run: storesPart },
   cli: { server: true, run: cliPart },
   parked: { server: true, run: parkedPart },
 };
