@@ -1,4 +1,5 @@
 import type { Client, WorkflowExecutionDescription, WorkflowExecutionInfo } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { ParkedBatchView } from '../../core/job/batch-view';
 import { AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
 import type { PendingRequestView } from '../../core/job/job-view';
@@ -53,8 +54,9 @@ type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['pendingA
 /** What Temporal says of one pending activity, as people read it. */
 function inProgress(p: PendingActivity): ActivityInProgress {
   const activity = p.activityType?.name ?? 'activity';
-  // PENDING_ACTIVITY_STATE_STARTED (2) and CANCEL_REQUESTED (3) are held by a worker.
-  const running = p.state === 2 || p.state === 3;
+  // Started, or asked to cancel: a worker holds it.
+  const { PENDING_ACTIVITY_STATE_STARTED, PENDING_ACTIVITY_STATE_CANCEL_REQUESTED } = temporal.api.enums.v1.PendingActivityState;
+  const running = p.state === PENDING_ACTIVITY_STATE_STARTED || p.state === PENDING_ACTIVITY_STATE_CANCEL_REQUESTED;
   const failure = p.lastFailure?.message;
   return {
     activity,
