@@ -249,18 +249,22 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   judgeCommands,
   {
     name: 'audit',
-    summary: "Read this machine's audit log (newest last), filtered by job, run and event type",
-    details: 'Each event names the run of its job that wrote it; with --job, the events of each run are headed by the run.',
+    summary: 'Read the audit log (newest last), filtered by job, run and event type; or write back what ended jobs could not write',
+    details:
+      'Each event names the run of its job that wrote it; with --job, the events of each run are headed by the run. ' +
+      'With --recover, the events of jobs that ended while the audit log could not be written (their results carry them) are written to it now; running it again adds nothing.',
     // The first two of core/audit/events' event types; spelled out, since loading it loads zod.
-    usage: 'airlock audit [--job JOB_ID [--run RUN_ID]] [--type policy_evaluation|policy_rule_matched|…] [--limit N] [--json]',
+    usage: 'airlock audit [--job JOB_ID [--run RUN_ID]] [--type policy_evaluation|policy_rule_matched|…] [--limit N] [--json] | airlock audit --recover [--since DURATION] [--json]',
     options: {
       job: { type: 'string', value: 'JOB_ID', description: "Only this job's events" },
       run: { type: 'string', value: 'RUN_ID', description: 'Only the events of this run of the job (its id or a prefix of it)' },
       type: { type: 'string', value: 'TYPE', description: 'Only events of this type (approval_decided, tool_executed, …)' },
       limit: { type: 'string', value: 'N', description: 'At most the last N events (default 100)' },
+      recover: { type: 'boolean', description: 'Write back the events of ended jobs that could not write them (from their results)' },
+      since: { type: 'string', value: 'DURATION', description: 'With --recover: jobs that ended within this long (default 30d)' },
       json,
     },
-    examples: ['airlock audit --job job-1f0c2a', 'airlock audit --type approval_decided --limit 20 --json'],
+    examples: ['airlock audit --job job-1f0c2a', 'airlock audit --type approval_decided --limit 20 --json', 'airlock audit --recover --since 7d'],
     load: async () => (await import('./commands/audit')).run,
   },
   {

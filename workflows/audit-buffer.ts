@@ -1,5 +1,5 @@
 import { workflowInfo } from '@temporalio/workflow';
-import type { AuditEvent, AuditRecord } from '../core/audit/events';
+import { sanitizeAuditEvent, type AuditEvent, type AuditRecord } from '../core/audit/events';
 import { AuditBacklog, auditWriteResultSchema, type AuditHealth, type CarriedAuditBacklog } from '../core/audit/backlog';
 import { describeError } from '../core/temporal/describe-error';
 import { local } from './activities';
@@ -36,6 +36,11 @@ export class AuditBuffer {
   record(event: AuditRecord): void {
     const eventId = `${workflowInfo().runId}:${this.recorded++}`;
     this.events.push({ ...event, jobId: this.jobId, at: new Date().toISOString(), policyVersion: this.policyVersion(), eventId });
+  }
+
+  /** Events no write has taken yet, sanitized as a write would: what a job that ends now could not write. */
+  lost(): AuditEvent[] {
+    return [...this.backlog.kept(), ...this.events].map(sanitizeAuditEvent);
   }
 
   /** Events recorded and not yet tried: the job has something to write. */

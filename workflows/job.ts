@@ -264,10 +264,11 @@ export class Job {
     this.status = status;
     this.show();
     await this.drain();
-    // Events still unwritten end with the job: the result says how many.
+    // Events still unwritten end with the job: the result says how many, and carries them for `airlock audit --recover`.
     const audit = this.audit.health();
     if (audit === undefined) return result;
-    this.result = { ...result, audit: maskedAuditHealth(audit) };
+    const lost = this.audit.lost();
+    this.result = { ...result, audit: { ...maskedAuditHealth(audit), ...(lost.length > 0 ? { events: lost } : {}) } };
     return this.result;
   }
 }

@@ -26,6 +26,11 @@ async function readAudit(config: AirlockConfig, filter: AuditFilter): Promise<Au
 }
 
 export const run: CommandRun = async (args, io) => {
+  if (args.values.recover === true) {
+    if (['job', 'run', 'type', 'limit'].some((o) => args.values[o] !== undefined)) throw new UsageError('--recover takes only --since and --json');
+    return (await import('./audit-recover')).recoverAudit(args, io);
+  }
+  if (args.values.since !== undefined) throw new UsageError('--since goes with --recover');
   const type = stringOption(args, 'type');
   if (type !== undefined && !(auditEventTypes as readonly string[]).includes(type)) {
     throw new UsageError(`--type takes one of ${auditEventTypes.join(', ')}`);

@@ -75,6 +75,11 @@ export class AuditBacklog {
     return this.events.length;
   }
 
+  /** The kept events, left in place. */
+  kept(): readonly AuditEvent[] {
+    return [...this.events];
+  }
+
   /** Takes every kept event for a write; `failed` puts them back. */
   take(): AuditEvent[] {
     const events = this.events;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { sideEffectToolNames } from '../tools/registry';
 import type { AuditHealth } from '../audit/backlog';
+import type { AuditEvent } from '../audit/events';
 
 /** The workflow type name of a job. */
 export const AGENT_JOB_WORKFLOW = 'agentJob';
@@ -59,6 +60,10 @@ export interface AgentJobResult {
   /** The summary given to `complete`. */
   readonly summary?: string;
   readonly turns: number;
-  /** Set when audit writes failed in the job; `unwritten` events were lost when it ended. */
-  readonly audit?: AuditHealth;
+  /**
+   * Set when audit writes failed in the job; `unwritten` events were not
+   * written when it ended. `events` holds them, sanitized (absent from
+   * builds before): `airlock audit --recover` writes them back.
+   */
+  readonly audit?: AuditHealth & { readonly events?: readonly AuditEvent[] };
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuditEvent } from '../../core/audit/events';
 import type { AgentJobStateView } from '../../core/job/job-view';
@@ -183,7 +183,7 @@ test('events not yet written are carried across continue-as-new and written once
   expect(runs.map((run) => patchAskedIn(run, 'airlock-reads-before-local-activity'))).toEqual(runs.map(() => 1));
 });
 
-test('a job that ends while the disk stays full finishes anyway, its result saying how many events were lost', async () => {
+test('a job that ends while the disk stays full finishes anyway, its result carrying the events it could not write, which `airlock audit --recover` writes back once', async () => {
   writeFileSync(join(h.root, 'a.txt'), 'a');
   small.block('read-only');
   const { jobId } = await h.start({
@@ -198,4 +198,20 @@ test('a job that ends while the disk stays full finishes anyway, its result sayi
   small.unblock();
   expect(wholeLines().filter((e) => e.jobId === jobId)).toEqual([]);
   await expectReplays(jobId);
+
+  // The result carries them, sanitized: written back from there once the log is writable again, and only once.
+  expect(result.audit?.events).toHaveLength(result.audit?.unwritten ?? -1);
+  // The CLI finds the log as `<data>/audit/audit.jsonl`: here, the small folder.
+  const data = mkdtempSync(join(h.dir, 'recover-'));
+  symlinkSync(small.dir, join(data, 'audit'));
+  const recover = await h.cli(['audit', '--recover', '--since', '1h'], { AIRLOCK_DATA_DIR: data });
+  expect(recover).toMatchObject({ code: 0, stderr: '' });
+  expect(recover.stdout).toContain(`job ${jobId} (run `);
+  const back = wholeLines().filter((e) => e.jobId === jobId);
+  expect(back).toHaveLength(result.audit?.unwritten ?? -1);
+  expect(back.map((e) => e.eventId)).toEqual(result.audit?.events?.map((e) => e.eventId));
+  expect(back.every((e) => e.runId !== undefined)).toBe(true);
+  expect(back.map((e) => e.type)).toContain('tool_executed');
+  expect((await h.cli(['audit', '--recover', '--since', '1h'], { AIRLOCK_DATA_DIR: data })).code).toBe(0);
+  expect(wholeLines().filter((e) => e.jobId === jobId)).toHaveLength(back.length);
 });
