@@ -1,18 +1,19 @@
 import { z } from 'zod';
-import { auditEventIds, type AuditEvent } from '../../core/audit/events';
+import { auditEventSchema } from '../../core/audit/backlog';
+import { auditEventIds, sanitizeAuditEvent, type AuditEvent } from '../../core/audit/events';
 import type { AirlockConfig } from '../../core/config/config';
 import { AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
 import { display } from '../../core/redaction/display-text';
 import { parseDuration } from '../../core/util/duration';
 import { JsonlAuditSink, type AuditSink } from '../../host/audit-log';
-import { JsonlAuditReader, storedEventSchema } from '../../host/audit-reader';
+import { JsonlAuditReader } from '../../host/audit-reader';
 import { statePaths } from '../../host/paths';
 import { printJson, stringOption, type CommandIo, type ParsedArgs } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
 
-/** What an ended job's result says of the events it could not write. */
-const resultSchema = z.looseObject({ audit: z.looseObject({ events: z.array(storedEventSchema).optional() }).optional() });
+/** What an ended job's result says of the events it could not write; each is checked against its type below. */
+const resultSchema = z.looseObject({ audit: z.looseObject({ events: z.array(z.unknown()).optional() }).optional() });
 
 interface Recovered {
   readonly jobId: string;
@@ -66,10 +67,15 @@ export async function recoverAudit(args: ParsedArgs, io: CommandIo): Promise<voi
           // Failed, cancelled or terminated: such a run returned no result to carry events in.
           continue;
         }
-        const events = resultSchema.safeParse(raw).data?.audit?.events;
-        if (events === undefined || events.length === 0) continue;
+        const carried = resultSchema.safeParse(raw).data?.audit?.events ?? [];
+        // Only events of a known type with their type's fields, sanitized again as a write would: a result is only data.
+        const events = carried.flatMap((e) => {
+          const parsed = auditEventSchema.safeParse(e);
+          return parsed.success ? [sanitizeAuditEvent(parsed.data)] : [];
+        });
+        if (events.length === 0) continue;
         // Stamped as the writing activity would have: with the run that recorded them.
-        const stamped = events.map((e) => ({ ...e, runId: e.runId ?? info.runId }) as unknown as AuditEvent);
+        const stamped: AuditEvent[] = events.map((e) => ({ ...e, runId: e.runId ?? info.runId }));
         const held = await log.holds(info.workflowId);
         const ids = auditEventIds(stamped);
         const missing = stamped.filter((_, i) => !held.has(ids[i] ?? ''));
