@@ -1,5 +1,6 @@
-import { appendFileSync, closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, createReadStream, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { AuditEvent } from '../core/audit/events';
 import { firstLine } from '../core/temporal/describe-error';
 
@@ -15,6 +16,8 @@ export interface AuditSink {
    * that appends (the JSONL file) is not: a retry there could write twice.
    */
   readonly idempotent: boolean;
+  /** Removes events older than this; how many. */
+  prune(olderThanMs: number): Promise<number>;
 }
 
 /** One warning line, then at most one a minute while the failure lasts: a full disk must not flood the log. */
@@ -70,6 +73,51 @@ export class JsonlAuditSink implements AuditSink {
       throw new Error(`cannot write ${this.file}: ${errorText(err)}`, { cause: err });
     }
     this.recovered();
+  }
+
+  /**
+   * Rewrites the file without events whose `at` is older than this. The
+   * kept lines are copied to `<file>.pruning` as a stream; then, in one
+   * synchronous step that no write of this process can come between, what
+   * was appended meanwhile is copied too and the copy takes the file's
+   * name. A line that is not an event is kept: it is never dropped quietly.
+   */
+  async prune(olderThanMs: number): Promise<number> {
+    if (!existsSync(this.file)) return 0;
+    const cutoff = new Date(this.now() - olderThanMs).toISOString();
+    const copy = `${this.file}.pruning`;
+    const end = statSync(this.file).size;
+    if (end === 0) return 0;
+    let removed = 0;
+    const out = openSync(copy, 'w', 0o600);
+    try {
+      for await (const line of createInterface({ input: createReadStream(this.file, { encoding: 'utf8', end: end - 1 }), crlfDelay: Infinity })) {
+        if (line === '') continue;
+        const at = /"at":"([^"]+)"/.exec(line)?.[1];
+        if (at !== undefined && at < cutoff) {
+          removed++;
+          continue;
+        }
+        writeSync(out, `${line}\n`);
+      }
+      if (removed === 0) return 0;
+      const now = statSync(this.file).size;
+      if (now > end) {
+        const tail = Buffer.alloc(now - end);
+        const fd = openSync(this.file, 'r');
+        try {
+          readSync(fd, tail, 0, tail.length, end);
+        } finally {
+          closeSync(fd);
+        }
+        writeSync(out, tail);
+      }
+      renameSync(copy, this.file);
+      return removed;
+    } finally {
+      closeSync(out);
+      if (existsSync(copy)) unlinkSync(copy);
+    }
   }
 
   private withFile(use: (fd: number) => void): void {

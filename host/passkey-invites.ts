@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AirlockError } from '../core/util/errors';
@@ -62,6 +62,8 @@ export interface InviteStore {
    * succeeds and put back when it fails.
    */
   consume<T>(token: string, use: (invite: Invite) => Promise<T>): Promise<T>;
+  /** Forgets invites that expired longer ago than this; how many. */
+  prune(olderThanMs: number): Promise<number>;
 }
 
 /** An invite's expiry checked: usable now, or an `InviteError` saying when it expired. */
@@ -121,6 +123,33 @@ export class PasskeyInvites implements InviteStore {
     }
   }
 
+  async prune(olderThanMs: number): Promise<number> {
+    const before = this.now() - olderThanMs;
+    let removed = 0;
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return 0;
+    }
+    for (const name of names) {
+      const file = join(this.dir, name);
+      let stale: boolean;
+      if (name.endsWith('.json')) {
+        const parsed = inviteSchema.safeParse(readJson(file));
+        // One that cannot be read stays: it is never removed unseen.
+        stale = parsed.success && parsed.data.expiresAt < before;
+      } else {
+        // Taken by a registration whose process died: put back long ago or never.
+        stale = name.includes('.taken-') && statSync(file).mtimeMs < before;
+      }
+      if (!stale) continue;
+      unlinkSync(file);
+      removed++;
+    }
+    return removed;
+  }
+
   private file(token: string): string {
     return join(this.dir, `${tokenHash(token)}.json`);
   }
@@ -141,5 +170,13 @@ export class PasskeyInvites implements InviteStore {
     const parsed = inviteSchema.safeParse(json);
     if (!parsed.success) throw new InviteError(`this registration invite cannot be read; ${again()}`, 'unknown');
     return usable(parsed.data, this.now());
+  }
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
   }
 }

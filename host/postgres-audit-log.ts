@@ -38,6 +38,15 @@ export class PostgresAuditLog implements AuditSink, AuditReader {
     });
   }
 
+  async prune(olderThanMs: number): Promise<number> {
+    const result = await this.db.query({
+      name: 'airlock-audit-prune',
+      text: `DELETE FROM airlock_audit WHERE written_at < clock_timestamp() - ($1::bigint * interval '1 millisecond')`,
+      values: [Math.round(olderThanMs)],
+    });
+    return result.rowCount ?? 0;
+  }
+
   async read(filter: AuditFilter): Promise<AuditRead> {
     const result = await this.db.query<{ seq: string; event: string }>({
       name: 'airlock-audit-read',

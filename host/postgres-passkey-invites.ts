@@ -56,6 +56,11 @@ export class PostgresPasskeyInvites implements InviteStore {
       }
     }
   }
+
+  async prune(olderThanMs: number): Promise<number> {
+    const result = await this.db.query({ name: 'airlock-invite-prune', text: `DELETE FROM airlock_invites WHERE expires_at < ${NOW_MS} - $1`, values: [Math.round(olderThanMs)] });
+    return result.rowCount ?? 0;
+  }
 }
 
 function fromRow(row: Record<string, unknown> | undefined): Invite {

@@ -455,7 +455,7 @@ async function main(): Promise<void> {
       signer: createGrantSigner(grantKeys.privateKey),
       sealer: createSealer(grantKeys.privateKey),
       grantTtlMs: 10 * 60_000,
-      audit: { write: async () => undefined, idempotent: false },
+      audit: { write: async () => undefined, idempotent: false, prune: async () => 0 },
       reviewerKeys: {
         get: (name) => (name === 'alice' ? reviewer.publicKey : undefined),
         passkeys: (name) => (name === 'alice' ? [passkey.registered()] : []),

@@ -10,6 +10,8 @@ import { PostgresNonceStore } from '../host/nonces/postgres-nonce-store';
 import { SqliteNonceStore } from '../host/nonces/sqlite-nonce-store';
 import { Database } from '../host/database/postgres';
 import { requireSchema } from '../host/database/migrations';
+import { PostgresPasskeyInvites } from '../host/postgres-passkey-invites';
+import type { RetentionTask } from '../host/retention';
 import { ReviewerKeysFile } from '../host/reviewer-keys';
 import { loadPolicySnapshotFrom } from '../host/rules-file';
 import { Roots } from '../host/roots';
@@ -189,4 +191,25 @@ export async function buildActivities(
     : undefined;
 
   return createActivities({ agent, tools: toolDeps, judge });
+}
+
+/**
+ * What this worker removes once it is old enough: the tools side its nonce
+ * store's rows, the agent side old audit events and, with the shared
+ * database, expired passkey invites (the approval page removes those of a
+ * data folder). Conversations are kept (see the README).
+ */
+export function retentionTasks(config: AirlockConfig, roles: readonly QueueRole[], db: Database | undefined, audit: AuditSink | undefined): RetentionTask[] {
+  const { finishedMs, auditMs } = config.retention;
+  const tasks: RetentionTask[] = [];
+  if (roles.includes('tools')) {
+    let nonces: Promise<NonceStore> | undefined;
+    tasks.push({ name: 'nonce/outcome rows', run: async () => (await (nonces ??= openNonceStore(db, statePaths(config).nonces))).prune(finishedMs) });
+  }
+  if (roles.includes('agent') && audit !== undefined) tasks.push({ name: 'audit events', run: () => audit.prune(auditMs) });
+  if (roles.includes('agent') && db !== undefined) {
+    const invites = new PostgresPasskeyInvites(db);
+    tasks.push({ name: 'expired passkey invites', run: () => invites.prune(finishedMs) });
+  }
+  return tasks;
 }

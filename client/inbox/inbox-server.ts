@@ -16,6 +16,7 @@ import { prepareDecision, submitDecision } from './decisions';
 import { checkHost, checkPost, HttpError, readJson, send, sendError, sendJson } from './http-guard';
 import { cardPage, errorPage, listFragment, listPage, registerPage, requestGonePage } from './pages';
 import { DEFAULT_DECISION_LIMITS, RateLimit, type DecisionLimits } from './rate-limit';
+import { startRetention } from '../../host/retention';
 import { openInviteStores } from './invite-stores';
 import { Registration } from './registration';
 import type { InboxSite } from './site';
@@ -59,6 +60,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   const paths = statePaths(options.config);
   const temporal = new TemporalLink(options.config);
   const inviteStores = await openInviteStores(options.config);
+  const retention = startRetention([{ name: 'expired passkey invites', run: () => inviteStores.invites.prune(options.config.retention.finishedMs) }], { log });
   const registration = new Registration({ site, invites: inviteStores.invites, challenges: inviteStores.challenges, keysFile: paths.reviewerKeys });
   const assets = new Map<string, { readonly type: string; readonly body: string | Buffer }>([
     ['/assets/inbox.js', { type: JS, body: PAGE_SCRIPT }],
@@ -182,6 +184,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await temporal.close();
+      retention.stop();
       await inviteStores.close();
     },
   };

@@ -79,6 +79,8 @@ const pathList = z
   .refine((paths) => paths.length > 0, 'expected one or more absolute folders separated by ":"')
   .refine((paths) => paths.every((p) => p.startsWith('/')), 'every root must be an absolute path');
 
+const DAY_MS = 86_400_000;
+
 const logLevel = z.enum(['error', 'warn', 'info', 'debug'], {
   error: 'expected one of error, warn, info, debug',
 });
@@ -115,6 +117,8 @@ const variables = {
   AIRLOCK_GRANT_KEY: nonEmpty.optional(),
   AIRLOCK_GRANT_PUBLIC_KEY: nonEmpty.optional(),
   AIRLOCK_GRANT_TTL: durationText.default(15 * 60_000),
+  AIRLOCK_RETENTION: durationText.refine((ms) => ms >= DAY_MS, 'at least 1d').default(30 * DAY_MS),
+  AIRLOCK_AUDIT_RETENTION: durationText.refine((ms) => ms >= DAY_MS, 'at least 1d').default(365 * DAY_MS),
   AIRLOCK_REVIEWER: nonEmpty.optional(),
   AIRLOCK_REVIEWER_KEYS: nonEmpty.optional(),
   AIRLOCK_REVIEWER_KEY: nonEmpty.optional(),
@@ -186,6 +190,12 @@ export interface AirlockConfig {
   readonly roots: readonly string[] | undefined;
   /** The tools config file (YAML): roots, services, hosts and commands the tools may touch; unset: file tools only. */
   readonly toolsConfigFile: string | undefined;
+  /**
+   * How long what finished jobs leave behind is kept before workers remove
+   * it: outcome rows, expired invites (`finishedMs`), audit events
+   * (`auditMs`).
+   */
+  readonly retention: { readonly finishedMs: number; readonly auditMs: number };
   readonly grants: {
     /** Agent side; unset: `<dataDir>/keys/grant-ed25519.pem` (created on first start). */
     readonly privateKeyFile: string | undefined;
@@ -287,6 +297,7 @@ export function parseConfig(env: Env): AirlockConfig {
     rulesFile: p.AIRLOCK_RULES_FILE,
     roots: p.AIRLOCK_ROOTS,
     toolsConfigFile: p.AIRLOCK_TOOLS_CONFIG,
+    retention: { finishedMs: p.AIRLOCK_RETENTION, auditMs: p.AIRLOCK_AUDIT_RETENTION },
     grants: {
       privateKeyFile: p.AIRLOCK_GRANT_KEY,
       publicKeyFile: p.AIRLOCK_GRANT_PUBLIC_KEY,

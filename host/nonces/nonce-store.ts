@@ -119,6 +119,8 @@ export interface NonceStore {
    */
   silentFor(nonce: string): Promise<number | undefined>;
   recordOutcome(nonce: string, outcome: StoredOutcome): Promise<void>;
+  /** Forgets nonces consumed longer ago than this (their grants expired long before); how many. */
+  prune(olderThanMs: number): Promise<number>;
   close(): Promise<void>;
 }
 

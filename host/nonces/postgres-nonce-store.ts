@@ -88,6 +88,15 @@ export class PostgresNonceStore implements NonceStore {
     await this.db.query({ name: 'airlock-nonce-outcome', text: 'UPDATE airlock_nonces SET outcome = $1 WHERE nonce = $2', values: [outcomeText(outcome), nonce] });
   }
 
+  async prune(olderThanMs: number): Promise<number> {
+    const result = await this.db.query({
+      name: 'airlock-nonce-prune',
+      text: `DELETE FROM airlock_nonces WHERE consumed_at < clock_timestamp() - ($1::bigint * interval '1 millisecond')`,
+      values: [Math.round(olderThanMs)],
+    });
+    return result.rowCount ?? 0;
+  }
+
   /** The database is the deployment's; whoever opened it closes it. */
   async close(): Promise<void> {}
 }

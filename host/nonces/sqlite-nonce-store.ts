@@ -164,6 +164,11 @@ export class SqliteNonceStore implements NonceStore {
     this.finish.run(outcomeText(outcome), nonce);
   }
 
+  async prune(olderThanMs: number): Promise<number> {
+    // consumed_at is ISO 8601 in UTC: it sorts as it reads.
+    return this.db.prepare('DELETE FROM consumed_nonces WHERE consumed_at < ?').run(new Date(Date.now() - olderThanMs).toISOString()).changes;
+  }
+
   async close(): Promise<void> {
     this.db.close();
   }

@@ -48,6 +48,9 @@ class MemoryAuditSink implements AuditSink {
   async write(events: readonly AuditEvent[]): Promise<void> {
     this.events.push(...events);
   }
+  async prune(): Promise<number> {
+    return 0;
+  }
 }
 
 export interface HarnessOptions {

@@ -17,6 +17,9 @@ import { migrate } from '../../host/database/migrations';
 import { pathDigest, storedOutcome, type NonceStore } from '../../host/nonces/nonce-store';
 import { PostgresNonceStore } from '../../host/nonces/postgres-nonce-store';
 import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
+import { parseConfig } from '../../core/config/config';
+import { statePaths } from '../../host/paths';
+import { retentionTasks } from '../../workers/deps';
 import { PostgresContentStore } from '../../host/postgres-content-store';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
 
@@ -103,7 +106,7 @@ const backends: Backend[] = [
         stores: [new PasskeyInvites(folder), new PasskeyInvites(folder)],
         async expire(token) {
           const file = join(folder, `${tokenHash(token)}.json`);
-          writeFileSync(file, JSON.stringify({ ...(JSON.parse(readFileSync(file, 'utf8')) as object), expiresAt: Date.now() - 1 }));
+          writeFileSync(file, JSON.stringify({ ...(JSON.parse(readFileSync(file, 'utf8')) as object), expiresAt: 0 }));
         },
       };
     },
@@ -111,7 +114,13 @@ const backends: Backend[] = [
   {
     name: 'postgres',
     async nonceStores() {
-      return [kept(await PostgresNonceStore.open(database())), kept(await PostgresNonceStore.open(database()))];
+      const url = await freshDatabase('nonces');
+      const own = () => {
+        const db = Database.open(url, { maxConnections: 8 });
+        closers.push(() => db.close());
+        return db;
+      };
+      return [kept(await PostgresNonceStore.open(own())), kept(await PostgresNonceStore.open(own()))];
     },
     async contentStores() {
       return [PostgresContentStore.on(database()), PostgresContentStore.on(database())];
@@ -218,6 +227,23 @@ describe.each(backends)('$name nonce store', (backend) => {
   });
 });
 
+describe.each(backends)('$name nonce store retention', (backend) => {
+  test('nonces consumed longer ago than the retention are forgotten, newer ones kept', async () => {
+    const [a] = await backend.nonceStores();
+    const [old1, old2, fresh] = [nonce(), nonce(), nonce()];
+    await a.consume(record(old1));
+    await a.consume(record(old2));
+    await a.recordOutcome(old1, storedOutcome({ ok: true, output: '' }));
+    await sleep(1500);
+    await a.consume(record(fresh));
+    expect(await a.prune(1000)).toBe(2);
+    expect(await a.lookup(old1)).toBeUndefined();
+    expect(await a.lookup(old2)).toBeUndefined();
+    expect(await a.lookup(fresh)).toMatchObject({ consumed: false });
+    expect(await a.prune(60_000)).toBe(0);
+  });
+});
+
 describe.each(backends)('$name content store', (backend) => {
   test('a text is stored under its digest, once, and every worker reads it back exactly', async () => {
     const [a, b] = await backend.contentStores();
@@ -271,6 +297,41 @@ describe.each(backends)('$name audit log', (backend) => {
     await a.write([twin, twin]);
     expect((await reader.read({ limit: 10, jobId: 'job-t' })).events).toEqual([twin, twin]);
   });
+});
+
+describe.each(backends)('$name audit log retention', (backend) => {
+  test('events older than the retention are removed, newer ones and lines that are not events kept', async () => {
+    const { writers: [a], reader } = await backend.auditLog();
+    const now = Date.now();
+    // The JSONL file goes by each event's time, the database by when the row was written: old events are written first, then aged.
+    const old = events('job-o', 'run-o', 2, new Date(now - 3 * 86_400_000).toISOString());
+    await a.write(old);
+    await sleep(1500);
+    const fresh = events('job-o', 'run-o', 2, new Date(now).toISOString()).map((e, i) => ({ ...e, eventId: `fresh:${i}` }));
+    await a.write(fresh);
+    const removed = await a.prune(a.idempotent ? 1000 : 86_400_000);
+    expect(removed).toBe(2);
+    expect((await reader.read({ limit: 100, jobId: 'job-o' })).events).toEqual(fresh);
+    expect(await a.prune(a.idempotent ? 1000 : 86_400_000)).toBe(0);
+  });
+});
+
+test('the JSONL log keeps, through a prune, what is appended while it runs and every line that is not an event', async () => {
+  const file = join(mkdtempSync(join(dir, 'p-')), 'audit.jsonl');
+  const sink = new JsonlAuditSink(file);
+  await sink.write(events('job-p', 'run-p', 3, '2020-01-01T00:00:00.000Z'));
+  writeFileSync(file, `${readFileSync(file, 'utf8')}not an event\n`);
+  await sink.write(events('job-p', 'run-p', 1, new Date().toISOString()));
+  const pruning = sink.prune(86_400_000);
+  // Appended while the prune streams the file.
+  const late = events('job-late', 'run-l', 1, new Date().toISOString());
+  await sink.write(late);
+  expect(await pruning).toBe(3);
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+  expect(lines).toContain('not an event');
+  expect(lines.filter((l) => l.includes('job-late'))).toHaveLength(1);
+  expect(lines.filter((l) => l.includes('2020-01-01'))).toEqual([]);
+  expect(readFileSync(file, 'utf8').endsWith('\n')).toBe(true);
 });
 
 test('the shared database keeps each event once however often its batch is written, so a retried write may write again', async () => {
@@ -369,6 +430,16 @@ describe.each(backends)('$name passkey invites', (backend) => {
     await expect(page.read(token)).rejects.toMatchObject({ reason: 'unknown' });
   });
 
+  test('invites that expired longer ago than the retention are forgotten; usable ones stay', async () => {
+    const { stores: [cli, page], expire } = await backend.invites();
+    const gone = await cli.create('dave');
+    const kept = await cli.create('erin');
+    await expire(gone.token);
+    expect(await page.prune(1000)).toBe(1);
+    await expect(page.read(gone.token)).rejects.toMatchObject({ reason: 'unknown' });
+    expect(await page.read(kept.token)).toMatchObject({ reviewer: 'erin' });
+  });
+
   test('an expired invite says so, and a cut or unknown token says it is not known', async () => {
     const { stores: [cli, page], expire } = await backend.invites();
     const { token } = await cli.create('carol');
@@ -378,4 +449,19 @@ describe.each(backends)('$name passkey invites', (backend) => {
     await expect(page.read(token.slice(0, 10))).rejects.toThrow(/is not complete/);
     await expect(page.read('A'.repeat(43))).rejects.toBeInstanceOf(InviteError);
   });
+});
+
+test("a worker's retention tasks reach its own stores: the tools side its nonce rows, the agent side its audit log", async () => {
+  const data = mkdtempSync(join(dir, 'worker-'));
+  const config = parseConfig({ AIRLOCK_DATA_DIR: data, AIRLOCK_RETENTION: '1d', AIRLOCK_AUDIT_RETENTION: '1d' });
+  const nonces = kept(new SqliteNonceStore(statePaths(config).nonces));
+  const n = nonce();
+  await nonces.consume(record(n));
+  const audit = new JsonlAuditSink(statePaths(config).audit);
+  await audit.write(events('job-r', 'run-r', 2, '2020-01-01T00:00:00.000Z'));
+  const tasks = retentionTasks(config, ['agent', 'tools'], undefined, audit);
+  expect(tasks.map((t) => t.name)).toEqual(['nonce/outcome rows', 'audit events']);
+  // A day's retention keeps the nonce consumed a moment ago and removes the events of 2020.
+  expect(await Promise.all(tasks.map((t) => t.run()))).toEqual([0, 2]);
+  expect(await nonces.lookup(n)).toMatchObject({ consumed: false });
 });

@@ -123,3 +123,10 @@ test('the README documents every configuration variable', () => {
   const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
   for (const name of configVariableNames) expect(readme).toContain(`\`${name}\``);
 });
+
+test('retention: 30 days for what finished jobs leave, a year for audit events, at least a day each', () => {
+  expect(parseConfig({}).retention).toEqual({ finishedMs: 30 * 86_400_000, auditMs: 365 * 86_400_000 });
+  expect(parseConfig({ AIRLOCK_RETENTION: '7d', AIRLOCK_AUDIT_RETENTION: '90d' }).retention).toEqual({ finishedMs: 7 * 86_400_000, auditMs: 90 * 86_400_000 });
+  expect(problem({ AIRLOCK_RETENTION: '2h' })).toContain('AIRLOCK_RETENTION: at least 1d');
+  expect(problem({ AIRLOCK_AUDIT_RETENTION: 'forever' })).toContain('AIRLOCK_AUDIT_RETENTION: expected a duration');
+});

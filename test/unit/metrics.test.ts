@@ -98,7 +98,7 @@ test('audit events written by an activity count the decisions they record, by bo
     decided('deny'),
     event({ type: 'runtime_error', data: { code: 'model_error', error: 'boom' } }),
   ];
-  const result = await inActivity(() => writeAudit({ audit: { write: async (e) => void written.push(...e), idempotent: false }, metrics }, events));
+  const result = await inActivity(() => writeAudit({ audit: { write: async (e) => void written.push(...e), idempotent: false, prune: async () => 0 }, metrics }, events));
   expect(result).toEqual({ written: events.length });
 
   expect(meter.total(MetricNames.approvalsRequested, { rule: 'approve-deletes' })).toBe(1);
@@ -129,7 +129,7 @@ test('audit events written by an activity count the decisions they record, by bo
 test('a retried activity counts nothing, as it writes nothing; a failed write is counted, its events once the job sends them again', async () => {
   const meter = new RecordingMeter();
   const metrics = createAirlockMetrics(() => meter);
-  const broken = { write: async () => { throw new Error('disk full'); }, idempotent: false };
+  const broken = { write: async () => { throw new Error('disk full'); }, idempotent: false, prune: async () => 0 };
 
   const retry = new MockActivityEnvironment({ attempt: 2 });
   expect(await inActivity(() => writeAudit({ audit: broken, metrics }, [requested]), retry)).toEqual({ written: 0 });
@@ -140,7 +140,7 @@ test('a retried activity counts nothing, as it writes nothing; a failed write is
   expect(meter.total(MetricNames.approvalsRequested, { rule: 'approve-deletes' })).toBe(0);
 
   // The job keeps the events and sends them again; written now, they count once.
-  expect(await inActivity(() => writeAudit({ audit: { write: async () => undefined, idempotent: false }, metrics }, [requested]))).toEqual({ written: 1 });
+  expect(await inActivity(() => writeAudit({ audit: { write: async () => undefined, idempotent: false, prune: async () => 0 }, metrics }, [requested]))).toEqual({ written: 1 });
   expect(meter.total(MetricNames.approvalsRequested, { rule: 'approve-deletes' })).toBe(1);
   expect(meter.total(MetricNames.auditWriteFailures)).toBe(1);
 });
@@ -149,7 +149,7 @@ test('a failing meter never breaks the activity that counts', async () => {
   const metrics = createAirlockMetrics(() => {
     throw new Error('no runtime');
   });
-  expect(await inActivity(() => writeAudit({ audit: { write: async () => undefined, idempotent: false }, metrics }, [requested]))).toEqual({ written: 1 });
+  expect(await inActivity(() => writeAudit({ audit: { write: async () => undefined, idempotent: false, prune: async () => 0 }, metrics }, [requested]))).toEqual({ written: 1 });
   expect(() => metrics.executed('fs_delete', 'ok')).not.toThrow();
   expect(() => metrics.judged('ok', 12)).not.toThrow();
 });

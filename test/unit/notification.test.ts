@@ -130,7 +130,7 @@ describe('the outbox', () => {
       attempts: 2,
       backoffMs: 10,
       timeoutMs: 5_000,
-      audit: { write: async (events) => void audit.push(...events), idempotent: false },
+      audit: { write: async (events) => void audit.push(...events), idempotent: false, prune: async () => 0 },
       warn: () => undefined,
     });
     notifier.start();
@@ -170,7 +170,7 @@ describe('the outbox', () => {
       attempts: 2,
       backoffMs: 10,
       timeoutMs: 60_000,
-      audit: { write: async () => undefined, idempotent: false },
+      audit: { write: async () => undefined, idempotent: false, prune: async () => 0 },
       warn: () => undefined,
     });
     notifier.start();

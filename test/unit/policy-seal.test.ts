@@ -17,7 +17,7 @@ const activities = createPolicyActivities({
   signer: createGrantSigner(keys.privateKey),
   sealer: createSealer(keys.privateKey),
   grantTtlMs: 60_000,
-  audit: { write: async () => undefined, idempotent: false },
+  audit: { write: async () => undefined, idempotent: false, prune: async () => 0 },
 });
 // Refusals are the point here: the environment's own failure log would only repeat them.
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
