@@ -8,6 +8,7 @@ import { fitToBudget } from '../core/model/context-budget';
 import { toolSpecs } from '../core/tools/json-schema';
 import type { ContentStore } from '../host/content-store';
 import { ConversationMissingError, ConversationReader } from '../host/conversation-reader';
+import { activityContext } from './heartbeat';
 
 export interface ModelTurnInput {
   /** The conversation stored by earlier turns; absent or null before the first. */
@@ -146,7 +147,8 @@ export function createModelActivities(deps: ModelDeps) {
           nonRetryable: true,
         });
       }
-      return { message: answer, head: await conversations.store({ v: 1, prev: head, messages: [...input.messages, answer] }) };
+      const jobId = activityContext()?.info.workflowExecution?.workflowId;
+      return { message: answer, head: await conversations.store({ v: 1, prev: head, messages: [...input.messages, answer] }, jobId) };
     },
   };
 }

@@ -32,7 +32,7 @@ export class ConversationReader {
       seen.add(at);
       const text = await this.contents.get(at);
       if (text === undefined) {
-        throw new ConversationMissingError(`conversation segment ${at} is not in the content store; it was written by an agent worker with another content store (AIRLOCK_CONTENT_DB, or AIRLOCK_DATA_DIR when that is unset)`);
+        throw new ConversationMissingError(`conversation segment ${at} is not in the content store; it was written by an agent worker with another content store (AIRLOCK_DATABASE_URL, or AIRLOCK_DATA_DIR when that is unset), or removed by retention`);
       }
       const segment = segmentSchema.parse(JSON.parse(text));
       segments.unshift(segment);
@@ -44,9 +44,9 @@ export class ConversationReader {
     return messages;
   }
 
-  /** Stores a segment and returns its digest, the conversation's new head. */
-  async store(segment: Segment): Promise<string> {
-    const head = await this.contents.put(JSON.stringify(segment));
+  /** Stores a segment (as `jobId`'s) and returns its digest, the conversation's new head. */
+  async store(segment: Segment, jobId?: string): Promise<string> {
+    const head = await this.contents.put(JSON.stringify(segment), jobId);
     this.remember(head, [...(await this.read(segment.prev)), ...segment.messages]);
     return head;
   }

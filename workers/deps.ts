@@ -1,4 +1,6 @@
 import { mkdirSync } from 'node:fs';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { dataConverterFor } from '../host/data-converter';
 import { createActivities, type Activities } from '../activities';
 import type { AirlockMetrics } from '../activities/metrics';
 import { JsonlAuditSink, type AuditSink } from '../host/audit-log';
@@ -193,18 +195,50 @@ export async function buildActivities(
   return createActivities({ agent, tools: toolDeps, judge });
 }
 
+/** Whether a job is running, asked of Temporal (a job it no longer knows is not); for retention, which keeps running jobs' conversations. */
+export function temporalJobs(config: AirlockConfig): { running(jobId: string): Promise<boolean>; close(): Promise<void> } {
+  let client: Promise<{ client: Client; connection: Connection }> | undefined;
+  return {
+    async running(jobId) {
+      client ??= Connection.connect({ address: config.temporal.address }).then((connection) => ({
+        connection,
+        client: new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }),
+      }));
+      try {
+        return (await (await client).client.workflow.getHandle(jobId).describe()).status.name === 'RUNNING';
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
+    },
+    async close() {
+      await client?.then((c) => c.connection.close()).catch(() => undefined);
+    },
+  };
+}
+
 /**
  * What this worker removes once it is old enough: the tools side its nonce
- * store's rows, the agent side old audit events and, with the shared
- * database, expired passkey invites (the approval page removes those of a
- * data folder). Conversations are kept (see the README).
+ * store's rows; the agent side the conversations of jobs that are over,
+ * old audit events and, with the shared database, expired passkey invites
+ * (the approval page removes those of a data folder).
  */
-export function retentionTasks(config: AirlockConfig, roles: readonly QueueRole[], db: Database | undefined, audit: AuditSink | undefined): RetentionTask[] {
+export function retentionTasks(
+  config: AirlockConfig,
+  roles: readonly QueueRole[],
+  db: Database | undefined,
+  audit: AuditSink | undefined,
+  jobs?: { running(jobId: string): Promise<boolean> },
+): RetentionTask[] {
   const { finishedMs, auditMs } = config.retention;
   const tasks: RetentionTask[] = [];
   if (roles.includes('tools')) {
     let nonces: Promise<NonceStore> | undefined;
     tasks.push({ name: 'nonce/outcome rows', run: async () => (await (nonces ??= openNonceStore(db, statePaths(config).nonces))).prune(finishedMs) });
+  }
+  if (roles.includes('agent') && jobs !== undefined) {
+    const contents = openContentStore(db, statePaths(config).contents);
+    tasks.push({ name: 'conversation texts of finished jobs', run: () => contents.prune(finishedMs, (jobId) => jobs.running(jobId)) });
   }
   if (roles.includes('agent') && audit !== undefined) tasks.push({ name: 'audit events', run: () => audit.prune(auditMs) });
   if (roles.includes('agent') && db !== undefined) {

@@ -7,7 +7,7 @@ import { TaskQueues, type QueueRole } from '../core/temporal/task-queues';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
 import { dataConverterFor } from '../host/data-converter';
 import { startRetention } from '../host/retention';
-import { buildActivities, openAuditSink, openDatabase, openNotifier, retentionTasks } from './deps';
+import { buildActivities, openAuditSink, openDatabase, openNotifier, retentionTasks, temporalJobs } from './deps';
 
 // The SDK's INFO lines (worker state changes) are noise for operators; airlock's own lines say what matters.
 const levels: Record<AirlockConfig['logLevel'], LogLevel> = { error: 'ERROR', warn: 'WARN', info: 'WARN', debug: 'DEBUG' };
@@ -82,7 +82,8 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const audit = building && roles.includes('agent') ? openAuditSink(config, db) : undefined;
   const notifier = audit === undefined ? undefined : openNotifier(config, audit, db);
   const activities = options.activities ?? (await buildActivities(config, roles, metricsFor(config), { db, ...(audit !== undefined ? { audit, notifier } : {}) }));
-  const retention = building ? startRetention(retentionTasks(config, roles, db, audit), { log }) : undefined;
+  const jobs = building && roles.includes('agent') ? temporalJobs(config) : undefined;
+  const retention = building ? startRetention(retentionTasks(config, roles, db, audit, jobs), { log }) : undefined;
   installRuntime(config);
   if (config.metrics.address !== undefined) log(`airlock: Prometheus metrics on http://${config.metrics.address}/metrics`);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
@@ -122,6 +123,7 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
     log('airlock: workers stopped');
   } finally {
     retention?.stop();
+    await jobs?.close();
     await notifier?.stop();
     await connection.close();
   }

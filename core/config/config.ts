@@ -192,8 +192,8 @@ export interface AirlockConfig {
   readonly toolsConfigFile: string | undefined;
   /**
    * How long what finished jobs leave behind is kept before workers remove
-   * it: outcome rows, expired invites (`finishedMs`), audit events
-   * (`auditMs`).
+   * it: outcome rows, conversations, expired invites (`finishedMs`), audit
+   * events (`auditMs`).
    */
   readonly retention: { readonly finishedMs: number; readonly auditMs: number };
   readonly grants: {

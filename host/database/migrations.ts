@@ -95,6 +95,19 @@ export const MIGRATIONS: readonly Migration[] = [
       await q.query(`CREATE TABLE airlock_registration_challenges (key text PRIMARY KEY, challenge text NOT NULL, until bigint NOT NULL)`);
     },
   },
+  {
+    version: 5,
+    name: 'which job stored which conversation text, for retention',
+    apply: async (q) => {
+      await q.query(`CREATE TABLE airlock_content_refs (
+        digest text NOT NULL,
+        job_id text NOT NULL,
+        used_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (digest, job_id)
+      )`);
+      await q.query(`CREATE INDEX airlock_content_refs_job ON airlock_content_refs (job_id, used_at)`);
+    },
+  },
 ];
 
 /** The schema version this build reads and writes. */

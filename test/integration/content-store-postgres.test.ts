@@ -230,6 +230,8 @@ describe('a real job with the PostgreSQL store', () => {
     // One segment per turn in PostgreSQL; another worker's store reads the conversation back whole.
     const rows = await sql<{ digest: string }>('SELECT digest FROM airlock_contents WHERE digest = ANY($1)', [results.map((r) => r.head)], 'jobs');
     expect(rows).toHaveLength(3);
+    // Each is recorded as this job's, for retention.
+    expect(await sql('SELECT DISTINCT job_id FROM airlock_content_refs WHERE digest = ANY($1)', [results.map((r) => r.head)], 'jobs')).toEqual([{ job_id: jobId }]);
     const other = await open('jobs');
     const conversation = await new ConversationReader(other).read(head);
     expect(conversation[0]).toMatchObject({ role: 'system' });

@@ -264,6 +264,33 @@ function events(jobId: string, runId: string, n: number, at = '2026-12-01T10:00:
   );
 }
 
+describe.each(backends)('$name content store retention', (backend) => {
+  test("a finished job's texts go once it stored nothing for the retention; shared texts stay while a job that needs them runs; texts of no job stay", async () => {
+    const [a, b] = await backend.contentStores();
+    const tag = nonce();
+    const shared = `{"first turn":"${tag}"}`;
+    const [ownA, ownB, legacy] = [`{"a":"${tag}"}`, `{"b":"${tag}"}`, `{"legacy":"${tag}"}`];
+    const [jobA, jobB] = [`job-a-${tag}`, `job-b-${tag}`];
+    const d = { shared: await a.put(shared, jobA), ownA: await a.put(ownA, jobA), ownB: await b.put(ownB, jobB), legacy: await a.put(legacy) };
+    await b.put(shared, jobB);
+    await sleep(1500);
+    // A is over, B is parked (running): A's own text goes, the text B shares stays, and B is asked again only after another period.
+    const asked: string[] = [];
+    expect(await b.prune(1000, async (job) => (asked.push(job), job === jobB))).toBe(1);
+    expect(asked.filter((j) => j === jobA || j === jobB).sort()).toEqual([jobA, jobB].sort());
+    expect(await a.get(d.ownA)).toBeUndefined();
+    expect(await a.get(d.shared)).toBe(shared);
+    expect(await a.get(d.ownB)).toBe(ownB);
+    expect(await a.prune(1000, async () => false)).toBe(0);
+    await sleep(1500);
+    // B is over now too: what was left of it goes; a text stored for no job stays.
+    expect(await a.prune(1000, async () => false)).toBe(2);
+    expect(await a.get(d.shared)).toBeUndefined();
+    expect(await a.get(d.ownB)).toBeUndefined();
+    expect(await a.get(d.legacy)).toBe(legacy);
+  });
+});
+
 describe.each(backends)('$name audit log', (backend) => {
   test('what two workers write is read back in order, whole, with every filter', async () => {
     const { writers: [a, b], reader } = await backend.auditLog();
