@@ -79,6 +79,11 @@ export class NonceStoreUnusable extends AirlockError {
 }
 
 /** How the store came to be, for the worker's start-up log. */
+/** The store has no row for a nonce this attempt consumed: it lost it. */
+export function lostNonce(nonce: string, where: string): NonceStoreUnusable {
+  return new NonceStoreUnusable(`the nonce store ${where} no longer holds nonce ${nonce}, which this attempt consumed (a crash lost it); the next attempt settles the call from its target`);
+}
+
 export type StoreOrigin =
   | { readonly kind: 'opened' }
   | { readonly kind: 'created' }
@@ -118,6 +123,12 @@ export interface NonceStore {
    * `claim` uses; undefined when the nonce has an outcome or is unknown.
    */
   silentFor(nonce: string): Promise<number | undefined>;
+  /**
+   * Records what a consumed nonce's call did. A nonce the store no longer
+   * holds (a database that lost a commit in a crash) is refused with
+   * `NonceStoreUnusable`: the attempt fails, and its retry settles the call
+   * from its target instead of the outcome going nowhere.
+   */
   recordOutcome(nonce: string, outcome: StoredOutcome): Promise<void>;
   /** Forgets nonces consumed longer ago than this (their grants expired long before); how many. */
   prune(olderThanMs: number): Promise<number>;

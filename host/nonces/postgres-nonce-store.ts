@@ -1,5 +1,5 @@
 import type { Database } from '../database/postgres';
-import { beforeText, parseBefore, parseOutcome, outcomeText, type ConsumeResult, type NonceRecord, type NonceStore, type StoreOrigin, type StoredOutcome } from './nonce-store';
+import { beforeText, lostNonce, parseBefore, parseOutcome, outcomeText, type ConsumeResult, type NonceRecord, type NonceStore, type StoreOrigin, type StoredOutcome } from './nonce-store';
 
 /** The server's clock in milliseconds: every machine's leases are timed by one clock. */
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
@@ -85,7 +85,8 @@ export class PostgresNonceStore implements NonceStore {
   }
 
   async recordOutcome(nonce: string, outcome: StoredOutcome): Promise<void> {
-    await this.db.query({ name: 'airlock-nonce-outcome', text: 'UPDATE airlock_nonces SET outcome = $1 WHERE nonce = $2', values: [outcomeText(outcome), nonce] });
+    const result = await this.db.query({ name: 'airlock-nonce-outcome', text: 'UPDATE airlock_nonces SET outcome = $1 WHERE nonce = $2', values: [outcomeText(outcome), nonce] });
+    if (result.rowCount === 0) throw lostNonce(nonce, this.where);
   }
 
   async prune(olderThanMs: number): Promise<number> {

@@ -3,7 +3,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, st
 import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { messageOf } from '../tools/descriptors';
-import { beforeText, NonceStoreUnusable, outcomeText, parseBefore, parseOutcome, type ConsumeResult, type NonceRecord, type NonceStore, type StoreOrigin, type StoredOutcome } from './nonce-store';
+import { beforeText, lostNonce, NonceStoreUnusable, outcomeText, parseBefore, parseOutcome, type ConsumeResult, type NonceRecord, type NonceStore, type StoreOrigin, type StoredOutcome } from './nonce-store';
 
 const SQLITE_UNREADABLE = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT']);
 
@@ -161,7 +161,7 @@ export class SqliteNonceStore implements NonceStore {
 
   async recordOutcome(nonce: string, outcome: StoredOutcome): Promise<void> {
     this.checkFile();
-    this.finish.run(outcomeText(outcome), nonce);
+    if (this.finish.run(outcomeText(outcome), nonce).changes === 0) throw lostNonce(nonce, this.where);
   }
 
   async prune(olderThanMs: number): Promise<number> {

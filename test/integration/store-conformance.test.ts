@@ -14,7 +14,7 @@ import { PostgresPasskeyInvites } from '../../host/postgres-passkey-invites';
 import { noticeFor, type Notice } from '../../core/reviewer/notification';
 import { Database } from '../../host/database/postgres';
 import { migrate } from '../../host/database/migrations';
-import { pathDigest, storedOutcome, type NonceStore } from '../../host/nonces/nonce-store';
+import { NonceStoreUnusable, pathDigest, storedOutcome, type NonceStore } from '../../host/nonces/nonce-store';
 import { PostgresNonceStore } from '../../host/nonces/postgres-nonce-store';
 import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { parseConfig } from '../../core/config/config';
@@ -179,6 +179,12 @@ describe.each(backends)('$name nonce store', (backend) => {
     // The path is kept only as its digest: a file name can be a secret.
     expect(again.before).toEqual([{ ...before[0], path: pathDigest('/srv/data/token=abc.txt') }]);
     expect(await a.lookup(nonce())).toBeUndefined();
+  });
+
+  test('an outcome for a nonce the store no longer holds is refused, so the attempt fails and its retry settles the call', async () => {
+    const [a] = await backend.nonceStores();
+    await expect(a.recordOutcome(nonce(), storedOutcome({ ok: true, output: '' }))).rejects.toBeInstanceOf(NonceStoreUnusable);
+    await expect(a.recordOutcome(nonce(), storedOutcome({ ok: true, output: '' }))).rejects.toThrow(/no longer holds nonce [0-9a-f]{32}, which this attempt consumed .*; the next attempt settles the call from its target$/);
   });
 
   test('of many workers consuming one nonce at the same moment, exactly one wins', async () => {
