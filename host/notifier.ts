@@ -100,6 +100,11 @@ export class Notifier implements AuditNotifier {
 
   private wake(): void {
     if (!this.started) return;
+    // A round under way (it awaits the outbox) would set its own timer after this one: it goes again when done instead.
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.tick(), 0);
   }
