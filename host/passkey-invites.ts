@@ -76,6 +76,47 @@ export function usable(invite: Invite, now: number): Invite {
 
 export const unknownInvite = () => new InviteError(`this registration link was already used or is not known here; ${again()}`, 'unknown');
 
+/** A registration's challenge, by the invite's token hash. */
+interface IssuedChallenge {
+  readonly challenge: string;
+  /** The store's clock, ms. */
+  readonly until: number;
+}
+
+/**
+ * Where the approval page keeps the challenge it issued for a
+ * registration until the browser answers: in its own memory, or in the
+ * shared database so that the answer may reach another page process.
+ */
+export interface ChallengeStore {
+  put(key: string, challenge: string, ttlMs: number): Promise<void>;
+  /** The challenge if it is still valid. */
+  get(key: string): Promise<string | undefined>;
+  delete(key: string): Promise<void>;
+}
+
+/** Challenges in this process's memory (one approval page process). */
+export class MemoryChallenges implements ChallengeStore {
+  private readonly issued = new Map<string, IssuedChallenge>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async put(key: string, challenge: string, ttlMs: number): Promise<void> {
+    const now = this.now();
+    for (const [k, v] of this.issued) if (v.until <= now) this.issued.delete(k);
+    this.issued.set(key, { challenge, until: now + ttlMs });
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    const found = this.issued.get(key);
+    return found === undefined || found.until <= this.now() ? undefined : found.challenge;
+  }
+
+  async delete(key: string): Promise<void> {
+    this.issued.delete(key);
+  }
+}
+
 /** Invites as files of the data folder, one per token hash (0600). */
 export class PasskeyInvites implements InviteStore {
   constructor(

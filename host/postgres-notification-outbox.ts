@@ -1,9 +1,7 @@
 import type { Notice } from '../core/reviewer/notification';
-import type { Database } from './database/postgres';
+import { SERVER_NOW_MS as NOW_MS, type Database } from './database/postgres';
 import { dueRow, readNotice, stateRow, type Delivery, type NotificationOutbox, type OutboxRow } from './notification-outbox';
 
-/** The server's clock in milliseconds: every worker's leases and backoffs are timed by one clock. */
-const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 /**
  * The outbox every agent worker of a deployment shares: the table

@@ -1,8 +1,6 @@
-import type { Database } from './database/postgres';
-import { INVITE_TTL_MS, inviteSchema, newToken, tokenHash, unknownInvite, usable, type Invite, type InviteStore } from './passkey-invites';
+import { SERVER_NOW_MS as NOW_MS, type Database } from './database/postgres';
+import { INVITE_TTL_MS, inviteSchema, newToken, tokenHash, unknownInvite, usable, type ChallengeStore, type Invite, type InviteStore } from './passkey-invites';
 
-/** The server's clock in milliseconds: invites and registrations are timed by one clock, whichever process serves them. */
-const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 /** How long an invite stays taken by a registration in progress; one whose process died is usable again after it. */
 const TAKEN_MS = 5 * 60_000;
@@ -68,47 +66,6 @@ function fromRow(row: Record<string, unknown> | undefined): Invite {
   const createdAt = row.created_at instanceof Date ? row.created_at.toISOString() : String(row.created_at);
   const invite = inviteSchema.parse({ schemaVersion: 1, reviewer: row.reviewer, createdAt, expiresAt: Number(row.expires_at) });
   return usable(invite, Number(row.now));
-}
-
-/** A registration's challenge, by the invite's token hash. */
-export interface IssuedChallenge {
-  readonly challenge: string;
-  /** The store's clock, ms. */
-  readonly until: number;
-}
-
-/**
- * Where the approval page keeps the challenge it issued for a
- * registration until the browser answers: in its own memory, or in the
- * shared database so that the answer may reach another page process.
- */
-export interface ChallengeStore {
-  put(key: string, challenge: string, ttlMs: number): Promise<void>;
-  /** The challenge if it is still valid. */
-  get(key: string): Promise<string | undefined>;
-  delete(key: string): Promise<void>;
-}
-
-/** Challenges in this process's memory (one approval page process). */
-export class MemoryChallenges implements ChallengeStore {
-  private readonly issued = new Map<string, IssuedChallenge>();
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  async put(key: string, challenge: string, ttlMs: number): Promise<void> {
-    const now = this.now();
-    for (const [k, v] of this.issued) if (v.until <= now) this.issued.delete(k);
-    this.issued.set(key, { challenge, until: now + ttlMs });
-  }
-
-  async get(key: string): Promise<string | undefined> {
-    const found = this.issued.get(key);
-    return found === undefined || found.until <= this.now() ? undefined : found.challenge;
-  }
-
-  async delete(key: string): Promise<void> {
-    this.issued.delete(key);
-  }
 }
 
 /** Challenges in the shared database (`airlock_registration_challenges`), for several approval page processes. */

@@ -1,7 +1,6 @@
 import type { AirlockConfig } from '../../core/config/config';
 import { statePaths } from '../../host/paths';
-import { PasskeyInvites, type InviteStore } from '../../host/passkey-invites';
-import { MemoryChallenges, type ChallengeStore } from '../../host/postgres-passkey-invites';
+import { MemoryChallenges, PasskeyInvites, type ChallengeStore, type InviteStore } from '../../host/passkey-invites';
 
 export interface InviteStores {
   readonly invites: InviteStore;

@@ -63,7 +63,10 @@ const SERVER_CONNECTION_CODE = /^(08|28|3D000$|57P0[123]$)/;
 // pg's own words when a connection ends or never comes.
 const DRIVER_CONNECTION_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error/i;
 
-export function errorCode(err: unknown): string | undefined {
+/** The server's clock in milliseconds, as SQL: leases and delays that several machines share are timed by one clock. */
+export const SERVER_NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
+function errorCode(err: unknown): string | undefined {
   if (err === null || typeof err !== 'object' || !('code' in err)) return undefined;
   return typeof err.code === 'string' ? err.code : undefined;
 }
@@ -75,7 +78,7 @@ function isTransient(err: unknown): boolean {
   return err instanceof Error && DRIVER_CONNECTION_MESSAGE.test(err.message);
 }
 
-export function isConnectionProblem(err: unknown): boolean {
+function isConnectionProblem(err: unknown): boolean {
   const code = errorCode(err);
   if (code !== undefined && (NODE_CONNECTION_CODES.has(code) || SERVER_CONNECTION_CODE.test(code))) return true;
   return err instanceof Error && DRIVER_CONNECTION_MESSAGE.test(err.message);

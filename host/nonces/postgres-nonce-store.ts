@@ -1,8 +1,6 @@
-import type { Database } from '../database/postgres';
+import { SERVER_NOW_MS as NOW_MS, type Database } from '../database/postgres';
 import { beforeText, lostNonce, parseBefore, parseOutcome, outcomeText, type ConsumeResult, type NonceRecord, type NonceStore, type StoreOrigin, type StoredOutcome } from './nonce-store';
 
-/** The server's clock in milliseconds: every machine's leases are timed by one clock. */
-const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 /**
  * The nonce/outcome store every tools worker of a deployment shares, in
