@@ -10,8 +10,8 @@ import { createSealer } from '../host/seal';
 import type { NonceStore } from '../host/nonces/nonce-store';
 import { PostgresNonceStore } from '../host/nonces/postgres-nonce-store';
 import { SqliteNonceStore } from '../host/nonces/sqlite-nonce-store';
-import { Database } from '../host/database/postgres';
-import { requireSchema } from '../host/database/migrations';
+import { type Database } from '../host/database/postgres';
+import { openCheckedDatabase } from '../host/database/open';
 import { PostgresPasskeyInvites } from '../host/postgres-passkey-invites';
 import type { RetentionTask } from '../host/retention';
 import { ReviewerKeysFile } from '../host/reviewer-keys';
@@ -49,19 +49,7 @@ export async function openDatabase(config: AirlockConfig): Promise<Database | un
     aliasNoted = true;
     process.stderr.write('airlock: AIRLOCK_CONTENT_DB is the earlier name of AIRLOCK_DATABASE_URL; the database now holds all shared state (rename the variable)\n');
   }
-  const db = Database.open(settings.url, {
-    setting: settings.setting,
-    maxConnections: settings.poolSize,
-    statementTimeoutMs: settings.statementTimeoutMs,
-    applicationName: 'airlock-worker',
-  });
-  try {
-    await requireSchema(db);
-  } catch (err) {
-    await db.close().catch(() => undefined);
-    throw err;
-  }
-  return db;
+  return openCheckedDatabase(settings, { applicationName: 'airlock-worker' });
 }
 
 /** The conversation store: the shared database when configured, else the data folder's SQLite file. */

@@ -33,11 +33,9 @@ async function openLog(config: AirlockConfig): Promise<{ sink: AuditSink; holds(
       close: async () => undefined,
     };
   }
-  const { Database } = await import('../../host/database/postgres');
-  const { requireSchema } = await import('../../host/database/migrations');
+  const { openCheckedDatabase } = await import('../../host/database/open');
   const { PostgresAuditLog } = await import('../../host/postgres-audit-log');
-  const db = Database.open(config.database.url, { setting: config.database.setting, maxConnections: 1, applicationName: 'airlock-audit' });
-  await requireSchema(db);
+  const db = await openCheckedDatabase(config.database, { applicationName: 'airlock-audit', maxConnections: 1 });
   return { sink: new PostgresAuditLog(db), holds: async () => new Set(), close: () => db.close() };
 }
 

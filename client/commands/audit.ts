@@ -13,12 +13,10 @@ const limitSchema = z.coerce.number().int().min(1).max(100_000);
 async function readAudit(config: AirlockConfig, filter: AuditFilter): Promise<AuditRead> {
   if (config.database === undefined) return new JsonlAuditReader(statePaths(config).audit).read(filter);
   // Loaded only when a database is configured.
-  const { Database } = await import('../../host/database/postgres');
-  const { requireSchema } = await import('../../host/database/migrations');
+  const { openCheckedDatabase } = await import('../../host/database/open');
   const { PostgresAuditLog } = await import('../../host/postgres-audit-log');
-  const db = Database.open(config.database.url, { setting: config.database.setting, maxConnections: 1, applicationName: 'airlock-audit' });
+  const db = await openCheckedDatabase(config.database, { applicationName: 'airlock-audit', maxConnections: 1 });
   try {
-    await requireSchema(db);
     return await new PostgresAuditLog(db).read(filter);
   } finally {
     await db.close();

@@ -18,15 +18,8 @@ export async function openInviteStores(config: AirlockConfig): Promise<InviteSto
     return { invites: new PasskeyInvites(statePaths(config).inboxInvites), challenges: new MemoryChallenges(), close: async () => undefined };
   }
   // Loaded only when a database is configured.
-  const { Database } = await import('../../host/database/postgres');
-  const { requireSchema } = await import('../../host/database/migrations');
+  const { openCheckedDatabase } = await import('../../host/database/open');
   const { PostgresChallenges, PostgresPasskeyInvites } = await import('../../host/postgres-passkey-invites');
-  const db = Database.open(config.database.url, { setting: config.database.setting, maxConnections: 2, applicationName: 'airlock-inbox' });
-  try {
-    await requireSchema(db);
-  } catch (err) {
-    await db.close().catch(() => undefined);
-    throw err;
-  }
+  const db = await openCheckedDatabase(config.database, { applicationName: 'airlock-inbox', maxConnections: 2 });
   return { invites: new PostgresPasskeyInvites(db), challenges: new PostgresChallenges(db), close: () => db.close() };
 }
