@@ -117,7 +117,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
   const now = deps.now ?? Date.now;
 
   function contextOf(input: EvaluatePolicyInput, call: Extract<PreflightedCall, { kind: 'tool' }>): CallContext {
-    return callContext(input.jobId, input.scope, call, input.facts?.[call.callId]);
+    return callContext(input.jobId, input.scope, call, input.facts?.[call.callId], input.snapshot.machines);
   }
 
   function evaluations(input: EvaluatePolicyInput): { evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] } {

@@ -4,8 +4,11 @@ import { getTool } from '../core/tools/registry';
 import { lendHost } from '../core/tools/lend';
 import { pathTargets } from '../core/tools/tool-module';
 import { createToolHost, type ToolHostDeps } from '../host/tools/tool-host';
+import { onThisMachine } from './tool-gate/runner';
 
 export interface ResolveTargetsInput {
+  /** The machine these calls are on (absent with one machine); a worker of another refuses them. */
+  readonly machine?: string;
   readonly calls: ReadonlyArray<{ readonly callId: string; readonly toolName: string; readonly args: Record<string, unknown> }>;
 }
 
@@ -19,7 +22,7 @@ export interface ResolveTargetsResult {
  * targets behind a batch's paths, so rules match the place and not the
  * spelling.
  */
-export function createTargetFactActivities(deps: ToolHostDeps) {
+export function createTargetFactActivities(deps: ToolHostDeps & { readonly machine?: string }) {
   const host = createToolHost(deps);
   return {
     async resolveTargets(input: ResolveTargetsInput): Promise<ResolveTargetsResult> {
@@ -27,6 +30,7 @@ export function createTargetFactActivities(deps: ToolHostDeps) {
       return withHeartbeat(
         () => ({ phase: 'resolving' }),
         async () => {
+          onThisMachine(deps, input.machine);
           const facts: Record<string, CallFacts> = {};
           for (const call of input.calls) {
             const tool = getTool(call.toolName);

@@ -1,10 +1,10 @@
 import { open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { isSeq, parseDocument, parse as parseYaml, type Document } from 'yaml';
-import { BUILT_IN_RULES_SOURCE, loadPolicySnapshotFrom, parseRulesDocument, RulesFileError } from '../host/rules-file';
+import { BUILT_IN_RULES_SOURCE, checkRuleMachines, loadPolicySnapshotFrom, parseRulesDocument, RulesFileError } from '../host/rules-file';
 import type { AirlockConfig } from '../core/config/config';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import { statePaths } from '../host/paths';
-import { loadToolsSetup } from '../host/tools-config-file';
+import { loadToolsSetup, snapshotSettingsOf } from '../host/tools-config-file';
 import { formatRulesFileProblem } from '../core/policy/rules';
 import { display } from '../core/redaction/display-text';
 import { printJson, type CommandIo } from './command';
@@ -15,10 +15,12 @@ export function rulesFileFor(config: AirlockConfig, fileOption: string | undefin
   return fileOption ?? statePaths(config).rulesFile;
 }
 
-/** The snapshot a job started now would take, with this machine's roots, available tools and judge settings. */
+/** The snapshot a job started now would take, with the tools config's roots, available tools, machines and judge settings. */
 export async function snapshotFor(config: AirlockConfig, file: string | undefined): Promise<PolicySnapshot> {
   const tools = await loadToolsSetup(config);
-  return loadPolicySnapshotFrom(file, { roots: tools.roots, judgeModel: config.judge.model, judgeTimeoutMs: config.judge.timeoutMs, availableTools: tools.availableTools });
+  const snapshot = await loadPolicySnapshotFrom(file, snapshotSettingsOf(config, tools));
+  checkRuleMachines(snapshot, tools.machines?.map((m) => m.name));
+  return snapshot;
 }
 
 export function describeSource(file: string | undefined): string {

@@ -63,3 +63,25 @@ export async function loadPolicySnapshotFrom(
   }
   return buildSnapshot(await readRulesFile(file), file, settings);
 }
+
+/**
+ * A rule scoped to a machine the tools config does not list would never
+ * match, silently: a typo (`nsa`) or a rule written for another setup.
+ * Checked where the tools config is known (the agent worker's start, the
+ * `rules` commands), so the rules file alone stays valid anywhere.
+ */
+export function checkRuleMachines(snapshot: PolicySnapshot, machines: readonly string[] | undefined): void {
+  const problems = snapshot.rules.flatMap((rule) =>
+    (rule.scope.machines ?? [])
+      .filter((name) => machines === undefined || !machines.includes(name))
+      .map((name) => ({
+        ruleId: rule.id,
+        field: 'scope.machines',
+        message:
+          machines === undefined
+            ? `names machine ${JSON.stringify(name)}, but the tools config lists no machines (AIRLOCK_TOOLS_CONFIG, machines:)`
+            : `names machine ${JSON.stringify(name)}, which the tools config does not list (it lists ${machines.join(', ')})`,
+      })),
+  );
+  if (problems.length > 0) throw new RulesFileError(snapshot.source, problems);
+}

@@ -4,7 +4,16 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import type { AirlockConfig } from '../core/config/config';
 import { AirlockError } from '../core/util/errors';
-import { availabilityOf, toolsConfigSchema, type ToolsConfig } from '../core/config/tools/tools-config';
+import {
+  availabilityOf,
+  machineTableOf,
+  toolsConfigSchema,
+  unionAvailability,
+  type MachineSection,
+  type ToolsConfig,
+} from '../core/config/tools/tools-config';
+import type { MachineTable } from '../core/tools/machines';
+import type { SnapshotSettings } from '../core/policy/snapshot';
 import { availableToolNames } from '../core/tools/registry';
 import type { Availability } from '../core/tools/tool-host';
 import { statePaths } from './paths';
@@ -68,35 +77,106 @@ export async function readToolsConfig(file: string): Promise<ToolsConfig> {
   return parseToolsConfig(raw, file);
 }
 
-/** What the tools may touch on this machine, from AIRLOCK_TOOLS_CONFIG and AIRLOCK_ROOTS. */
+/** What the tools may touch, from AIRLOCK_TOOLS_CONFIG and AIRLOCK_ROOTS, as the agent sees it: every machine at once. */
 export interface ToolsSetup {
   readonly file: string | undefined;
   readonly config: ToolsConfig | undefined;
-  /** Absolute folders: the tools config's `roots`, else AIRLOCK_ROOTS, else the data folder's sandbox. */
+  /** Absolute folders: the tools config's `roots` (every machine's), else AIRLOCK_ROOTS, else the data folder's sandbox. */
   readonly roots: readonly string[];
+  /** What some machine grants. */
   readonly availability: Availability;
   /** The tools this configuration can run, in registry order. */
   readonly availableTools: readonly string[];
+  /** Which machine owns what, when the file lists `machines:`; frozen into every job's snapshot to route its calls. */
+  readonly machines: MachineTable | undefined;
+}
+
+/** What one tools worker lends: its machine's section of the tools config. */
+export interface MachineSetup {
+  /** AIRLOCK_MACHINE; undefined for a single-machine config. */
+  readonly machine: string | undefined;
+  /** The section the tools lend (the whole file for a single machine). */
+  readonly section: MachineSection | undefined;
+  readonly roots: readonly string[];
+  /** Whether the roots came from a file (else AIRLOCK_ROOTS or the sandbox). */
+  readonly rootsFrom: string;
+  readonly availability: Availability;
 }
 
 /**
  * Read by the agent worker (the tools it offers, the roots its detectors
- * know) and the tools worker (what it lends the tools) alike, so both see
- * the same configuration.
+ * know, the machines it routes to) and the tools worker (what it lends
+ * the tools, see `machineSetup`) alike, so both see the same configuration.
  */
 export async function loadToolsSetup(config: AirlockConfig): Promise<ToolsSetup> {
   const paths = statePaths(config);
   const file = config.toolsConfigFile === undefined ? undefined : resolve(config.toolsConfigFile);
   const tools = file === undefined ? undefined : await readToolsConfig(file);
-  if (file !== undefined && tools?.roots !== undefined && config.roots !== undefined) {
-    throw new ToolsConfigError(file, [{ field: 'roots', message: 'roots are also set in AIRLOCK_ROOTS; keep them in one place (remove roots from the file or unset AIRLOCK_ROOTS)' }]);
+  if (file !== undefined && (tools?.roots !== undefined || tools?.machines !== undefined) && config.roots !== undefined) {
+    throw new ToolsConfigError(file, [
+      { field: 'roots', message: 'roots are also set in AIRLOCK_ROOTS; keep them in one place (remove roots from the file or unset AIRLOCK_ROOTS)' },
+    ]);
   }
-  const availability = availabilityOf(tools);
+  const sections = tools?.machines === undefined ? [tools] : Object.values(tools.machines);
+  const availability = tools?.machines === undefined ? availabilityOf(tools) : unionAvailability(Object.values(tools.machines));
+  const fileRoots = tools?.machines === undefined ? tools?.roots : sections.flatMap((s) => s?.roots ?? []);
   return {
     file,
     config: tools,
-    roots: tools?.roots?.map((r) => resolve(r)) ?? paths.roots,
+    roots: fileRoots !== undefined && fileRoots.length > 0 ? fileRoots.map((r) => resolve(r)) : paths.roots,
     availability,
     availableTools: availableToolNames(availability),
+    machines: machineTableOf(tools),
+  };
+}
+
+/**
+ * One tools worker's part: with `machines:` in the file, the section of
+ * AIRLOCK_MACHINE, which must name one of them; without, the whole file,
+ * and AIRLOCK_MACHINE must be unset. Either mistake stops the worker at
+ * start-up, so no worker ever polls a queue nobody routes to.
+ */
+export function machineSetup(setup: ToolsSetup, config: AirlockConfig): MachineSetup {
+  const { file, config: tools } = setup;
+  const names = Object.keys(tools?.machines ?? {});
+  if (tools?.machines === undefined || file === undefined) {
+    if (config.machine !== undefined) {
+      throw new ToolsConfigError(file ?? '(none)', [
+        { field: 'machines', message: `AIRLOCK_MACHINE=${config.machine} is set but the tools config lists no machines; list it under machines: or unset AIRLOCK_MACHINE` },
+      ]);
+    }
+    const fromFile = tools?.roots !== undefined;
+    return {
+      machine: undefined,
+      section: tools,
+      roots: setup.roots,
+      rootsFrom: fromFile ? `${file ?? 'tools config'}: roots` : 'AIRLOCK_ROOTS',
+      availability: setup.availability,
+    };
+  }
+  const section = config.machine === undefined ? undefined : tools.machines[config.machine];
+  if (config.machine === undefined || section === undefined) {
+    const problem = config.machine === undefined ? 'AIRLOCK_MACHINE is not set' : `AIRLOCK_MACHINE=${config.machine} is not one of them`;
+    throw new ToolsConfigError(file, [
+      { field: 'machines', message: `the file lists machines ${names.join(', ')} and ${problem}; set AIRLOCK_MACHINE to the machine this tools worker runs on` },
+    ]);
+  }
+  return {
+    machine: config.machine,
+    section,
+    roots: section.roots?.map((r) => resolve(r)) ?? statePaths(config).roots,
+    rootsFrom: section.roots !== undefined ? `${file}: machines.${config.machine}.roots` : 'AIRLOCK_ROOTS',
+    availability: availabilityOf(section),
+  };
+}
+
+/** What a job's policy snapshot takes from the configuration: the roots its detectors know, the tools it may offer, the machines it routes to, the judge. */
+export function snapshotSettingsOf(config: AirlockConfig, setup: ToolsSetup): SnapshotSettings {
+  return {
+    roots: setup.roots,
+    judgeModel: config.judge.model,
+    judgeTimeoutMs: config.judge.timeoutMs,
+    availableTools: setup.availableTools,
+    ...(setup.machines !== undefined ? { machines: setup.machines } : {}),
   };
 }

@@ -29,6 +29,7 @@ import type { AgentJobStateView } from '../core/job/job-view';
 import { buildSnapshot } from '../core/policy/snapshot';
 import { availabilityOf } from '../core/config/tools/tools-config';
 import { availableToolNames } from '../core/tools/registry';
+import type { MachineTable } from '../core/tools/machines';
 import type { ReplayScript } from '../core/model/replay-script';
 import { TaskQueues, queueRoles } from '../core/temporal/task-queues';
 import { createWorkers } from '../workers/create-workers';
@@ -139,6 +140,15 @@ interface Recorder {
   readonly passkey: SoftPasskey;
   setScript(script: ReplayScript): void;
   setJudgeScript(script: ReplayScript): void;
+  /** The machines the next job's snapshot freezes (each has a tools worker on `airlock-tools.<name>`, roots under `<root>/<name>`); undefined: one machine. */
+  setMachines(machines: MachineTable | undefined): void;
+}
+
+/** The machines the recorder runs tools workers for, each with one root `<root>/<name>`. */
+const MACHINES = ['nas', 'media'] as const;
+
+function machineTable(root: string): MachineTable {
+  return MACHINES.map((name) => ({ name, roots: [join(root, name)], services: [], commands: [], hosts: [] }));
 }
 
 interface Shape {
@@ -255,6 +265,29 @@ const shapes: Shape[] = [
       await parked(h);
       await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice' }));
       return finished(h, 'completed');
+    },
+  },
+  {
+    // Calls routed to two machines' tools queues; one no machine owns is denied before anything runs.
+    name: 'two-machines',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'nas', 'notes.txt'), 'notes');
+      writeFileSync(join(r.root, 'media', 'old.mkv'), 'old');
+      r.setMachines(machineTable(r.root));
+      try {
+        const h = await start(r, id, {
+          turns: [
+            { tool_calls: [call('fs_read', { path: join(r.root, 'nas', 'notes.txt') }), call('fs_delete', { path: join(r.root, 'media', 'old.mkv') })] },
+            { tool_calls: [call('fs_read', { path: join(r.root, 'elsewhere.txt') })] },
+            complete('read on the nas, deleted on the media box'),
+          ],
+        });
+        await parked(h);
+        await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice' }));
+        return await finished(h, 'completed');
+      } finally {
+        r.setMachines(undefined);
+      }
     },
   },
   {
@@ -437,6 +470,7 @@ async function main(): Promise<void> {
   const reviewer = generateKeyPairSync('ed25519');
   const passkey = new SoftPasskey();
   const nonces = new SqliteNonceStore(join(dir, 'tools', 'nonces.sqlite'));
+  let machines: MachineTable | undefined;
   const contents = new SqliteContentStore(join(dir, 'agent', 'contents.sqlite'));
   const activities = createActivities({
     agent: {
@@ -451,6 +485,7 @@ async function main(): Promise<void> {
           judgeTimeoutMs: 3000,
           // As a worker without a tools config: the snapshot names the tools it offers.
           availableTools: availableToolNames(availabilityOf(undefined)),
+          ...(machines !== undefined ? { machines } : {}),
         }),
       signer: createGrantSigner(grantKeys.privateKey),
       sealer: createSealer(grantKeys.privateKey),
@@ -472,6 +507,24 @@ async function main(): Promise<void> {
     concurrency: { agent: 10, tools: 4, judge: 2 },
     identity: 'airlock-recorder',
   });
+  // One tools worker per machine, each on its own queue and root, as `AIRLOCK_MACHINE` starts them.
+  for (const machine of MACHINES) {
+    mkdirSync(join(root, machine));
+    const machineActivities = createActivities({
+      tools: { roots: await Roots.create([join(root, machine)]), nonces, verifier: createGrantVerifier(grantKeys.publicKey), machine },
+    });
+    workers.push(
+      ...(await createWorkers({
+        connection: native,
+        namespace: 'default',
+        roles: ['tools'],
+        activities: machineActivities,
+        concurrency: { agent: 1, tools: 4, judge: 1 },
+        identity: `airlock-recorder-${machine}`,
+        machine,
+      })),
+    );
+  }
   const running = workers.map((w) => w.run());
   const client = new Client({ connection });
   const airlock = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: server.address }));
@@ -483,6 +536,9 @@ async function main(): Promise<void> {
     passkey,
     setScript: (s) => model.setScript(s),
     setJudgeScript: (s) => judge.setScript(s),
+    setMachines: (m) => {
+      machines = m;
+    },
   };
 
   mkdirSync(HISTORIES, { recursive: true });

@@ -6,7 +6,7 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import { failureConverterPath } from '../host/data-converter';
 import { workflowBundleOptions } from './workflow-bundle';
 import type { Activities } from '../activities';
-import { TaskQueues, type QueueRole } from '../core/temporal/task-queues';
+import { TaskQueues, toolsQueueFor, type QueueRole } from '../core/temporal/task-queues';
 
 export type BuiltActivities = Activities;
 
@@ -33,6 +33,8 @@ export interface CreateWorkersOptions {
   readonly dataConverter?: DataConverter;
   /** The agent worker's workflow cache and task concurrency; default: the SDK's. */
   readonly workflows?: AirlockConfig['workflows'];
+  /** AIRLOCK_MACHINE: the tools worker polls that machine's queue (`airlock-tools.<machine>`); unset: the plain tools queue. */
+  readonly machine?: string;
 }
 
 /** One worker per queue role; only the agent worker hosts workflows. */
@@ -44,7 +46,7 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
     const base: WorkerOptions = {
       connection: options.connection,
       namespace: options.namespace,
-      taskQueue: TaskQueues[role],
+      taskQueue: role === 'tools' ? toolsQueueFor(options.machine) : TaskQueues[role],
       activities,
       maxConcurrentActivityTaskExecutions: options.concurrency[role],
       maxConcurrentLocalActivityExecutions: options.concurrency[role],

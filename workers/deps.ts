@@ -15,7 +15,7 @@ import { openCheckedDatabase } from '../host/database/open';
 import { PostgresPasskeyInvites } from '../host/postgres-passkey-invites';
 import type { RetentionTask } from '../host/retention';
 import { ReviewerKeysFile } from '../host/reviewer-keys';
-import { loadPolicySnapshotFrom } from '../host/rules-file';
+import { checkRuleMachines, loadPolicySnapshotFrom } from '../host/rules-file';
 import { Roots } from '../host/roots';
 import type { ToolHostDeps } from '../host/tools/tool-host';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config/config';
@@ -27,10 +27,10 @@ import { statePaths } from '../host/paths';
 import { SqliteNotificationOutbox } from '../host/notification-outbox';
 import { PostgresNotificationOutbox } from '../host/postgres-notification-outbox';
 import { Notifier } from '../host/notifier';
-import { loadToolsSetup } from '../host/tools-config-file';
+import { loadToolsSetup, machineSetup, snapshotSettingsOf } from '../host/tools-config-file';
 import { createServiceCapability } from '../host/services/service-capability';
 import { Services } from '../host/services/services';
-import type { ToolsConfig } from '../core/config/tools/tools-config';
+import type { MachineSection } from '../core/config/tools/tools-config';
 import { httpCapabilityFor } from '../host/net/http-capability';
 import { commandCapabilityFor } from '../host/commands/command-capability';
 
@@ -72,7 +72,7 @@ async function openNonceStore(db: Database | undefined, sqliteFile: string): Pro
 }
 
 /** What the tools config lends the tools besides the files in the roots; what it does not list stays absent. */
-function lentCapabilities(config: ToolsConfig | undefined, roots: Roots, servicesOn: boolean): NonNullable<ToolHostDeps['capabilities']> {
+function lentCapabilities(config: MachineSection | undefined, roots: Roots, servicesOn: boolean): NonNullable<ToolHostDeps['capabilities']> {
   const commands = config?.commands ?? {};
   return {
     ...(servicesOn && config?.services !== undefined ? { services: createServiceCapability(Services.fromConfig(config.services)) } : {}),
@@ -136,9 +136,9 @@ export async function buildActivities(
 
   let agent;
   if (roles.includes('agent') && tools !== undefined) {
-    const snapshotSettings = { roots: tools.roots, judgeModel: config.judge.model, judgeTimeoutMs: config.judge.timeoutMs, availableTools: tools.availableTools };
+    const snapshotSettings = snapshotSettingsOf(config, tools);
     // Validate the rules now: an invalid file stops start-up with every problem listed.
-    await loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings);
+    checkRuleMachines(await loadPolicySnapshotFrom(paths.rulesFile, snapshotSettings), tools.machines?.map((m) => m.name));
     const { privateKey } = loadOrCreateGrantKeyPair(paths.grantPrivateKey, paths.grantPublicKey);
     agent = {
       openai: createModelClient(config.model, config.model.timeoutMs),
@@ -159,18 +159,20 @@ export async function buildActivities(
 
   let toolDeps;
   if (roles.includes('tools') && tools !== undefined) {
-    if (config.roots === undefined && tools.config?.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
+    const local = machineSetup(tools, config);
+    if (config.roots === undefined && local.section?.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
     const nonces = await openNonceStore(db, paths.nonces);
     if (config.testCrashAt !== undefined) {
       process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
     }
-    const roots = await Roots.create(tools.roots, tools.config?.roots !== undefined ? `${tools.file ?? 'tools config'}: roots` : 'AIRLOCK_ROOTS');
+    const roots = await Roots.create(local.roots, local.rootsFrom);
     toolDeps = {
       roots,
-      capabilities: lentCapabilities(tools.config, roots, tools.availability.services),
+      capabilities: lentCapabilities(local.section, roots, local.availability.services),
       nonces,
       journalDir: paths.journals,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),
+      ...(local.machine !== undefined ? { machine: local.machine } : {}),
       ...(config.testCrashAt !== undefined ? { testCrashAt: config.testCrashAt } : {}),
       ...counted,
     };

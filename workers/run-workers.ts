@@ -3,7 +3,7 @@ import { createAirlockMetrics, JUDGE_LATENCY_BUCKETS_MS, MetricNames, type Airlo
 import type { AirlockConfig } from '../core/config/config';
 import { describeError } from '../core/temporal/describe-error';
 import { ConfigError } from '../core/util/errors';
-import { TaskQueues, type QueueRole } from '../core/temporal/task-queues';
+import { TaskQueues, toolsQueueFor, type QueueRole } from '../core/temporal/task-queues';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
 import { dataConverterFor } from '../host/data-converter';
 import { startRetention } from '../host/retention';
@@ -96,10 +96,11 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
       concurrency: config.concurrency,
       dataConverter: dataConverterFor(config),
       workflows: config.workflows,
+      ...(config.machine !== undefined ? { machine: config.machine } : {}),
       ...(options.workflowSource !== undefined ? { workflowSource: options.workflowSource } : {}),
     });
     log(
-      `airlock: workers polling ${roles.map((r) => TaskQueues[r]).join(', ')} on ${config.temporal.address} (namespace ${config.temporal.namespace})`,
+      `airlock: workers polling ${roles.map((r) => (r === 'tools' ? toolsQueueFor(config.machine) : TaskQueues[r])).join(', ')} on ${config.temporal.address} (namespace ${config.temporal.namespace})`,
     );
     if (options.signal?.aborted === true) return;
     if (notifier !== undefined) {

@@ -1,6 +1,8 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { AgentActivities, JudgeActivities, ToolActivities } from '../activities';
-import { TaskQueues } from '../core/temporal/task-queues';
+import type { PolicySnapshot } from '../core/policy/snapshot';
+import { TaskQueues, toolsQueueFor } from '../core/temporal/task-queues';
+import { machineOf, ownerOf } from '../core/tools/machines';
 
 /** Model turns: a slow endpoint gets a few tries, then the job fails with `model_error`. */
 export const model = proxyActivities<AgentActivities>({
@@ -46,6 +48,28 @@ export const executeOptions = {
 } as const;
 
 export const tools = proxyActivities<ToolActivities>(observeOptions);
+
+/** Where one call's tools activities run, and the machine their input names so a worker of another refuses them. */
+export interface ToolsRoute {
+  readonly taskQueue: string;
+  readonly on: { readonly machine?: string };
+}
+
+/**
+ * A call runs on the tools queue of the machine that owns its target
+ * (`airlock-tools.nas`); with one machine, on the plain tools queue. The
+ * owner follows from the job's frozen snapshot and the call's arguments
+ * alone, so every step of the call asks and gets the same answer.
+ */
+export function routeOf(snapshot: PolicySnapshot, call: { readonly toolName: string; readonly args: unknown }): ToolsRoute {
+  const machine = machineOf(snapshot.machines, call.toolName, call.args);
+  return { taskQueue: toolsQueueFor(machine), on: machine === undefined ? {} : { machine } };
+}
+
+/** Whether some machine owns the call; one that none owns is denied by the planner and never reaches a tools queue. */
+export function routable(snapshot: PolicySnapshot, call: { readonly toolName: string; readonly args: unknown }): boolean {
+  return ownerOf(snapshot.machines, call.toolName, call.args).kind !== 'none';
+}
 
 /** The judge: one try within the snapshot's short budget; a failure is a verdict, never a failed job. */
 export const judge = proxyActivities<JudgeActivities>({

@@ -8,7 +8,7 @@ import { resumedSteps } from '../core/job/call-steps';
 import { describeError } from '../core/temporal/describe-error';
 import { summarizeArgs } from '../core/redaction/masking';
 import type { AgentJobResult } from '../core/job/job-input';
-import { observeOptions, tools } from './activities';
+import { observeOptions, routeOf, tools } from './activities';
 import { evaluateBatch } from './gate';
 import type { Job } from './job';
 import type { JobState } from './job-state';
@@ -26,9 +26,10 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
   const gated = plan.calls.filter((p): p is Planned<'approval'> => p.kind === 'approval');
   const prepared = await Promise.all(
     gated.map(async (p) => {
+      const route = routeOf(state.snapshot, p.call);
       try {
-        return await tools.prepareApproval.executeWithOptions({ ...observeOptions, summary: `prepare ${p.call.toolName}` }, [
-          { toolName: p.call.toolName, args: p.call.args },
+        return await tools.prepareApproval.executeWithOptions({ ...observeOptions, taskQueue: route.taskQueue, summary: `prepare ${p.call.toolName}` }, [
+          { toolName: p.call.toolName, args: p.call.args, ...route.on },
         ]);
       } catch (err) {
         if (job.patches.cancelledStatus && isCancellation(err)) throw err;
@@ -66,6 +67,7 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
         target: requestTarget(r),
         reason: r.reason,
         card: approvalCard({ jobId: job.jobId, goal: job.input.goal, request: pendingView(r), batch }, { now, cli: 'npx airlock' }),
+        ...(r.machine !== undefined ? { machine: r.machine } : {}),
       },
     });
   }

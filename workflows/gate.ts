@@ -10,7 +10,8 @@ import type { CallFacts } from '../core/tools/facts';
 import type { PreflightedCall } from '../core/job/preflight';
 import { TaskQueues } from '../core/temporal/task-queues';
 import { COMPLETE_TOOL } from '../core/tools/registry';
-import { judge, local, observeOptions, tools } from './activities';
+import { judge, local, routeOf } from './activities';
+import { resolveTargets } from './target-facts';
 import type { Job } from './job';
 import type { JobState } from './job-state';
 import { oneEvaluationPath, sealedState } from './patches';
@@ -69,7 +70,7 @@ async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Pr
   let facts: Record<string, CallFacts> | undefined;
   const factsFor = result.factsFor ?? [];
   if (factsFor.length > 0) {
-    facts = await resolveTargets(job, input.calls, factsFor);
+    facts = await resolveTargets(job, state, input.calls, factsFor);
     result = await evaluateWithAudit(job, { ...input, facts });
   }
   if (result.judge.length > 0) {
@@ -86,23 +87,6 @@ async function evaluateWithAudit(job: Job, input: EvaluatePolicyInput): Promise<
   const result = await local.evaluatePolicy(audit === undefined ? input : { ...input, audit });
   job.audit.settle(audit, result.audit);
   return result;
-}
-
-/**
- * The real targets behind the calls' paths, from the tools side. When it
- * cannot answer the targets are unknown, and detectors then assume the
- * worst (an overwrite replaces something); rules on paths see the paths
- * as written.
- */
-async function resolveTargets(job: Job, calls: readonly PreflightedCall[], callIds: readonly string[]): Promise<Record<string, CallFacts>> {
-  const asked = calls.flatMap((c) => (c.kind === 'tool' && callIds.includes(c.callId) ? [{ callId: c.callId, toolName: c.toolName, args: c.args }] : []));
-  try {
-    const { facts } = await tools.resolveTargets.executeWithOptions({ ...observeOptions, summary: `resolve targets of ${asked.length} call(s)` }, [{ calls: asked }]);
-    return { ...facts };
-  } catch (err) {
-    job.audit.record({ type: 'runtime_error', data: { code: 'facts_unavailable', error: describeError(err) } });
-    return {};
-  }
 }
 
 /**
@@ -198,13 +182,19 @@ function auditPlanned(job: Job, p: PlannedCall): void {
     default:
       job.audit.record({
         type: 'policy_evaluation',
-        data: { ...base, category: p.call.category, decision: p.evaluation.decision, outcome: p.kind, argsSummary: summarizeArgs(p.call.args) },
+        data: { ...base, category: p.call.category, decision: p.evaluation.decision, outcome: p.kind, argsSummary: summarizeArgs(p.call.args), ...machineField(job, p.call) },
       });
       auditMatches(job, base, p.evaluation.matches, p.evaluation.detectors, p.call.args);
       if (p.kind === 'deny') {
         job.audit.record({ type: 'policy_tool_denied', data: { ...base, ruleId: p.ruleId, fingerprint: p.fingerprint, reason: p.message } });
       }
   }
+}
+
+/** The machine a call is for, in its audit events, when the tools config lists several. */
+function machineField(job: Job, call: { readonly toolName: string; readonly args: unknown }): { machine?: string } {
+  const snapshot = job.state?.snapshot;
+  return snapshot === undefined ? {} : routeOf(snapshot, call).on;
 }
 
 function auditMatches(

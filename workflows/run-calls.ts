@@ -10,7 +10,7 @@ import type { ToolCall } from '../core/job/preflight';
 import type { ApprovedCheck } from '../activities/tool-gate';
 import { getTool } from '../core/tools/registry';
 import { Texts } from '../core/job/texts';
-import { executeOptions, local, observeOptions, tools } from './activities';
+import { executeOptions, local, observeOptions, routeOf, tools } from './activities';
 import type { Job } from './job';
 import type { JobState } from './job-state';
 import { oneEvaluationPath } from './patches';
@@ -177,8 +177,9 @@ function skipApproved(job: Job, state: JobState, call: ToolCall, approved: Appro
 /** Histories recorded before the check moved into `execute`: a separate activity first; a refusal is the model's answer. */
 async function revalidate(job: Job, state: JobState, call: ToolCall, approved: ApprovedRun): Promise<string | undefined> {
   try {
-    const check = await tools.revalidate.executeWithOptions({ ...observeOptions, summary: `revalidate ${call.toolName}` }, [
-      { toolName: call.toolName, args: call.args, ...approvedCheck(job, approved) },
+    const route = routeOf(state.snapshot, call);
+    const check = await tools.revalidate.executeWithOptions({ ...observeOptions, taskQueue: route.taskQueue, summary: `revalidate ${call.toolName}` }, [
+      { toolName: call.toolName, args: call.args, ...approvedCheck(job, approved), ...route.on },
     ]);
     if (check.ok) return undefined;
     const fingerprint = approved.request.decision.editedFingerprint ?? approved.request.fingerprint;
@@ -204,11 +205,12 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
   const { call, binding, approved } = step;
   const check = checkApproval && approved !== undefined ? approvedCheck(job, approved) : undefined;
   let grant = granted;
+  const route = routeOf(state.snapshot, call);
   for (let attempt = 1; ; attempt++) {
     grant ??= (await issueGrants(job, [step]))[call.callId];
     if (grant === undefined) return Texts.executeFailed('no grant was issued for this call');
     try {
-      const result = await tools.execute.executeWithOptions({ ...executeOptions, summary: `${call.toolName} ${summarizeArgs(call.args, 80)}` }, [
+      const result = await tools.execute.executeWithOptions({ ...executeOptions, taskQueue: route.taskQueue, summary: `${call.toolName} ${summarizeArgs(call.args, 80)}` }, [
         {
           jobId: job.jobId,
           callId: call.callId,
@@ -219,6 +221,7 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
           ruleVersion: binding.ruleVersion,
           grant,
           ...(check !== undefined ? { approved: check } : {}),
+          ...route.on,
         },
       ]);
       if (result.notNeeded !== undefined && approved !== undefined) return skipApproved(job, state, call, approved, binding.fingerprint, result.notNeeded);
@@ -240,6 +243,7 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
           ok: result.ok,
           replayed: result.replayed,
           reconciled: result.reconciled,
+          ...route.on,
         },
       });
       return result.output;

@@ -10,7 +10,7 @@ import type { ExecuteInput, ExecuteResult, PrepareApprovalInput, PrepareApproval
 import { recheck } from './recheck';
 import type { AttemptState } from './reconcile';
 import { executionOutcome } from './record';
-import { createToolRunner, toolOrFail, type ToolGateDeps } from './runner';
+import { createToolRunner, onThisMachine, toolOrFail, type ToolGateDeps } from './runner';
 
 /**
  * The gate's activities on the tools queue, where the side effects happen:
@@ -36,6 +36,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
       return withHeartbeat(
         () => ({ phase: 'observing' }),
         async () => {
+          onThisMachine(deps, input.machine);
           const tool = toolOrFail(input.toolName);
           const args = tool.parameters.parse(input.args);
           const { observed, warnings } = await runner.observeTargets(tool, args);
@@ -48,7 +49,10 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     async revalidate(input: RevalidateInput): Promise<RevalidateResult> {
       return withHeartbeat(
         () => ({ phase: 'observing' }),
-        async () => (await recheck(runner, input)).result,
+        async () => {
+          onThisMachine(deps, input.machine);
+          return (await recheck(runner, input)).result;
+        },
       );
     },
 
@@ -59,6 +63,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
      * that consumed it died before recording one, reconciles (`settle`).
      */
     async execute(input: ExecuteInput): Promise<ExecuteResult> {
+      onThisMachine(deps, input.machine);
       const attempt: AttemptState = { phase: 'checking' };
       const result = await withHeartbeat(
         () => {

@@ -9,7 +9,12 @@ import type { Reconciled } from '../../host/nonces/nonce-store';
  * when a call parks, `revalidate` and `execute` when it runs.
  */
 
-export interface PrepareApprovalInput {
+/** Every tools call names the machine it is for (absent with one machine); a worker of another refuses it. */
+export interface OnMachine {
+  readonly machine?: string;
+}
+
+export interface PrepareApprovalInput extends OnMachine {
   readonly toolName: string;
   readonly args: Record<string, unknown>;
 }
@@ -23,7 +28,7 @@ export interface PrepareApprovalResult {
   readonly warnings: string[];
 }
 
-export interface RevalidateInput {
+export interface RevalidateInput extends OnMachine {
   readonly toolName: string;
   /** The arguments that will run (edited ones when the reviewer edited the call). */
   readonly args: Record<string, unknown>;
@@ -49,9 +54,9 @@ export type RevalidateResult =
   | { readonly ok: false; readonly reason: string; readonly notNeeded?: true };
 
 /** What an approved call is checked against right before it runs: `RevalidateInput` without what `execute` carries anyway. */
-export type ApprovedCheck = Omit<RevalidateInput, 'toolName' | 'args'>;
+export type ApprovedCheck = Omit<RevalidateInput, 'toolName' | 'args' | 'machine'>;
 
-export interface ExecuteInput {
+export interface ExecuteInput extends OnMachine {
   readonly jobId: string;
   readonly callId: string;
   readonly scope: JobScope;

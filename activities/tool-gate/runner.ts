@@ -30,6 +30,8 @@ export interface ToolGateDeps extends ToolHostDeps {
   readonly metrics?: AirlockMetrics;
   /** Where calls keep their journals (a file per grant nonce); unset: tools that need one (bulk moves) refuse to run. */
   readonly journalDir?: string;
+  /** AIRLOCK_MACHINE: the machine this worker acts on when the tools config lists several; it refuses calls for any other. */
+  readonly machine?: string;
 }
 
 /**
@@ -60,6 +62,19 @@ export function toolOrFail(name: string): AnyTool {
     throw ApplicationFailure.nonRetryable(`unknown tool ${JSON.stringify(name)}`, FailureTypes.InvalidInput);
   }
   return tool;
+}
+
+/**
+ * A call is for one machine (the workflow routes it to that machine's
+ * queue); a worker of another machine, or a single-machine worker given a
+ * machine's call, refuses it before looking at anything: its roots,
+ * services and commands are not the ones the call was decided for.
+ */
+export function onThisMachine(deps: { readonly machine?: string }, machine: string | undefined): void {
+  if (deps.machine === machine) return;
+  const meant = machine === undefined ? 'a single-machine setup (no AIRLOCK_MACHINE)' : `machine ${machine}`;
+  const here = deps.machine === undefined ? 'has no AIRLOCK_MACHINE' : `is machine ${deps.machine}`;
+  throw ApplicationFailure.nonRetryable(`this call is for ${meant}, but this tools worker ${here}; it was not run`, FailureTypes.WrongMachine);
 }
 
 export function notConfigured(tool: AnyTool, missing: readonly Capability[]): string {

@@ -6,6 +6,7 @@ import type { PendingRequestView } from '../../core/job/job-view';
 import { maskString } from '../../core/redaction/masking';
 import { PENDING_MEMO_KEY, pendingMemoSchema, type PendingMemo } from '../../core/reviewer/pending-memo';
 import { AirlockSearchAttributes, jobStatuses, statusKey, type JobStatus, type ShownStatus } from '../../core/temporal/search-attributes';
+import { machineOfQueue } from '../../core/temporal/task-queues';
 import { state as queryState } from './jobs';
 
 /** What is waiting and how jobs stand, read from visibility and from each job's current record, so no worker is needed. */
@@ -32,6 +33,8 @@ export interface ActivityInProgress {
   readonly activity: string;
   /** Which workers run it: the task queue's role. */
   readonly queue: 'agent' | 'tools' | 'judge';
+  /** The machine whose tools worker it waits for or runs on, when the tools config lists several; null otherwise. */
+  readonly machine: string | null;
   readonly attempt: number;
   /** `running`: a worker has it; `waiting`: no worker has taken this attempt yet. */
   readonly state: 'running' | 'waiting';
@@ -58,9 +61,11 @@ function inProgress(p: PendingActivity): ActivityInProgress {
   const { PENDING_ACTIVITY_STATE_STARTED, PENDING_ACTIVITY_STATE_CANCEL_REQUESTED } = temporal.api.enums.v1.PendingActivityState;
   const running = p.state === PENDING_ACTIVITY_STATE_STARTED || p.state === PENDING_ACTIVITY_STATE_CANCEL_REQUESTED;
   const failure = p.lastFailure?.message;
+  const machine = machineOfQueue(p.activityOptions?.taskQueue?.name ?? '') ?? null;
   return {
     activity,
     queue: toolsActivities.has(activity) ? 'tools' : judgeActivities.has(activity) ? 'judge' : 'agent',
+    machine,
     attempt: p.attempt ?? 1,
     state: running ? 'running' : 'waiting',
     since: running ? timeOf(p.lastStartedTime) : timeOf(p.scheduledTime),

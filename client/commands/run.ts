@@ -64,19 +64,29 @@ async function waitWithProgress(io: CommandIo, client: AirlockClient, started: S
   const { jobId } = started;
   // Loaded here: a usage error of `run` loads no Temporal package.
   const { followJob } = await import('../progress/follow-job');
-  const end = await followJob({
-    client: client.client,
-    jobId,
-    runId: started.runId,
-    onEvent: (event) => {
-      if (event.kind === 'ended') return;
-      io.out(progressLine(jobId, event));
-      if (event.kind === 'parked') {
-        io.out(display`  waiting for approval; in another terminal: npx airlock approve ${jobId} --request ${event.requestId}`);
-        io.out(display`  or: npx airlock deny ${jobId} --request ${event.requestId} --reason "…"   (details: npx airlock show ${jobId})`);
-      }
-    },
-  });
+  const { watchWaits } = await import('../progress/waiting-activities');
+  const waits = new AbortController();
+  // A call waiting for a tools worker that is not running shows nothing in the history until it runs: say so meanwhile.
+  const watching = watchWaits(client, jobId, (line) => io.out(line), waits.signal);
+  let end;
+  try {
+    end = await followJob({
+      client: client.client,
+      jobId,
+      runId: started.runId,
+      onEvent: (event) => {
+        if (event.kind === 'ended') return;
+        io.out(progressLine(jobId, event));
+        if (event.kind === 'parked') {
+          io.out(display`  waiting for approval; in another terminal: npx airlock approve ${jobId} --request ${event.requestId}`);
+          io.out(display`  or: npx airlock deny ${jobId} --request ${event.requestId} --reason "…"   (details: npx airlock show ${jobId})`);
+        }
+      },
+    });
+  } finally {
+    waits.abort();
+    await watching;
+  }
   if (end === undefined) throw new JobError(`lost track of job ${jobId}; see npx airlock show ${jobId}`);
   io.out(display`job ${jobId} ${endText(end)}`);
   return endStatus(end) === 'completed' ? 0 : 1;

@@ -3,7 +3,8 @@ import { approvalCard, cardText } from '../../core/reviewer/approval-card';
 import type { AuditHealth } from '../../core/audit/backlog';
 import type { AgentJobStateView, DecidedRequestView } from '../../core/job/job-view';
 import { display } from '../../core/redaction/display-text';
-import type { ActivityInProgress, JobStatusInfo } from '../airlock-client';
+import type { JobStatusInfo } from '../airlock-client';
+import { inProgressLine } from '../progress/waiting-activities';
 import { cliName } from '../cli-name';
 import { jobIdArg, printJson, type CommandIo, type CommandRun } from '../command';
 import { withClient } from '../with-client';
@@ -33,16 +34,6 @@ const outcomeText = {
   unknown: 'OUTCOME UNKNOWN',
   not_needed: 'not run: no longer needed',
 } as const;
-
-/** An activity under way, as people ask "what is it doing?": waiting for a worker, retrying, or running. */
-function inProgressLine(a: ActivityInProgress): string {
-  const since = a.since !== null ? ` since ${a.since}` : '';
-  const failure = a.lastFailure !== null ? `; last failure: ${a.lastFailure}` : '';
-  if (a.state === 'waiting' && a.attempt <= 1) return display`  waiting for a ${a.queue} worker to take ${a.activity}${since}`;
-  if (a.state === 'waiting') return display`  ${a.activity}: attempt ${String(a.attempt)} waits for a ${a.queue} worker (retrying)${failure}`;
-  const attempt = a.attempt > 1 ? `, attempt ${a.attempt}` : '';
-  return display`  ${a.activity} running on a ${a.queue} worker${since}${attempt}${failure}`;
-}
 
 /** One decided request: the decision, and for an approved call what became of it. */
 function decidedLine(d: DecidedRequestView, ended: boolean): string {

@@ -56,6 +56,8 @@ const requestFields = {
   signatureRequired: z.boolean(),
   requester: z.string(),
   observed: z.array(observedStateSchema),
+  /** The machine the call runs on, when the tools config lists several (absent: one machine). */
+  machine: z.string().optional(),
   createdAt: z.number(),
   expiresAt: z.number(),
 };

@@ -18,7 +18,10 @@ export const approvalCardSchema = z.object({
   jobId: z.string(),
   requestId: z.string(),
   goal: z.string(),
+  /** `target` is `machine:target` on a machine of several. */
   operation: z.object({ tool: z.string(), target: z.string(), args: z.unknown(), summary: z.string() }),
+  /** The machine the call runs on; absent with one machine (and in cards of builds before machines). */
+  machine: z.string().optional(),
   observed: z.array(
     z.object({
       path: z.string(),

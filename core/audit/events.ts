@@ -44,7 +44,15 @@ export const runtimeErrorCodes = [
 export type RuntimeErrorCode = (typeof runtimeErrorCodes)[number];
 
 export const auditEventSchemas = {
-  policy_evaluation: z.strictObject({ ...call, category: z.string().optional(), decision: z.string(), outcome: z.string(), argsSummary: z.string().optional() }),
+  policy_evaluation: z.strictObject({
+    ...call,
+    category: z.string().optional(),
+    decision: z.string(),
+    outcome: z.string(),
+    argsSummary: z.string().optional(),
+    /** The machine the call is for, when the tools config lists several. */
+    machine: z.string().optional(),
+  }),
   policy_rule_matched: z.strictObject({
     ...call,
     ...rule,
@@ -79,6 +87,7 @@ export const auditEventSchemas = {
     reason: z.string().optional(),
     /** The approval card as reviewers see it (masked; absent in events written by builds before the card). */
     card: approvalCardSchema.optional(),
+    machine: z.string().optional(),
   }),
   approval_decided: z.strictObject({
     requestId: z.string(),
@@ -131,6 +140,8 @@ export const auditEventSchemas = {
     /** Not run: the approved call's tool found nothing left to do (`reason` says why); no effect, not a failure. */
     skipped: z.literal('not_needed').optional(),
     reason: z.string().optional(),
+    /** The machine whose tools worker ran it, when the tools config lists several. */
+    machine: z.string().optional(),
   }),
   runtime_error: z.strictObject({
     code: z.enum(runtimeErrorCodes),

@@ -11,6 +11,7 @@ import { parseDuration } from '../util/duration';
 import { ConfigError } from '../util/errors';
 import { notifyEndpointsSchema, showEndpointList, type NotifyEndpoint } from './notify-endpoints';
 import { redactUrl } from '../redaction/redact-url';
+import { machineNameSchema } from '../tools/machines';
 
 /**
  * Environment configuration, parsed once at start-up. Each variable has its
@@ -114,6 +115,7 @@ const variables = {
   AIRLOCK_RULES_FILE: nonEmpty.optional(),
   AIRLOCK_ROOTS: pathList.optional(),
   AIRLOCK_TOOLS_CONFIG: nonEmpty.optional(),
+  AIRLOCK_MACHINE: machineNameSchema.optional(),
   AIRLOCK_GRANT_KEY: nonEmpty.optional(),
   AIRLOCK_GRANT_PUBLIC_KEY: nonEmpty.optional(),
   AIRLOCK_GRANT_TTL: durationText.default(15 * 60_000),
@@ -190,6 +192,8 @@ export interface AirlockConfig {
   readonly roots: readonly string[] | undefined;
   /** The tools config file (YAML): roots, services, hosts and commands the tools may touch; unset: file tools only. */
   readonly toolsConfigFile: string | undefined;
+  /** The machine a tools worker acts on, when the tools config lists several (`machines:`); its queue is `airlock-tools.<machine>`. */
+  readonly machine: string | undefined;
   /**
    * How long what finished jobs leave behind is kept before workers remove
    * it: outcome rows, conversations, expired invites (`finishedMs`), audit
@@ -297,6 +301,7 @@ export function parseConfig(env: Env): AirlockConfig {
     rulesFile: p.AIRLOCK_RULES_FILE,
     roots: p.AIRLOCK_ROOTS,
     toolsConfigFile: p.AIRLOCK_TOOLS_CONFIG,
+    machine: p.AIRLOCK_MACHINE,
     retention: { finishedMs: p.AIRLOCK_RETENTION, auditMs: p.AIRLOCK_AUDIT_RETENTION },
     grants: {
       privateKeyFile: p.AIRLOCK_GRANT_KEY,

@@ -5,6 +5,7 @@ import { mergeApprovalSettings } from '../policy/approval-settings';
 import { ruleById } from '../policy/evaluate';
 import type { PolicySnapshot } from '../policy/snapshot';
 import { getTool } from '../tools/registry';
+import { machineOf } from '../tools/machines';
 
 /** What `prepareApproval` saw on the tools side for one gated call. */
 export interface PreparedTarget {
@@ -27,6 +28,7 @@ export function buildApprovalRequest(input: {
   readonly now: number;
 }): PendingRequest {
   const { planned, prepared, now } = input;
+  const machine = machineOf(input.snapshot.machines, planned.call.toolName, planned.call.args);
   const gating = approvalRules(input.snapshot, planned.evaluation);
   const settings = mergeApprovalSettings(gating);
   const nobody =
@@ -52,15 +54,21 @@ export function buildApprovalRequest(input: {
     signatureRequired: settings.signatureRequired,
     requester: input.requester,
     observed: [...prepared.observed],
+    ...(machine !== undefined ? { machine } : {}),
     createdAt: now,
     expiresAt: now + settings.ttlMs,
     status: 'pending',
   };
 }
 
-/** What a request acts on, as the reviewer sees it: the observed paths (canonical), else the call's own. */
+/** What a request acts on, as the reviewer sees it: the observed paths (canonical), else the call's own; `nas:/srv/…` on a machine of several. */
 export function requestTarget(request: ApprovalRequest): string | undefined {
   const observed = request.observed.map(observedSubject);
   const paths = observed.length > 0 ? observed : (getTool(request.toolName)?.targets(request.args) ?? []);
-  return paths.length === 0 ? undefined : paths.join(' → ');
+  return paths.length === 0 ? undefined : onMachine(request.machine, paths.join(' → '));
+}
+
+/** A target with the machine it is on, as `scp` writes it: `nas:/srv/share/x`; unchanged with one machine. */
+export function onMachine(machine: string | undefined, target: string): string {
+  return machine === undefined ? target : `${machine}:${target}`;
 }

@@ -18,6 +18,7 @@ import type { PolicySnapshot } from '../policy/snapshot';
 import { completeCallSchema, errorCallSchema, toolCallSchema, type CompleteCall, type PreflightedCall, type ToolCall } from './preflight';
 import { Texts } from './texts';
 import { COMPLETE_TOOL } from '../tools/registry';
+import { ownerOf } from '../tools/machines';
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -179,6 +180,17 @@ function toolFate(input: PlanInput, call: ToolCall, evaluation: CallEvaluation):
   }
 }
 
+/**
+ * A call whose target no machine of the tools config owns, or that spans
+ * two machines, is refused before anything runs, whatever the rules say:
+ * there is no tools worker it could run on.
+ */
+function unowned(input: PlanInput, call: ToolCall, evaluation: CallEvaluation): Planned<'deny'> | undefined {
+  const owner = ownerOf(input.snapshot.machines, call.toolName, call.args);
+  if (owner.kind !== 'none') return undefined;
+  return { kind: 'deny', call, ruleId: null, fingerprint: stateFingerprint(input.jobId, input.scope, call), message: Texts.noMachine(owner.reason), evaluation };
+}
+
 function evaluationOf(input: PlanInput, call: ToolCall): CallEvaluation {
   const evaluation = input.evaluations.get(call.callId);
   if (evaluation === undefined) throw new Error(`no policy evaluation for call ${call.callId}`);
@@ -249,6 +261,8 @@ export function planBatch(input: PlanInput): BatchPlan {
     if (call.kind === 'error') return { kind: 'error', call };
     if (call.kind === 'complete') return { kind: 'complete_held', call, reason: 'held' };
     const evaluation = evaluationOf(input, call);
+    const refused = unowned(input, call, evaluation);
+    if (refused !== undefined) return refused;
     const state = stateFingerprint(input.jobId, input.scope, call);
     fires.push(...evaluation.matches.filter((m) => !m.shadow && m.duplicate !== true).map((m) => ({ ...m, stateFingerprint: state })));
     const fate = toolFate(input, call, evaluation);
@@ -297,6 +311,8 @@ export function planEdits(input: PlanInput & { readonly covered: Readonly<Record
   const calls = input.calls.map((call): PlannedCall => {
     if (call.kind !== 'tool') return call.kind === 'error' ? { kind: 'error', call } : { kind: 'complete_held', call, reason: 'held' };
     const evaluation = evaluationOf(input, call);
+    const refused = unowned(input, call, evaluation);
+    if (refused !== undefined) return refused;
     const fate = toolFate(input, call, evaluation);
     const denied = (from: Planned<'deny' | 'redirect' | 'approval'>, message: string): PlannedCall => ({
       kind: 'deny',

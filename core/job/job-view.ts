@@ -19,6 +19,8 @@ export interface PendingRequestView {
   readonly fingerprint: string;
   readonly nonce: string;
   readonly observed: readonly ObservedState[];
+  /** The machine the call runs on, when the tools config lists several. */
+  readonly machine?: string;
   readonly editable: readonly string[];
   readonly reviewers: readonly string[] | null;
   readonly requester: string;
@@ -96,6 +98,7 @@ export function pendingView(request: PendingRequest): PendingRequestView {
     fingerprint: request.fingerprint,
     nonce: request.nonce,
     observed: request.observed.map((o) => mapObservedText(o, maskString)),
+    ...(request.machine !== undefined ? { machine: request.machine } : {}),
     editable: request.editable,
     reviewers: request.reviewers,
     requester: request.requester,

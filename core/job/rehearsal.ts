@@ -125,7 +125,7 @@ export function callKey(runId: string, callId: string): string {
 export function callsNeedingFacts(job: RecordedJob, snapshot: PolicySnapshot): Array<{ readonly key: string; readonly call: ToolCall }> {
   return job.batches.flatMap((b) =>
     b.calls.flatMap((c) =>
-      c.facts === undefined && needsFacts(snapshot, 'tool.before', callContext(job.jobId, job.scope, c.call, undefined))
+      c.facts === undefined && needsFacts(snapshot, 'tool.before', callContext(job.jobId, job.scope, c.call, undefined, snapshot.machines))
         ? [{ key: callKey(b.runId, c.call.callId), call: c.call }]
         : [],
     ),
@@ -164,7 +164,7 @@ export function rehearseJob(job: RecordedJob, snapshot: PolicySnapshot, factsNow
       const now = factsNow.get(callKey(batch.runId, recorded.call.callId));
       const facts = recorded.facts ?? now;
       sources.set(recorded.call.callId, recorded.facts !== undefined ? 'recorded' : now !== undefined ? 'now' : 'none');
-      const ctx = callContext(job.jobId, job.scope, recorded.call, facts);
+      const ctx = callContext(job.jobId, job.scope, recorded.call, facts, snapshot.machines);
       evaluations.set(recorded.call.callId, evaluateCall(snapshot, 'tool.before', ctx, counters, batch.at));
     }
     const decided = plan({

@@ -23,6 +23,8 @@ export const Texts = {
   revalidationFailed: (reason: string) => `Not executed: the approved call no longer holds: ${reason}`,
   /** The approved call has nothing left to do: not a failure, and not to be proposed again. */
   notNeeded: (reason: string) => `Not executed, and not needed any more: ${reason}. Nothing was changed; do not propose this call again unless the situation changes.`,
+  /** The call's target is on no machine of the tools config, or on two: it cannot run anywhere. */
+  noMachine: (reason: string) => `Not executed: ${reason}. Only what one configured machine owns can be acted on; make one call per machine.`,
   editDenied: (message: string) => `Not executed: the reviewer's edited call was denied by policy. ${message}`,
   /** A retry found the call's effect in place: the attempt that ran it died before recording its outcome. */
   reconciledRanBefore: (detail: string) =>

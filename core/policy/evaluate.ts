@@ -61,6 +61,8 @@ export interface CallContext {
   readonly facts?: CallFacts | undefined;
   /** The call's state fingerprint (ungated), for de-duplicating observational rules. */
   readonly fingerprint?: string;
+  /** The machine the call runs on, when the tools config lists several; rules may be scoped to machines. */
+  readonly machine?: string;
 }
 
 /** Per-rule fire history of one job, kept in workflow state. */
@@ -229,14 +231,14 @@ export function needsFacts(snapshot: PolicySnapshot, point: HookPoint, ctx: Call
   const pathArgs = new Set(['path', ...(getTool(ctx.toolName)?.pathFields ?? [])]);
   const ambiguous = replacedTarget(ctx.toolName, ctx.args) !== undefined;
   return indexedCandidates(snapshot, point, ctx.toolName, ctx.category).some(
-    (entry) => entry.rule.when !== undefined && (!entry.jobScoped || inJobScope(entry.rule, ctx.scope)) && conditionNeedsFacts(entry.rule.when, pathArgs, ambiguous),
+    (entry) => entry.rule.when !== undefined && (!entry.jobScoped || inJobScope(entry.rule, ctx.scope, ctx.machine)) && conditionNeedsFacts(entry.rule.when, pathArgs, ambiguous),
   );
 }
 
 /** Rules that could apply at this point to this call, in file order; no rules means no work at all. */
 export function candidateRules(snapshot: PolicySnapshot, point: HookPoint, ctx: CallContext): Rule[] {
   return indexedCandidates(snapshot, point, ctx.toolName, ctx.category).flatMap((entry) =>
-    entry.jobScoped && !inJobScope(entry.rule, ctx.scope) ? [] : [entry.rule],
+    entry.jobScoped && !inJobScope(entry.rule, ctx.scope, ctx.machine) ? [] : [entry.rule],
   );
 }
 
@@ -294,7 +296,7 @@ export function evaluateCall(
   let views: unknown[] | undefined;
   let detectors: ReturnType<typeof detectorProbe> | undefined;
   for (const entry of entries) {
-    if (entry.jobScoped && !inJobScope(entry.rule, ctx.scope)) continue;
+    if (entry.jobScoped && !inJobScope(entry.rule, ctx.scope, ctx.machine)) continue;
     const when = compiledWhen(entry);
     if (when !== undefined) {
       views ??= argViews(ctx);

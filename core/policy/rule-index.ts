@@ -12,7 +12,7 @@ export interface IndexedRule {
   readonly when: Condition | undefined;
   /** `when`, compiled on first use: most calls meet only some rules, and a snapshot copy may serve one call. */
   compiled: CompiledCondition | undefined;
-  /** Scoped to a piece or movement, which only the call's job can tell. */
+  /** Scoped to a piece, movement or machine, which only the call (and its job) can tell. */
   readonly jobScoped: boolean;
 }
 
@@ -49,7 +49,7 @@ function applies(rule: Rule, point: HookPoint, toolName: string, category: ToolC
 function entryAt(index: RuleIndex, position: number, rule: Rule): IndexedRule {
   let entry = index.entries[position];
   if (entry === undefined) {
-    entry = { rule, when: rule.when, compiled: undefined, jobScoped: rule.scope.piece !== undefined || rule.scope.movement !== undefined };
+    entry = { rule, when: rule.when, compiled: undefined, jobScoped: rule.scope.piece !== undefined || rule.scope.movement !== undefined || rule.scope.machines !== undefined };
     index.entries[position] = entry;
   }
   return entry;
@@ -86,9 +86,10 @@ export function compiledWhen(entry: IndexedRule): CompiledCondition | undefined 
   return entry.compiled;
 }
 
-/** Whether the call's job is one a piece- or movement-scoped rule names. */
-export function inJobScope(rule: Rule, job: JobScope): boolean {
-  const { piece, movement } = rule.scope;
+/** Whether the call's job (and machine) is one a piece-, movement- or machine-scoped rule names. */
+export function inJobScope(rule: Rule, job: JobScope, machine?: string): boolean {
+  const { piece, movement, machines } = rule.scope;
+  if (machines !== undefined && (machine === undefined || !machines.includes(machine))) return false;
   if (piece !== undefined && (job.piece === undefined || !piece.includes(job.piece))) return false;
   if (movement !== undefined && (job.movement === undefined || !movement.includes(job.movement))) return false;
   return true;

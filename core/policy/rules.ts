@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseDuration } from '../util/duration';
 import { globToRegExp } from '../util/glob';
 import { toolCategories, toolDefinitions } from '../tools/registry';
+import { machineNameSchema } from '../tools/machines';
 import { defaultDeniedCommands, detectorNames, type DetectorName } from './detectors';
 
 export const hookPoints = ['tool.before', 'completion.before_accept'] as const;
@@ -108,6 +109,8 @@ export const ruleSchema = z
         categories: z.array(z.enum(toolCategories)).min(1).optional(),
         piece: z.array(z.string().min(1)).min(1).optional(),
         movement: z.array(z.string().min(1)).min(1).optional(),
+        /** Machines of the tools config (`machines:`) whose calls the rule applies to. */
+        machines: z.array(machineNameSchema).min(1).optional(),
       })
       .default({}),
     /** Deterministic condition on the call's arguments; absent means "every call in scope". */

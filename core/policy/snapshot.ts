@@ -3,6 +3,7 @@ import { canonicalJson } from '../util/canonical-json';
 import { sha256Hex } from '../util/sha256';
 import { JUDGE_SCHEMA_VERSION } from '../judge/judge';
 import { ruleSchema, type RulesFile } from './rules';
+import { machineTableSchema, type MachineTable } from '../tools/machines';
 
 /**
  * The rules frozen for one job when it starts. Carried across
@@ -27,6 +28,12 @@ export const policySnapshotSchema = z.strictObject({
    * snapshots from before (and without a config): every registered tool.
    */
   tools: z.strictObject({ available: z.array(z.string()) }).optional(),
+  /**
+   * Which machine owns which roots, services, commands and hosts, when the
+   * tools config lists several: each call runs on its owner's tools queue.
+   * Absent: one machine, the plain tools queue.
+   */
+  machines: machineTableSchema.optional(),
   /** Judge settings fixed for the job: a model change only affects later jobs. */
   judge: z.strictObject({
     model: z.string(),
@@ -44,6 +51,8 @@ export interface SnapshotSettings {
   readonly judgeTimeoutMs: number;
   /** The tools the tools config can run; unset: every registered tool. */
   readonly availableTools?: readonly string[];
+  /** The tools config's machines; unset: one machine. */
+  readonly machines?: MachineTable;
 }
 
 export const defaultSnapshotSettings: SnapshotSettings = { roots: [], judgeModel: 'unset', judgeTimeoutMs: 3000 };
@@ -61,6 +70,7 @@ export function buildSnapshot(file: RulesFile, source: string, settings: Snapsho
     detectors,
     // Not part of `version`: that names the rules; this is what the machine offers.
     ...(settings.availableTools !== undefined ? { tools: { available: [...settings.availableTools] } } : {}),
+    ...(settings.machines !== undefined ? { machines: settings.machines.map((m) => ({ ...m })) } : {}),
     judge,
   };
 }

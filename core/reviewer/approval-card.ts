@@ -9,6 +9,7 @@
 
 import type { BatchCallView, ParkedBatchView } from '../job/batch-view';
 import { callTarget } from '../job/batch-view';
+import { onMachine } from '../job/approval-request';
 import { display, displayText } from '../redaction/display-text';
 import type { PendingRequestView } from '../job/job-view';
 import { maskPreview, maskString, maskValue, summarizeArgs } from '../redaction/masking';
@@ -84,7 +85,8 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
     jobId,
     requestId: r.requestId,
     goal: maskPreview(source.goal, 500),
-    operation: { tool: r.toolName, target: callTarget(r.toolName, record), args, summary: summarizeArgs(args, 300) },
+    operation: { tool: r.toolName, target: onMachine(r.machine, callTarget(r.toolName, record)), args, summary: summarizeArgs(args, 300) },
+    ...(r.machine !== undefined ? { machine: r.machine } : {}),
     observed: r.observed.map((o) => {
       // Services and other subjects have no folder totals; their line says what they are.
       const file = isFileState(o) ? o : undefined;

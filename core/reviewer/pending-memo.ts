@@ -48,6 +48,8 @@ export const pendingMemoSchema = z.object({
       fingerprint: z.string(),
       nonce: z.string(),
       observed: z.array(observedStateSchema),
+      /** The machine the call runs on, when the tools config lists several. */
+      machine: z.string().optional(),
       editable: z.array(z.string()),
       reviewers: z.array(z.string()).nullable(),
       requester: z.string(),

@@ -29,6 +29,8 @@ export const FailureTypes = {
   ConversationMissing: 'AirlockConversationMissing',
   /** The tools worker is not configured for this tool (a capability it needs is absent from its tools config). */
   ToolUnavailable: 'AirlockToolUnavailable',
+  /** A tools call reached the tools worker of another machine (AIRLOCK_MACHINE) than the one that owns its target: it is not run. */
+  WrongMachine: 'AirlockWrongMachine',
   /** The policy snapshot or rules file could not be loaded. */
   PolicyUnavailable: 'AirlockPolicyUnavailable',
 } as const;

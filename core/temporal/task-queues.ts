@@ -27,3 +27,17 @@ export const taskQueueNames: readonly TaskQueueName[] = queueRoles.map((role) =>
 export function isTaskQueueName(value: string): value is TaskQueueName {
   return (taskQueueNames as readonly string[]).includes(value);
 }
+
+/**
+ * The tools queue of one machine (`airlock-tools.nas`), or the plain tools
+ * queue when the tools config describes one machine only.
+ */
+export function toolsQueueFor(machine: string | undefined): string {
+  return machine === undefined ? TaskQueues.tools : `${TaskQueues.tools}.${machine}`;
+}
+
+/** The machine a tools queue belongs to: `nas` for `airlock-tools.nas`, undefined for the plain tools queue or another queue. */
+export function machineOfQueue(queue: string): string | undefined {
+  const prefix = `${TaskQueues.tools}.`;
+  return queue.startsWith(prefix) && queue.length > prefix.length ? queue.slice(prefix.length) : undefined;
+}

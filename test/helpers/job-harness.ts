@@ -30,6 +30,7 @@ import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../
 import type { AgentJobStateView } from '../../core/job/job-view';
 import type { rulesFileSchema } from '../../core/policy/rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
+import type { MachineTable } from '../../core/tools/machines';
 import type { ReplayScript } from '../../core/model/replay-script';
 import { TaskQueues, type QueueRole } from '../../core/temporal/task-queues';
 import { spawnNode, type Spawned } from './processes';
@@ -61,6 +62,8 @@ export interface HarnessOptions {
   readonly judge?: { readonly baseUrl: string; readonly timeoutMs: number };
   /** The tools' roots as the agent side sees them (for `outside_roots`); default: the harness root. */
   readonly detectorRoots?: readonly string[];
+  /** The tools config's machines, frozen into every job's snapshot (calls then go to `airlock-tools.<machine>`); default: one machine. */
+  readonly machines?: MachineTable;
   /** The tools the agent worker's tools config can run; default: those of a machine without a tools config. */
   readonly availableTools?: readonly string[];
   /** Run the tools worker in this process (default) or leave the queue to a spawned worker. */
@@ -114,7 +117,7 @@ export class JobHarness {
     this.rules = options.rules ?? { version: 1, rules: [] };
     this.availableTools =
       options.availableTools ??
-      availableToolNames(availabilityOf(options.services === undefined ? undefined : { version: 1, services: servicesConfigSchema.parse(options.services) }));
+      availableToolNames(availabilityOf(options.services === undefined ? undefined : { services: servicesConfigSchema.parse(options.services) }));
     this.auditSink =
       options.auditFile === undefined ? new MemoryAuditSink() : new JsonlAuditSink(options.auditFile, { warn: (line) => this.auditWarnings.push(line) });
   }
@@ -160,6 +163,7 @@ export class JobHarness {
             judgeModel: 'judge',
             judgeTimeoutMs: this.options.judge?.timeoutMs ?? 3000,
             availableTools: this.availableTools,
+            ...(this.options.machines !== undefined ? { machines: this.options.machines } : {}),
           }),
         signer: createGrantSigner(privateKey),
         sealer: createSealer(privateKey),
@@ -325,7 +329,13 @@ export class JobHarness {
     const worker = spawnNode(
       'dist/workers/airlock-tools.js',
       [],
-      this.processEnv({ AIRLOCK_ROOTS: this.root, AIRLOCK_DATA_DIR: this.dir, AIRLOCK_GRANT_PUBLIC_KEY: this.keys.publicFile, ...extra }),
+      this.processEnv({
+        // A tools config names its own roots.
+        ...(extra.AIRLOCK_TOOLS_CONFIG === undefined ? { AIRLOCK_ROOTS: this.root } : {}),
+        AIRLOCK_DATA_DIR: this.dir,
+        AIRLOCK_GRANT_PUBLIC_KEY: this.keys.publicFile,
+        ...extra,
+      }),
     );
     this.spawned.push(worker);
     return worker;

@@ -111,7 +111,9 @@ describe('a call no tools worker takes', () => {
     }
     expect(shown.stdout).toMatch(/^ {2}waiting for a tools worker to take prepareApproval since \d{4}-\d\d-\d\dT/m);
     const json = JSON.parse((await h.cli(['show', jobId, '--json'])).stdout) as { inProgress: unknown[] };
-    expect(json.inProgress).toEqual([{ activity: 'prepareApproval', queue: 'tools', attempt: 1, state: 'waiting', since: expect.any(String), lastFailure: null }]);
+    expect(json.inProgress).toEqual([
+      { activity: 'prepareApproval', queue: 'tools', machine: null, attempt: 1, state: 'waiting', since: expect.any(String), lastFailure: null },
+    ]);
     const worker = h.spawnToolsWorker({ AIRLOCK_DATABASE_URL: url, AIRLOCK_DATA_DIR: mkdtempSync(join(h.dir, 'late-')) });
     await h.waitForPending(jobId);
     expect((await h.cli(['show', jobId])).stdout).not.toContain('waiting for a tools worker');

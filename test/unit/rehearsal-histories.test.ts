@@ -67,6 +67,8 @@ const expected: Record<string, string[][]> = {
   'allowed-batch': [['fs_list allowed', 'fs_stat allowed', 'fs_write allowed', 'fs_read allowed']],
   'allowed-call': [['fs_read allowed']],
   approved: [['fs_delete approved', 'fs_stat allowed']],
+  // A read on the nas, a delete on the media box (approved), then a read no machine owns: denied before anything ran.
+  'two-machines': [['fs_read allowed', 'fs_delete approved'], ['fs_read denied']],
   'approved-with-edit': [['fs_delete approved']],
   'cancelled-while-parked': [['fs_delete undecided']],
   'completion-gate': [['fs_write allowed']],
