@@ -408,6 +408,24 @@ const shapes: Shape[] = [
     },
   },
   {
+    // Reviewers deciding one signed request at the same moment: one decision counts, the others are rejected (replays: see decisionsVerifiedByActivity).
+    name: 'concurrent-decisions',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'from.txt'), 'f');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_move', { from: 'from.txt', to: 'to.txt' })] }, complete('moved')] });
+      await parked(h);
+      const outcomes = await Promise.all([
+        ...Array.from({ length: 6 }, (_, i) =>
+          r.airlock.decide(id, { decision: i % 3 === 2 ? 'deny' : 'approve', reviewer: 'alice', signingKey: r.signingKey, ...(i % 3 === 2 ? { reason: 'no' } : {}) }),
+        ),
+        // Unsigned, where the rule wants a signature: rejected.
+        r.airlock.decide(id, { decision: 'approve', reviewer: 'alice' }),
+      ]);
+      if (outcomes.filter((o) => o.accepted).length !== 1) throw new Error(`expected one accepted decision, got ${JSON.stringify(outcomes)}`);
+      return finished(h, 'completed');
+    },
+  },
+  {
     name: 'passkey-decision',
     async run(r, id) {
       writeFileSync(join(r.root, 'from.txt'), 'f');

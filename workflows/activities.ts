@@ -71,6 +71,19 @@ export function routable(snapshot: PolicySnapshot, call: { readonly toolName: st
   return ownerOf(snapshot.machines, call.toolName, call.args).kind !== 'none';
 }
 
+/**
+ * A signed decision's signature, checked on the agent queue (see
+ * `decisionsVerifiedByActivity`): a few quick tries; a failure is a
+ * rejected decision, never a failed job.
+ */
+export const verifyOptions = {
+  taskQueue: TaskQueues.agent,
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+} as const;
+
+export const verify = proxyActivities<AgentActivities>(verifyOptions);
+
 /** The judge: one try within the snapshot's short budget; a failure is a verdict, never a failed job. */
 export const judge = proxyActivities<JudgeActivities>({
   taskQueue: TaskQueues.judge,

@@ -3,7 +3,7 @@ import { requestTarget } from '../core/job/approval-request';
 import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approval/approvals';
 import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
-import { local } from './activities';
+import { local, verify, verifyOptions } from './activities';
 import type { Job } from './job';
 import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery, type DecideResult } from './messages';
 
@@ -84,7 +84,11 @@ async function applyDecision(job: Job, payload: unknown, via: Via): Promise<Deci
   if (check.payload.signature !== undefined || check.payload.passkey !== undefined) {
     let verified: { valid: true } | { valid: false; reason: string };
     try {
-      verified = await local.verifyDecision({ jobId: job.jobId, payload: check.payload });
+      const input = { jobId: job.jobId, payload: check.payload };
+      // An activity, not a local one: its result is a history event, so handlers running side by side resume in the same order on replay.
+      verified = job.patches.decisionsVerifiedByActivity
+        ? await verify.verifyDecision.executeWithOptions({ ...verifyOptions, summary: 'verify a signed decision' }, [input])
+        : await local.verifyDecision(input);
     } catch (err) {
       // A handler that throws would fail the job: an unverifiable signature is just a rejected decision.
       verified = { valid: false, reason: `the signature could not be verified: ${describeError(err)}` };

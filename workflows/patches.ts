@@ -111,6 +111,25 @@ export function readsBeforeLocalActivity(): boolean {
   return patched(READS_BEFORE_LOCAL_ACTIVITY);
 }
 
+const DECISIONS_VERIFIED_BY_ACTIVITY = 'airlock-decisions-verified-by-activity';
+
+/**
+ * A signed decision's signature is verified by an activity on the agent
+ * queue, not a local activity. Decision handlers run side by side: when
+ * two awaited local activities at once, the worker handed their results to
+ * the workflow in one activation or in two, depending on when each
+ * finished, while a replay hands both over in one. What a handler did
+ * after its result (settle the request, wake the job, reject the late
+ * decision) then came in another order than recorded, and the job failed
+ * replay (`Update machine does not handle this event: TimerCanceled`).
+ * An activity's result is an event in history: live and replay get it in
+ * the same workflow task. Asked once, when the run starts, like
+ * `scalePath`; a run from before keeps the local activity.
+ */
+export function decisionsVerifiedByActivity(): boolean {
+  return patched(DECISIONS_VERIFIED_BY_ACTIVITY);
+}
+
 /** What a run follows of each change since histories were first recorded, asked once when it starts. */
 export interface RunPatches {
   readonly scalePath: boolean;
@@ -118,6 +137,7 @@ export interface RunPatches {
   readonly cancelledStatus: boolean;
   readonly passkeyDecisions: boolean;
   readonly readsBeforeLocalActivity: boolean;
+  readonly decisionsVerifiedByActivity: boolean;
 }
 
 /**
@@ -131,5 +151,13 @@ export function askRunPatches(): RunPatches {
   const cancelled = cancelledStatus();
   if (sealAskedAtStart()) sealedState();
   const passkeys = passkeyDecisions();
-  return { scalePath: scale, durableAudit: audit, cancelledStatus: cancelled, passkeyDecisions: passkeys, readsBeforeLocalActivity: readsBeforeLocalActivity() };
+  const reads = readsBeforeLocalActivity();
+  return {
+    scalePath: scale,
+    durableAudit: audit,
+    cancelledStatus: cancelled,
+    passkeyDecisions: passkeys,
+    readsBeforeLocalActivity: reads,
+    decisionsVerifiedByActivity: decisionsVerifiedByActivity(),
+  };
 }

@@ -81,6 +81,8 @@ const expected: Record<string, string[][]> = {
   redirect: [['fs_write redirected'], ['fs_write allowed']],
   'rejected-forged-decision': [['fs_delete approved']],
   'signed-decision': [['fs_move approved']],
+  // Six signed decisions at once and an unsigned one: the first approval counted.
+  'concurrent-decisions': [['fs_move approved']],
   stop: [['fs_chmod stopped']],
   'upgraded-while-parked': [['fs_list allowed', 'fs_delete approved']],
 };
