@@ -27,7 +27,9 @@ import { statePaths } from '../host/paths';
 import { SqliteNotificationOutbox } from '../host/notification-outbox';
 import { PostgresNotificationOutbox } from '../host/postgres-notification-outbox';
 import { Notifier } from '../host/notifier';
-import { loadToolsSetup, machineSetup, snapshotSettingsOf } from '../host/tools-config-file';
+import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError } from '../host/tools-config-file';
+import { CommandAllowlist } from '../host/commands/command-allowlist';
+import { commandEntries } from '../core/config/tools/commands';
 import { createServiceCapability } from '../host/services/service-capability';
 import { Services } from '../host/services/services';
 import type { MachineSection } from '../core/config/tools/tools-config';
@@ -166,6 +168,11 @@ export async function buildActivities(
       process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
     }
     const roots = await Roots.create(local.roots, local.rootsFrom);
+    // What the programs really are (links and other names of the same file): a wrapper without `wraps` stops the worker here.
+    const launchers = await new CommandAllowlist(commandEntries(local.section?.commands ?? {})).launchers();
+    if (launchers.length > 0) {
+      throw new ToolsConfigError(tools.file ?? '(none)', launchers.map((l) => ({ field: `commands.${l.name}.path`, message: l.reason.replace(/; tell the operator$/, '') })));
+    }
     toolDeps = {
       roots,
       capabilities: lentCapabilities(local.section, roots, local.availability.services),

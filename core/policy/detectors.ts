@@ -265,10 +265,12 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
       return true;
     }
   },
-  denied_command: ({ category, args, settings }) => {
+  denied_command: ({ category, args, settings, facts }) => {
     if (category !== 'command_execution') return false;
     const denied = new Set(settings.deniedCommands.map((c) => c.toLowerCase()));
-    return commands(args).some((c) => denied.has(nameOf(c[0]!)));
+    // What really runs, by every name of its file (a link named "cleanup" to dd is dd), and the spelling as well.
+    const byProgram = facts?.programs?.some((p) => p.names.some((n) => denied.has(n.toLowerCase()))) ?? false;
+    return byProgram || commands(args).some((c) => denied.has(nameOf(c[0]!)));
   },
   destroys_data: ({ toolName, category, args, facts }) => {
     if (category === 'delete' || toolName === 'fs_chmod') return true;

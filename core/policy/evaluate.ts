@@ -214,11 +214,14 @@ function nestedViews(ctx: CallContext, paths: readonly string[], args: object): 
 
 const factDetectors: ReadonlySet<string> = new Set<DetectorName>(['symlink_path', 'mode_widening']);
 
-function conditionNeedsFacts(condition: Condition, pathArgs: ReadonlySet<string>, ambiguous: boolean): boolean {
-  if ('all' in condition) return condition.all.some((c) => conditionNeedsFacts(c, pathArgs, ambiguous));
-  if ('any' in condition) return condition.any.some((c) => conditionNeedsFacts(c, pathArgs, ambiguous));
-  if ('not' in condition) return conditionNeedsFacts(condition.not, pathArgs, ambiguous);
-  if ('detector' in condition) return factDetectors.has(condition.detector) || (condition.detector === 'destroys_data' && ambiguous);
+function conditionNeedsFacts(condition: Condition, pathArgs: ReadonlySet<string>, ambiguous: boolean, command: boolean): boolean {
+  if ('all' in condition) return condition.all.some((c) => conditionNeedsFacts(c, pathArgs, ambiguous, command));
+  if ('any' in condition) return condition.any.some((c) => conditionNeedsFacts(c, pathArgs, ambiguous, command));
+  if ('not' in condition) return conditionNeedsFacts(condition.not, pathArgs, ambiguous, command);
+  if ('detector' in condition) {
+    // A deny list matches the program a command really runs, which only the tools side can tell.
+    return factDetectors.has(condition.detector) || (condition.detector === 'destroys_data' && ambiguous) || (condition.detector === 'denied_command' && command);
+  }
   return pathArgs.has(condition.arg);
 }
 
@@ -231,7 +234,7 @@ export function needsFacts(snapshot: PolicySnapshot, point: HookPoint, ctx: Call
   const pathArgs = new Set(['path', ...(getTool(ctx.toolName)?.pathFields ?? [])]);
   const ambiguous = replacedTarget(ctx.toolName, ctx.args) !== undefined;
   return indexedCandidates(snapshot, point, ctx.toolName, ctx.category).some(
-    (entry) => entry.rule.when !== undefined && (!entry.jobScoped || inJobScope(entry.rule, ctx.scope, ctx.machine)) && conditionNeedsFacts(entry.rule.when, pathArgs, ambiguous),
+    (entry) => entry.rule.when !== undefined && (!entry.jobScoped || inJobScope(entry.rule, ctx.scope, ctx.machine)) && conditionNeedsFacts(entry.rule.when, pathArgs, ambiguous, ctx.category === 'command_execution'),
   );
 }
 

@@ -22,7 +22,16 @@ export const targetFactSchema = z.strictObject({
 export type TargetFact = z.infer<typeof targetFactSchema>;
 
 /** Facts of one call's targets. A target without a fact is unknown, and detectors then assume the worst. */
-export const callFactsSchema = z.strictObject({ targets: z.array(targetFactSchema) });
+export const callFactsSchema = z.strictObject({
+  targets: z.array(targetFactSchema),
+  /**
+   * For a command: what each program it starts is called on the tools
+   * machine (its real name and other names of the same file; a wrapper's
+   * wrapped program too), for deny lists that match the program, not the
+   * spelling. Absent for other calls.
+   */
+  programs: z.array(z.strictObject({ command: z.string(), names: z.array(z.string()) })).optional(),
+});
 export type CallFacts = z.infer<typeof callFactsSchema>;
 
 export function factOf(facts: CallFacts | undefined, target: string): TargetFact | undefined {

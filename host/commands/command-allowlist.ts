@@ -1,5 +1,8 @@
-import { realpath, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { launcherMessage } from '../../core/config/tools/commands';
+import { launcherAmong } from '../../core/tools/commands/launchers';
 import type { CommandEntry } from '../../core/config/tools/commands';
 import { ToolRefusal } from '../roots';
 import { errnoCode, fstatFd, messageOf, O_NOFOLLOW, O_PATH, openFd, release } from '../tools/descriptors';
@@ -13,11 +16,8 @@ import { errnoCode, fstatFd, messageOf, O_NOFOLLOW, O_PATH, openFd, release } fr
  * name since.
  */
 
-export interface ResolvedCommand {
-  /** The allowlist entry's name. */
-  readonly name: string;
-  /** The path as configured. */
-  readonly configured: string;
+/** One program file: where it really is and which file it is. */
+export interface ProgramFile {
   /** The real path, every link resolved. */
   readonly path: string;
   readonly dev: number;
@@ -26,6 +26,22 @@ export interface ResolvedCommand {
   readonly mtimeMs: number;
   /** Permission bits, octal. */
   readonly mode: string;
+  /**
+   * What the file is called: its real name, and the names of the same file
+   * (device and inode) in the system's program folders and beside it. A
+   * deny list and the launcher check match these, never the spelling a
+   * call or the config used.
+   */
+  readonly names: readonly string[];
+}
+
+export interface ResolvedCommand extends ProgramFile {
+  /** The allowlist entry's name. */
+  readonly name: string;
+  /** The path as configured. */
+  readonly configured: string;
+  /** For an entry with `wraps`: the one program the wrapper runs, checked the same way. */
+  readonly wrapped?: ProgramFile;
 }
 
 export class CommandNotAllowed extends ToolRefusal {
@@ -56,13 +72,57 @@ function identity(info: Stats): Pick<ResolvedCommand, 'dev' | 'ino' | 'size' | '
   return { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs, mode: (info.mode & 0o7777).toString(8) };
 }
 
+type Identity = Pick<ProgramFile, 'path' | 'dev' | 'ino' | 'size' | 'mtimeMs' | 'mode'>;
+
 /** What differs between two looks at a program file; undefined when it is the same file, unchanged. */
-export function binaryDifference(before: ResolvedCommand, now: Omit<ResolvedCommand, 'name' | 'configured'>): string | undefined {
+export function binaryDifference(before: Identity, now: Identity): string | undefined {
   if (now.path !== before.path) return `it now resolves to ${now.path} instead of ${before.path}`;
   if (now.dev !== before.dev || now.ino !== before.ino) return `${before.path} is another file now (inode ${now.ino}, was ${before.ino})`;
   if (now.size !== before.size || now.mtimeMs !== before.mtimeMs) return `${before.path} was modified`;
   if (now.mode !== before.mode) return `${before.path} has other permissions (${now.mode}, was ${before.mode})`;
   return undefined;
+}
+
+/** Where programs are found by name on a Debian-like system. */
+const PROGRAM_FOLDERS = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+
+// Names of a file by device, inode and change time, for a minute: a program folder is read at most once a minute per program.
+const namesSeen = new Map<string, { names: string[]; at: number }>();
+
+/** The names of one file: its real name, and every name of the same file in the program folders and the folders it is reached through. */
+async function namesOf(real: string, info: Stats, configured: string): Promise<string[]> {
+  const key = `${info.dev}:${info.ino}:${info.ctimeMs}`;
+  const known = namesSeen.get(key);
+  if (known !== undefined && Date.now() - known.at < 60_000) return known.names;
+  const names = new Set([basename(real), basename(configured)]);
+  for (const folder of new Set([...PROGRAM_FOLDERS, dirname(configured), dirname(real)])) {
+    const entries = await readdir(folder).catch(() => [] as string[]);
+    for (const entry of entries) {
+      if (names.has(entry)) continue;
+      const other = await stat(join(folder, entry)).catch(() => undefined);
+      if (other !== undefined && other.dev === info.dev && other.ino === info.ino) names.add(entry);
+    }
+  }
+  const list = [...names];
+  if (namesSeen.size > 1000) namesSeen.clear();
+  namesSeen.set(key, { names: list, at: Date.now() });
+  return list;
+}
+
+/** The real file behind a configured program path, or why it cannot run. */
+async function programFile(configured: string, what: string): Promise<ProgramFile> {
+  let path: string;
+  let info: Stats;
+  try {
+    path = await realpath(configured);
+    info = await stat(path);
+  } catch (err) {
+    const why = errnoCode(err) === 'ENOENT' ? 'does not exist' : `cannot be read (${messageOf(err)})`;
+    throw new ToolRefusal(`the configured program ${configured} for ${what} ${why}; tell the operator`);
+  }
+  if (!info.isFile()) throw new ToolRefusal(`the configured program ${configured} for ${what} is not a regular file; tell the operator`);
+  if ((info.mode & 0o111) === 0) throw new ToolRefusal(`the configured program ${configured} for ${what} is not executable; tell the operator`);
+  return { path, ...identity(info), names: await namesOf(path, info, configured) };
 }
 
 export class CommandAllowlist {
@@ -77,22 +137,43 @@ export class CommandAllowlist {
     return this.entries.map((e) => e.name);
   }
 
-  /** Finds the real file behind a command name, and which file it is. */
+  /**
+   * Finds the real file behind a command name, and which file it is. A
+   * program that runs other programs (by any of its names) is refused
+   * unless the entry says which one it wraps; the wrapped program is
+   * resolved the same way and may not be such a program itself.
+   */
   async resolve(command: string): Promise<ResolvedCommand> {
     const entry = this.entryFor(command);
     if (entry === undefined) throw new CommandNotAllowed(command, this.names());
-    let path: string;
-    let info: Stats;
-    try {
-      path = await realpath(entry.path);
-      info = await stat(path);
-    } catch (err) {
-      const why = errnoCode(err) === 'ENOENT' ? 'does not exist' : `cannot be read (${messageOf(err)})`;
-      throw new ToolRefusal(`the configured program ${entry.path} for ${entry.name} ${why}; tell the operator`);
+    const program = await programFile(entry.path, entry.name);
+    const launcher = launcherAmong(program.names);
+    if (launcher !== undefined && entry.wraps === undefined) {
+      throw new ToolRefusal(`${entry.name}: ${entry.path} is ${launcher}, which ${launcherMessage(launcher).replace(/^\S+ /, '')}; tell the operator`);
     }
-    if (!info.isFile()) throw new ToolRefusal(`the configured program ${entry.path} for ${entry.name} is not a regular file; tell the operator`);
-    if ((info.mode & 0o111) === 0) throw new ToolRefusal(`the configured program ${entry.path} for ${entry.name} is not executable; tell the operator`);
-    return { name: entry.name, configured: entry.path, path, ...identity(info) };
+    if (entry.wraps === undefined) return { name: entry.name, configured: entry.path, ...program };
+    const wrapped = await programFile(entry.wraps.program, `${entry.name} (wraps)`);
+    const inner = launcherAmong(wrapped.names);
+    if (inner !== undefined) throw new ToolRefusal(`${entry.name}: the program it wraps, ${entry.wraps.program}, is ${inner}, which runs other programs too; tell the operator`);
+    return { name: entry.name, configured: entry.path, ...program, wrapped };
+  }
+
+  /**
+   * Every entry resolved once, as the tools worker does at start: the
+   * entries whose program (by its real name or another name of the same
+   * file) runs other programs without `wraps`, with why. A program missing
+   * now may be installed later: only what a program is counts here.
+   */
+  async launchers(): Promise<Array<{ name: string; reason: string }>> {
+    const found = [];
+    for (const entry of this.entries) {
+      try {
+        await this.resolve(entry.name);
+      } catch (err) {
+        if (err instanceof ToolRefusal && /runs (whatever program|other programs)/.test(err.message)) found.push({ name: entry.name, reason: err.message });
+      }
+    }
+    return found;
   }
 
   /**
@@ -103,6 +184,14 @@ export class CommandAllowlist {
     const now = await this.resolve(expected.name);
     const moved = binaryDifference(expected, now);
     if (moved !== undefined) throw new BinaryChanged(expected.name, moved);
+    // The wrapped program runs by its path: it must be the file that was checked, too.
+    const wrappedMoved =
+      expected.wrapped === undefined || now.wrapped === undefined
+        ? expected.wrapped === now.wrapped
+          ? undefined
+          : 'what it wraps changed'
+        : binaryDifference(expected.wrapped, now.wrapped);
+    if (wrappedMoved !== undefined) throw new BinaryChanged(expected.name, wrappedMoved);
     let fd: number;
     try {
       fd = openFd(expected.path, O_PATH | O_NOFOLLOW);

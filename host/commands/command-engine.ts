@@ -157,7 +157,10 @@ export class CommandEngine {
       if (dirFd <= PROGRAM_FD) throw new CommandFailed(`internal: descriptor ${dirFd} is among the child's stdio`);
       const programFd = await this.allowlist.open(resolved);
       try {
-        return await this.spawnGroup({ entry, command: resolved, programFd, args: args.argv.slice(1), cwdFd: dirFd, cwdReal: dir.path, timeoutMs });
+        // A wrapper runs the one program it wraps (by its checked real path), with the call's arguments after it.
+        const wrapped = entry.wraps !== undefined && resolved.wrapped !== undefined ? [...entry.wraps.wrapperArgs, resolved.wrapped.path] : [];
+        if (entry.wraps !== undefined && resolved.wrapped === undefined) throw new ToolRefusal(`${entry.name} was checked before it named a program to wrap; ask again`);
+        return await this.spawnGroup({ entry, command: resolved, programFd, args: [...wrapped, ...args.argv.slice(1)], cwdFd: dirFd, cwdReal: dir.path, timeoutMs });
       } finally {
         release(programFd);
       }

@@ -32,7 +32,7 @@ function engine(settings: Record<string, unknown> = {}, only?: Record<string, st
     loud: join(bin, 'loud'),
     where: join(bin, 'where'),
     tool: join(bin, 'current'),
-    env: '/usr/bin/env',
+    env: '/usr/bin/printenv',
   };
   return new CommandEngine({
     roots,

@@ -45,7 +45,7 @@ beforeAll(async () => {
     availableTools: availableToolNames({ files: true, services: false, http: true, commands: true }),
     capabilities: (roots) => ({
       http: httpCapabilityFor(hostsConfigSchema.parse({ allowInternal: ['127.0.0.1'] })),
-      commands: commandCapabilityFor(commandsConfigSchema.parse({ hello: { path: join(bin, 'hello') }, swap: { path: join(bin, 'swap') }, env: { path: '/usr/bin/env' } }), roots, bin),
+      commands: commandCapabilityFor(commandsConfigSchema.parse({ hello: { path: join(bin, 'hello') }, swap: { path: join(bin, 'swap') }, env: { path: '/usr/bin/printenv' } }), roots, bin),
     }),
   });
 });

@@ -239,7 +239,14 @@ function referenceNeedsFacts(snapshot: PolicySnapshot, point: HookPoint, ctx: Ca
     if ('all' in c) return c.all.some(needs);
     if ('any' in c) return c.any.some(needs);
     if ('not' in c) return needs(c.not);
-    if ('detector' in c) return c.detector === 'symlink_path' || c.detector === 'mode_widening' || (c.detector === 'destroys_data' && ambiguous);
+    if ('detector' in c) {
+      return (
+        c.detector === 'symlink_path' ||
+        c.detector === 'mode_widening' ||
+        (c.detector === 'destroys_data' && ambiguous) ||
+        (c.detector === 'denied_command' && ctx.category === 'command_execution')
+      );
+    }
     return pathArgs.has(c.arg);
   };
   return referenceCandidates(snapshot, point, ctx).some((rule) => rule.when !== undefined && needs(rule.when));

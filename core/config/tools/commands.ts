@@ -1,5 +1,11 @@
 import { z } from 'zod';
 import { isSecretField } from '../../redaction/masking';
+import { isLauncher } from '../../tools/commands/launchers';
+
+/** Why an entry whose program runs other programs is refused. */
+export function launcherMessage(name: string): string {
+  return `${name} runs whatever program its arguments name (a wrapper, shell or interpreter); name the one program it may run (wraps: { program: /usr/local/bin/backup-share, wrapperArgs: [...] }) or list that program itself`;
+}
 
 /**
  * `commands:` in the tools config: the programs `command_run` may start,
@@ -16,12 +22,28 @@ const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an enviro
 /** PATH of a command unless its `env` sets one. */
 export const DEFAULT_COMMAND_PATH = '/usr/local/bin:/usr/bin:/bin';
 
+const programPath = z
+  .string()
+  .refine((p) => p.startsWith('/') && !p.includes('\0') && !p.split('/').includes('..'), 'expected the program\'s absolute path, e.g. /usr/local/bin/backup (no "..")');
+
+const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
+
 export const commandConfigSchema = z
   .strictObject({
     /** The program, absolute. */
-    path: z
-      .string()
-      .refine((p) => p.startsWith('/') && !p.includes('\0') && !p.split('/').includes('..'), 'expected the program\'s absolute path, e.g. /usr/local/bin/backup (no "..")'),
+    path: programPath,
+    /**
+     * For a program that runs other programs (`timeout`, `env`, `nice`, a
+     * shell, an interpreter): the one program it may run, and the fixed
+     * arguments of the wrapper before it. A call's arguments follow the
+     * wrapped program: `[path, ...wrapperArgs, program, ...call arguments]`.
+     */
+    wraps: z
+      .strictObject({
+        program: programPath,
+        wrapperArgs: z.array(z.string().refine((a) => !a.includes('\0'), 'must not contain NUL')).max(64).default([]),
+      })
+      .optional(),
     /** Per call, when the call names none. */
     timeoutSeconds: z.number().positive().max(86_400).default(60),
     /** The most a call may ask for; default: timeoutSeconds. */
@@ -38,6 +60,13 @@ export const commandConfigSchema = z
     env: z.record(envName, z.string().refine((v) => !v.includes('\0'), 'must not contain NUL')).default({}),
   })
   .superRefine((c, ctx) => {
+    // Judged by what runs: a wrapper, shell or interpreter must say what it may run (the tools worker checks the real files again).
+    if (c.wraps === undefined && isLauncher(baseName(c.path))) {
+      ctx.addIssue({ code: 'custom', path: ['path'], message: launcherMessage(baseName(c.path)) });
+    }
+    if (c.wraps !== undefined && isLauncher(baseName(c.wraps.program))) {
+      ctx.addIssue({ code: 'custom', path: ['wraps', 'program'], message: `${baseName(c.wraps.program)} runs other programs too; wrap the program that does the work` });
+    }
     for (const [key, value] of Object.entries(c.env)) {
       if (isSecretField(key, value)) {
         ctx.addIssue({ code: 'custom', path: ['env', key], message: `${key} looks like a secret; commands get no secrets through the config, let the program read them from a file` });

@@ -3,6 +3,24 @@ import { isFileState, type ObservedState, type SubjectState } from '../observed-
 import { pathArg } from '../fs/file-targets';
 import { defineTool } from '../tool-module';
 
+const nameList = z.array(z.string());
+
+function namesIn(value: unknown): string[] {
+  if (typeof value !== 'string') return [];
+  try {
+    const parsed = nameList.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Every name of the files a command's observed state says will run: the program's and the wrapped program's. */
+function programNames(state: ObservedState): string[] {
+  if (isFileState(state) || state.kind !== 'subject' || !state.exists) return [];
+  return [...namesIn(state.facts.names), ...namesIn(state.facts.wrappedNames)];
+}
+
 function subjectAt(states: readonly ObservedState[] | undefined, i: number): SubjectState | undefined {
   const state = states?.[i];
   return state !== undefined && !isFileState(state) && state.kind === 'subject' ? state : undefined;
@@ -60,6 +78,13 @@ export const commandRun = defineTool({
     const folderProblem = now.problems[1];
     if (folderProblem !== undefined) return { kind: 'changed', reason: folderProblem.reason };
     return { kind: 'ok' };
+  },
+
+  // Policy's deny lists match the program that really runs (and what it wraps), by every name of its file.
+  async facts(host, args) {
+    const folder = args.cwd === undefined ? { targets: [] } : await host.files.facts([args.cwd]);
+    const program = await host.commands.observe(args.argv[0] ?? '');
+    return { targets: folder.targets, programs: [{ command: args.argv[0] ?? '', names: programNames(program) }] };
   },
 
   execute: (host, args, before) => host.commands.run(args, subjectAt(before, 0)),
