@@ -98,6 +98,8 @@ export interface GrantRequest {
   readonly fingerprint: string;
   /** The approval request's nonce; omitted for an ungated call, which gets a fresh one. */
   readonly nonce?: string;
+  /** An approved call whose `execute` carries the approval to check again: the grant says so, and `execute` insists. */
+  readonly recheck?: true;
 }
 
 export interface IssueGrantsInput {
@@ -202,6 +204,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
           fingerprint: c.fingerprint,
           nonce: c.nonce ?? randomBytes(16).toString('hex'),
           expiresAt,
+          ...(c.recheck === true ? { recheck: true as const } : {}),
         });
       }
       return audit === undefined ? { grants } : { grants, audit };

@@ -85,5 +85,5 @@ async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; ca
   // Turns recorded before the content store returned no head.
   state.addAssistant(assistant, typeof turn.head === 'string' ? turn.head : undefined);
   if (assistant.toolCalls.length === 0) state.nudge();
-  return { kind: 'calls', calls: assistant.toolCalls.map((c) => preflight(c, job.allowedTools, state.snapshot.detectors.roots)) };
+  return { kind: 'calls', calls: assistant.toolCalls.map((c) => preflight(c, job.allowedTools, state.snapshot.detectors.roots, { checkCanonical: job.patches.canonicalArgsChecked })) };
 }

@@ -130,6 +130,18 @@ export function decisionsVerifiedByActivity(): boolean {
   return patched(DECISIONS_VERIFIED_BY_ACTIVITY);
 }
 
+const CANONICAL_ARGS_CHECKED = 'airlock-canonical-args-checked';
+
+/**
+ * A call's arguments pass the tool's schema again once its paths are
+ * canonical (made absolute inside the roots); one that fails then is an
+ * ordinary error result, instead of failing on the tools worker (where a
+ * run from before retried it). Asked once, when the run starts.
+ */
+export function canonicalArgsChecked(): boolean {
+  return patched(CANONICAL_ARGS_CHECKED);
+}
+
 /** What a run follows of each change since histories were first recorded, asked once when it starts. */
 export interface RunPatches {
   readonly scalePath: boolean;
@@ -138,6 +150,7 @@ export interface RunPatches {
   readonly passkeyDecisions: boolean;
   readonly readsBeforeLocalActivity: boolean;
   readonly decisionsVerifiedByActivity: boolean;
+  readonly canonicalArgsChecked: boolean;
 }
 
 /**
@@ -159,5 +172,6 @@ export function askRunPatches(): RunPatches {
     passkeyDecisions: passkeys,
     readsBeforeLocalActivity: reads,
     decisionsVerifiedByActivity: decisionsVerifiedByActivity(),
+    canonicalArgsChecked: canonicalArgsChecked(),
   };
 }

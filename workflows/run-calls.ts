@@ -130,10 +130,12 @@ function grantWindow(steps: readonly CallStep[], index: number, granted: Readonl
 
 async function issueGrants(job: Job, steps: readonly RunStep[]): Promise<Readonly<Record<string, Grant>>> {
   if (steps.length === 0) return {};
-  const calls = steps.map(({ call, binding }) => ({
+  const calls = steps.map(({ call, binding, approved }) => ({
     callId: call.callId,
     fingerprint: binding.fingerprint,
     ...(binding.nonce !== undefined ? { nonce: binding.nonce } : {}),
+    // Runs that check an approval inside `execute` say so in the grant (runs from before checked it by a separate activity).
+    ...(approved !== undefined && job.patches.scalePath ? { recheck: true as const } : {}),
   }));
   const audit = job.audit.carry();
   const result = await local.issueGrants({ jobId: job.jobId, calls, ...(audit !== undefined ? { audit } : {}) });

@@ -24,6 +24,9 @@ export function checkGrant(verifier: GrantVerifier, input: ExecuteInput): Grante
     throw ApplicationFailure.nonRetryable('execute refused: the grant is missing or its signature is invalid', FailureTypes.GrantInvalid);
   }
   const claims = input.grant.claims;
+  if (claims.recheck === true && input.approved === undefined) {
+    throw ApplicationFailure.nonRetryable('execute refused: this grant is for an approved call, which runs only with its approval checked again in the same attempt', FailureTypes.GrantInvalid);
+  }
   if (claims.jobId !== input.jobId || claims.callId !== input.callId) {
     throw ApplicationFailure.nonRetryable('execute refused: the grant is for another call', FailureTypes.GrantInvalid);
   }

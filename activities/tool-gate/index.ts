@@ -10,7 +10,7 @@ import type { ExecuteInput, ExecuteResult, PrepareApprovalInput, PrepareApproval
 import { recheck } from './recheck';
 import type { AttemptState } from './reconcile';
 import { executionOutcome } from './record';
-import { createToolRunner, onThisMachine, toolOrFail, type ToolGateDeps } from './runner';
+import { argsOrFail, createToolRunner, onThisMachine, toolOrFail, type ToolGateDeps } from './runner';
 
 /**
  * The gate's activities on the tools queue, where the side effects happen:
@@ -38,7 +38,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
         async () => {
           onThisMachine(deps, input.machine);
           const tool = toolOrFail(input.toolName);
-          const args = tool.parameters.parse(input.args);
+          const args = argsOrFail(tool, input.args);
           const { observed, warnings } = await runner.observeTargets(tool, args);
           return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings };
         },

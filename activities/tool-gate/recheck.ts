@@ -37,7 +37,9 @@ export async function recheck(runner: ToolRunner, input: RevalidateInput): Promi
   const loan = lendHost(tool, runner.host);
   if (!loan.ok) return { result: { ok: false, reason: notConfigured(tool, loan.missing) } };
   const targetsNow = tool.targets(parsed.data);
-  const targetsThen = input.originalTargets ?? (input.originalArgs === undefined ? targetsNow : tool.targets(tool.parameters.parse(input.originalArgs)));
+  const then = input.originalArgs === undefined ? undefined : tool.parameters.safeParse(input.originalArgs);
+  if (then !== undefined && !then.success) return { result: { ok: false, reason: `the approved arguments no longer pass the tool's schema: ${then.error.issues[0]?.message ?? ''}` } };
+  const targetsThen = input.originalTargets ?? (then === undefined ? targetsNow : tool.targets(then.data));
   const current = await runner.observeTargets(tool, parsed.data);
   const verdict = await revalidateWith(tool, loan.host, { args: parsed.data, approved: input.observed, now: current, targetsThen, targetsNow });
   if (verdict.kind === 'changed') return { result: { ok: false, reason: verdict.reason } };

@@ -77,6 +77,21 @@ export function onThisMachine(deps: { readonly machine?: string }, machine: stri
   throw ApplicationFailure.nonRetryable(`this call is for ${meant}, but this tools worker ${here}; it was not run`, FailureTypes.WrongMachine);
 }
 
+/**
+ * A call's arguments, parsed with the tool's schema. Bad arguments are a
+ * clear, final refusal (what was wrong, in the words the reviewer and the
+ * model see), never a schema library's dump and never a retry.
+ */
+export function argsOrFail(tool: AnyTool, args: unknown): unknown {
+  const parsed = tool.parameters.safeParse(args);
+  if (parsed.success) return parsed.data;
+  const detail = parsed.error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '(arguments)'}: ${i.message}`)
+    .join('; ');
+  throw ApplicationFailure.nonRetryable(`invalid arguments for ${tool.name}: ${detail}`, FailureTypes.InvalidInput);
+}
+
 export function notConfigured(tool: AnyTool, missing: readonly Capability[]): string {
   return `tool ${tool.name} is not configured on this tools worker (its tools config grants no ${missing.join(', ')})`;
 }

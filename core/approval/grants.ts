@@ -14,6 +14,13 @@ export const grantClaimsSchema = z.strictObject({
   nonce: z.string().regex(/^[0-9a-f]{32}$/),
   /** Epoch milliseconds. */
   expiresAt: z.number().int(),
+  /**
+   * An approved call: `execute` runs it only with the approval to check
+   * again in the same attempt (what the reviewer saw, against the world
+   * now); a holder of the grant cannot skip that step. Absent in grants of
+   * ungated calls and of builds before.
+   */
+  recheck: z.literal(true).optional(),
 });
 export type GrantClaims = z.infer<typeof grantClaimsSchema>;
 

@@ -22,11 +22,23 @@ export type CompleteCall = z.infer<typeof completeCallSchema>;
 /** A call of a registered, allowed tool with schema-checked, canonical arguments. */
 export type ToolCall = z.infer<typeof toolCallSchema>;
 
+function issuesText(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(arguments)'}: ${i.message}`)
+    .join('; ');
+}
+
 /**
  * Parse → known → allowed → schema. A call that fails keeps an ordinary
  * error result; policy only sees calls that could run.
  */
-export function preflight(call: ToolCallRequest, allowedTools: readonly string[], roots: readonly string[] = []): PreflightedCall {
+export function preflight(
+  call: ToolCallRequest,
+  allowedTools: readonly string[],
+  roots: readonly string[] = [],
+  options: { readonly checkCanonical?: boolean } = {},
+): PreflightedCall {
   const base = { callId: call.id, toolName: call.name };
   let raw: unknown;
   try {
@@ -45,16 +57,16 @@ export function preflight(call: ToolCallRequest, allowedTools: readonly string[]
     return { ...base, kind: 'error', message: `Error: tool ${call.name} is not allowed for this job.` };
   }
   const parsed = tool.parameters.safeParse(raw);
-  if (!parsed.success) {
-    const detail = parsed.error.issues
-      .slice(0, 5)
-      .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(arguments)'}: ${i.message}`)
-      .join('; ');
-    return { ...base, kind: 'error', message: `Error: invalid arguments for ${call.name}: ${detail}.` };
-  }
+  if (!parsed.success) return { ...base, kind: 'error', message: `Error: invalid arguments for ${call.name}: ${issuesText(parsed.error.issues)}.` };
   const args = argsRecord.parse(parsed.data);
   if (call.name === COMPLETE_TOOL) {
     return { ...base, kind: 'complete', summary: z.object({ summary: z.string() }).parse(args).summary };
   }
-  return { ...base, kind: 'tool', category: tool.categoryOf(parsed.data), args: canonicalArgs(tool, args, roots) };
+  const canonical = canonicalArgs(tool, args, roots);
+  if (options.checkCanonical === true) {
+    // Paths made absolute can break what held as written ("." moved into "sub/x" is the root moved into itself).
+    const again = tool.parameters.safeParse(canonical);
+    if (!again.success) return { ...base, kind: 'error', message: `Error: invalid arguments for ${call.name} (paths taken inside the allowed roots): ${issuesText(again.error.issues)}.` };
+  }
+  return { ...base, kind: 'tool', category: tool.categoryOf(parsed.data), args: canonical };
 }

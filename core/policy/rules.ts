@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseDuration } from '../util/duration';
 import { globToRegExp } from '../util/glob';
+import { globCostProblem, regexCostProblem } from '../util/pattern-cost';
 import { toolCategories, toolDefinitions } from '../tools/registry';
 import { machineNameSchema } from '../tools/machines';
 import { defaultDeniedCommands, detectorNames, type DetectorName } from './detectors';
@@ -54,6 +55,10 @@ const predicateSchema = z
           return false;
         }
       }, 'not a valid glob pattern')
+      .superRefine((g, ctx) => {
+        const problem = globCostProblem(g);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .optional(),
     regex: z
       .string()
@@ -65,6 +70,10 @@ const predicateSchema = z
           return false;
         }
       }, 'not a valid regular expression')
+      .superRefine((r, ctx) => {
+        const problem = regexCostProblem(r);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .optional(),
     lt: z.number().optional(),
     lte: z.number().optional(),

@@ -7,6 +7,7 @@ import type { Prepared, RevalidateVerdict } from '../tool-module';
 import { defineTool } from '../tool-module';
 import { ToolRefusal } from '../tool-refusal';
 import { pathArg } from './file-targets';
+import { isInside } from '../../util/posix-path';
 import { classifyEntry, MAX_MOVES, moveListProblems, readJournal, type EntryStatus, type Move, type MoveRecord, type PlannedEntry } from './move-plan';
 
 /** Entries the reviewer sees by name; the rest are counted. */
@@ -63,7 +64,9 @@ async function observeSet(files: FileCapability, moves: readonly Move[]): Promis
       source = await files.observe(move.from, { follow: false, deep: true });
       const destination = await files.observe(move.to, { follow: false, hash: false });
       const folder = await files.observe(parentOf(move.to), { follow: true, hash: false });
+      const home = await files.observe(parentOf(move.from), { follow: true, hash: false });
       if (files.roots.includes(move.from)) problems.push(`${n}: ${move.from} is an allowed root itself`);
+      else if (source.exists && home.exists && home.dev !== source.dev) problems.push(`${n}: ${move.from} is a mount point (another file system starts there); a bulk move never moves one`);
       if (!source.exists) problems.push(`${n}: ${move.from} does not exist`);
       else if (source.type === 'symlink') problems.push(`${n}: ${move.from} is a symbolic link; the tool refuses to move a link`);
       else if (source.type === 'directory' && source.tree?.complete !== true) problems.push(`${n}: ${source.tree?.complete === false ? source.tree.reason : `${move.from} cannot be observed exactly`}`);
@@ -81,7 +84,36 @@ async function observeSet(files: FileCapability, moves: readonly Move[]): Promis
       lines.push(JSON.stringify([move.from, move.to, source.type, source.size, contentDigest(source), source.dev, source.ino, source.type === 'directory' ? null : source.mtimeMs]));
     } else lines.push(JSON.stringify([move.from, move.to, null]));
   }
+  problems.push(...(await realPlaceProblems(files, moves)));
   return { entries, digest: sha256Hex(`${lines.join('\n')}\n`), bytes, problems };
+}
+
+/**
+ * The set's checks again on the real places (every link on the way
+ * resolved), so an alias inside a root cannot hide that two entries are
+ * one, that one lies inside another, or that a move chains into another;
+ * and no real source or destination is an allowed root.
+ */
+async function realPlaceProblems(files: FileCapability, moves: readonly Move[]): Promise<string[]> {
+  const facts = await files.facts(moves.flatMap((m) => [m.from, m.to]));
+  const roots = (await files.facts(files.roots)).targets.map((t) => t.real ?? t.path);
+  const realOf = (path: string) => facts.targets.find((t) => t.path === path)?.real ?? null;
+  const problems: string[] = [];
+  const real: Move[] = [];
+  moves.forEach((m, i) => {
+    const from = realOf(m.from);
+    const to = realOf(m.to);
+    if (from === null || to === null) problems.push(`entry ${i + 1}: where ${from === null ? m.from : m.to} really is cannot be told`);
+    else {
+      if (roots.includes(from)) problems.push(`entry ${i + 1}: ${m.from} is an allowed root itself (${from})`);
+      if (roots.some((r) => isInside(to, r))) problems.push(`entry ${i + 1}: ${m.to} would replace an allowed root`);
+      real.push({ from, to });
+    }
+  });
+  if (problems.length > 0 || real.length !== moves.length) return problems;
+  const asWritten = new Set(moveListProblems(moves));
+  for (const problem of moveListProblems(real)) if (!asWritten.has(problem)) problems.push(`with links resolved, ${problem}`);
+  return problems;
 }
 
 const setName = (count: number) => `${count} ${count === 1 ? 'move' : 'moves'}`;
