@@ -48,6 +48,7 @@ export async function targetFact(target: string, base: string): Promise<TargetFa
     exists: info !== undefined,
     symlink: await throughSymlink(absolute),
     ...(info === undefined ? {} : { type: typeOf(info), mode: (info.mode & 0o7777).toString(8).padStart(3, '0'), size: info.size }),
+    ...(info !== undefined && !info.isDirectory() && info.nlink > 1 ? { links: info.nlink } : {}),
   };
 }
 

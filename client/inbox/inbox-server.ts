@@ -30,7 +30,16 @@ export interface InboxServerOptions {
   readonly log: (line: string) => void;
   /** How many decisions it forwards per job and in all (default `DEFAULT_DECISION_LIMITS`). */
   readonly decisionLimits?: DecisionLimits;
+  /** Open connections it keeps at most; more are closed at once (default `MAX_CONNECTIONS`). */
+  readonly maxConnections?: number;
 }
+
+/**
+ * Open connections the page keeps at once: a phone or two and a few tabs
+ * need a handful; a client that opens thousands (and holds them) gets the
+ * rest closed at once instead of exhausting the process's descriptors.
+ */
+export const MAX_CONNECTIONS = 256;
 
 export interface InboxServer {
   /** The public URL pages are opened at. */
@@ -168,6 +177,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   });
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
+  server.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(site.port, site.host, () => {

@@ -48,6 +48,16 @@ export const defaultRules: z.input<typeof rulesFileSchema> = {
       approval: { ttl: '24h', signatureRequired: true },
     },
     {
+      id: 'approve-hard-linked-writes',
+      version: 1,
+      name: 'Writing to a file that has other names needs approval',
+      scope: { tools: ['fs_write'] },
+      when: { detector: 'hard_link' },
+      action: 'request_approval',
+      instruction: 'This file has other names (hard links), possibly outside the allowed folders: writing here changes it under every name.',
+      approval: { ttl: '24h', signatureRequired: true },
+    },
+    {
       id: 'approve-bulk-moves',
       version: 1,
       name: 'Moving many entries at once needs approval',

@@ -20,6 +20,7 @@ export const detectorNames = [
   'external_send',
   'denied_command',
   'destroys_data',
+  'hard_link',
 ] as const;
 export type DetectorName = (typeof detectorNames)[number];
 
@@ -255,6 +256,8 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
     });
   },
   symlink_path: ({ facts }) => facts?.targets.some((t) => t.symlink) ?? false,
+  // A file with other names: what changes through this one changes under all of them, wherever they are.
+  hard_link: ({ category, facts }) => category === 'file_change' && (facts?.targets.some((t) => (t.links ?? 1) > 1) ?? false),
   external_send: ({ category, args, settings }) => {
     if (category !== 'network' && category !== 'external_send') return false;
     const url = stringArg(args, 'url');

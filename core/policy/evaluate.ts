@@ -212,7 +212,7 @@ function nestedViews(ctx: CallContext, paths: readonly string[], args: object): 
   return views.length > 0 ? views : [args];
 }
 
-const factDetectors: ReadonlySet<string> = new Set<DetectorName>(['symlink_path', 'mode_widening']);
+const factDetectors: ReadonlySet<string> = new Set<DetectorName>(['symlink_path', 'mode_widening', 'hard_link']);
 
 function conditionNeedsFacts(condition: Condition, pathArgs: ReadonlySet<string>, ambiguous: boolean, command: boolean): boolean {
   if ('all' in condition) return condition.all.some((c) => conditionNeedsFacts(c, pathArgs, ambiguous, command));

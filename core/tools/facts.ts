@@ -18,6 +18,8 @@ export const targetFactSchema = z.strictObject({
   /** Permission bits, octal. */
   mode: z.string().optional(),
   size: z.number().optional(),
+  /** Names the file has, when more than one (hard links). */
+  links: z.number().int().optional(),
 });
 export type TargetFact = z.infer<typeof targetFactSchema>;
 

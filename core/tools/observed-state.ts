@@ -46,6 +46,13 @@ export const fileStateSchema = z.discriminatedUnion('exists', [
     entries: z.number().nullable(),
     /** Directories only, when observed deeply (optional: older states lack it). */
     tree: treeStateSchema.optional(),
+    /**
+     * Names the file has, when more than one (hard links): a change through
+     * this name changes it under the others too, which may lie outside the
+     * roots. Absent for a file with one name, for folders, and in states
+     * from before.
+     */
+    links: z.number().int().optional(),
   }),
 ]);
 export type FileState = z.infer<typeof fileStateSchema>;
@@ -151,6 +158,7 @@ function describeFileChanges(before: FileState, now: FileState): string[] {
   if (before.tree !== undefined && now.tree !== undefined) changes.push(...describeTree(before.tree, now.tree));
   else if (before.entries !== now.entries) changes.push(`entries ${String(before.entries)} → ${String(now.entries)}`);
   if (before.mode !== now.mode) changes.push(`mode ${before.mode} → ${now.mode}`);
+  if ((before.links ?? 1) !== (now.links ?? 1)) changes.push(`names (hard links) ${before.links ?? 1} → ${now.links ?? 1}`);
   if (changes.length === 0 && before.mtimeMs !== now.mtimeMs) changes.push('modification time changed');
   return changes.map((c) => `${before.path}: ${c}`);
 }
@@ -171,6 +179,7 @@ function describeFile(o: FileState): string {
     else if (o.entries !== null) parts.push(entriesText(o.entries));
   } else parts.push(`${o.size} bytes`);
   parts.push(`mode ${o.mode}`);
+  if (o.links !== undefined) parts.push(`${o.links} names (hard links: changing it changes it under every name)`);
   if (o.sha256 !== null) parts.push(`sha256 ${o.sha256.slice(0, 16)}…`);
   return parts.join(', ');
 }

@@ -23,6 +23,8 @@ export interface FsToolOptions {
   readonly treeLimits?: TreeLimits;
   /** TEST ONLY: called once half of a new file's content is in its temporary file, before the rest and before it takes its name. */
   readonly midWrite?: () => Promise<void>;
+  /** TEST ONLY: called after `fs_move` checked its destination and before it moves (where another process could create it). */
+  readonly beforeMove?: () => Promise<void>;
 }
 
 /** The temporary name a new file is written under, in the folder it is created in. */
@@ -217,7 +219,17 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
               if (!a.overwrite) throw new ToolRefusal(`${a.to} already exists (set overwrite to replace it)`);
               if (to.stats.isDirectory()) throw new ToolRefusal(`${a.to} is a directory; refusing to replace it`);
             }
-            // rename acts on the two names in their pinned folders and follows neither.
+            await options.beforeMove?.();
+            if (!a.overwrite && !existing(from).isDirectory()) {
+              // Never replaces: link(2) refuses a name that exists now, not only one that existed at the check.
+              await link(from.entryPath(), to.entryPath()).catch((err: unknown) => {
+                if (errnoCode(err) === 'EEXIST') throw new ToolRefusal(`${a.to} appeared after it was checked; nothing was moved or replaced`);
+                throw err;
+              });
+              await unlink(from.entryPath());
+              return `moved ${from.path} to ${to.path}`;
+            }
+            // rename acts on the two names in their pinned folders and follows neither; a folder can only ever replace an empty folder.
             await rename(from.entryPath(), to.entryPath());
             return `moved ${from.path} to ${to.path}`;
           }),

@@ -58,6 +58,8 @@ export async function observePinned(target: Pinned, options: ObserveOptions): Pr
     ino: info.ino,
     sha256: type === 'file' && info.size <= hashLimit ? await sha256Of(target.selfPath()) : null,
     entries: type === 'directory' ? await countEntries(target.selfPath()) : null,
+    // Only when there is more than one name: a state of an ordinary file stays what it always was.
+    ...(type !== 'directory' && info.nlink > 1 ? { links: info.nlink } : {}),
   };
   if (type !== 'directory' || options.deep !== true) return seen;
   return { ...seen, tree: await observeTree(target, target.fd, options.treeLimits ?? DEFAULT_TREE_LIMITS) };

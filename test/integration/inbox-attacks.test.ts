@@ -185,6 +185,36 @@ describe('bodies', () => {
     expect((await call(port, { path: '/' })).status).toBe(200);
   });
 
+  test('connections past the cap are closed at once; the page answers again once one is let go', async () => {
+    const ownPort = await freePort();
+    const own = parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace, AIRLOCK_DATA_DIR: join(h.dir, 'data'), AIRLOCK_INBOX_LISTEN: `127.0.0.1:${ownPort}` });
+    const server = await startInboxServer({ config: own, site: inboxSite(own), cli: 'airlock', log: () => undefined, maxConnections: 4 });
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const s = connect(ownPort, '127.0.0.1');
+        await new Promise<void>((resolve) => s.once('connect', () => resolve()));
+        held.push(s);
+      }
+      // A fifth: the server closes it without an answer.
+      const extra = connect(ownPort, '127.0.0.1');
+      const answer = await new Promise<string>((resolve) => {
+        let text = '';
+        extra.on('data', (d: Buffer) => (text += d.toString()));
+        extra.on('close', () => resolve(text));
+        extra.on('error', () => undefined);
+        extra.on('connect', () => extra.write(`GET / HTTP/1.1\r\nHost: localhost:${ownPort}\r\nConnection: close\r\n\r\n`));
+      });
+      expect(answer).toBe('');
+      held.pop()?.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await call(ownPort, { path: '/', headers: { Host: `localhost:${ownPort}` } })).status).toBe(200);
+    } finally {
+      for (const s of held) s.destroy();
+      await server.close();
+    }
+  });
+
   test('a Content-Length that understates the body does not smuggle a second request', async () => {
     // An inbox of its own that forwards one decision per job: a smuggled decision it handled would use that one up.
     const ownPort = await freePort();

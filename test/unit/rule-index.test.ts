@@ -243,6 +243,7 @@ function referenceNeedsFacts(snapshot: PolicySnapshot, point: HookPoint, ctx: Ca
       return (
         c.detector === 'symlink_path' ||
         c.detector === 'mode_widening' ||
+        c.detector === 'hard_link' ||
         (c.detector === 'destroys_data' && ambiguous) ||
         (c.detector === 'denied_command' && ctx.category === 'command_execution')
       );
