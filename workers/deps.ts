@@ -29,6 +29,7 @@ import { PostgresNotificationOutbox } from '../host/postgres-notification-outbox
 import { Notifier } from '../host/notifier';
 import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError } from '../host/tools-config-file';
 import { CommandAllowlist } from '../host/commands/command-allowlist';
+import { pruneJournals } from '../host/tools/move-journal';
 import { commandEntries } from '../core/config/tools/commands';
 import { createServiceCapability } from '../host/services/service-capability';
 import { Services } from '../host/services/services';
@@ -232,6 +233,7 @@ export function retentionTasks(
   if (roles.includes('tools')) {
     let nonces: Promise<NonceStore> | undefined;
     tasks.push({ name: 'nonce/outcome rows', run: async () => (await (nonces ??= openNonceStore(db, statePaths(config).nonces))).prune(finishedMs) });
+    tasks.push({ name: 'call journals left by crashes', run: () => pruneJournals(statePaths(config).journals, finishedMs) });
   }
   if (roles.includes('agent') && jobs !== undefined) {
     const contents = openContentStore(db, statePaths(config).contents);

@@ -31,6 +31,7 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
     // A read whose attempt died changed nothing: it reads again.
     const outcome = await runner.runTool(tool, args, undefined, nonce);
     await nonces.recordOutcome(nonce, storedOutcome(outcome));
+    await runner.forgetJournal(nonce);
     return { ...outcome, replayed: false };
   }
   if (earlier !== undefined) return settle(runner, { input, tool, args, fingerprint, before: earlier.before ?? approvedBefore, consumedHere: true }, attempt);
@@ -55,6 +56,7 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
   const outcome = await runner.runTool(tool, args, before, nonce);
   await runner.crashPoint('after-effect');
   await nonces.recordOutcome(nonce, storedOutcome(outcome));
+  await runner.forgetJournal(nonce);
   return { ...outcome, replayed: false };
 }
 

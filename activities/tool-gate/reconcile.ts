@@ -99,6 +99,7 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   const record = async (outcome: ToolOutcome, reconciled: Reconciled) => {
     if (!s.consumedHere && !(await consumeHere()).consumed) return false;
     await nonces.recordOutcome(nonce, storedOutcome(outcome, reconciled));
+    await runner.forgetJournal(nonce);
     return true;
   };
   if (post.present) {
@@ -127,6 +128,7 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
     const outcome = await runner.runTool(tool, s.args, before, nonce);
     await runner.crashPoint('after-effect');
     await nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
+    await runner.forgetJournal(nonce);
     attempt.settled = 'ran_now';
     return { ok: outcome.ok, output: `${outcome.output}\n${Texts.reconciledRanNow}`, replayed: false, reconciled: 'ran_now' };
   }

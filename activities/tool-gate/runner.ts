@@ -9,7 +9,8 @@ import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { GrantVerifier } from '../../host/grant-keys';
 import type { NonceStore } from '../../host/nonces/nonce-store';
 import { messageOf } from '../../host/tools/descriptors';
-import { createCallJournal } from '../../host/tools/move-journal';
+import { createCallJournal, journalFile } from '../../host/tools/move-journal';
+import { rm } from 'node:fs/promises';
 import { createToolHost, type ToolHostDeps } from '../../host/tools/tool-host';
 import type { AirlockMetrics } from '../metrics';
 import { attemptAbandoned } from '../heartbeat';
@@ -53,6 +54,12 @@ export interface ToolRunner {
   runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, nonce: string): Promise<ToolOutcome>;
   /** TEST ONLY: stops here for good when the test asked for it, so it can kill the process at exactly this point. */
   crashPoint(point: CrashPoint): Promise<void>;
+  /**
+   * The call's outcome is in the store: its journal (plain paths of a bulk
+   * move) is no longer needed by anything, and goes. Best effort: what a
+   * crash leaves is removed by retention.
+   */
+  forgetJournal(nonce: string): Promise<void>;
 }
 
 /** The registered tool of that name; a control tool or an unknown name is bad input, never retried. */
@@ -135,6 +142,9 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
     host,
     lent,
     callHost,
+    async forgetJournal(nonce) {
+      if (deps.journalDir !== undefined) await rm(journalFile(deps.journalDir, nonce), { force: true }).catch(() => undefined);
+    },
     async observeTargets(tool, args) {
       const prepared = await tool.prepare(lent(tool), args);
       const warnings = prepared.problems.flatMap((p) => (p === undefined ? [] : [p.kind === 'refused' ? `the tool will refuse this call: ${p.reason}` : p.reason]));

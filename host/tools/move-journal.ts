@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AirlockError } from '../../core/util/errors';
@@ -113,4 +114,23 @@ function fsyncDir(dir: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Removes journals older than `olderThanMs` (by their last write): a
+ * settled call's journal goes when its outcome is stored; these are what a
+ * crash left between the two, long after the grant they served expired.
+ */
+export async function pruneJournals(dir: string, olderThanMs: number, now = Date.now()): Promise<number> {
+  let removed = 0;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.endsWith('.jsonl')) continue;
+    const path = join(dir, name);
+    const info = await stat(path).catch(() => undefined);
+    if (info === undefined || !info.isFile() || now - info.mtimeMs < olderThanMs) continue;
+    await rm(path, { force: true });
+    removed++;
+  }
+  return removed;
 }

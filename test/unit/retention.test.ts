@@ -1,4 +1,8 @@
+import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startRetention } from '../../host/retention';
+import { pruneJournals } from '../../host/tools/move-journal';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -29,4 +33,20 @@ test('a round that removes nothing says nothing', async () => {
   await loop.runOnce();
   loop.stop();
   expect(lines).toEqual([]);
+});
+
+test('journals a crash left behind are removed once older than the retention; newer ones and other files stay', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-journals-'));
+  try {
+    const old = join(dir, 'aa.jsonl');
+    writeFileSync(old, '{}\n');
+    const past = new Date(Date.now() - 40 * 86_400_000);
+    utimesSync(old, past, past);
+    writeFileSync(join(dir, 'bb.jsonl'), '{}\n');
+    writeFileSync(join(dir, 'notes.txt'), 'keep');
+    expect(await pruneJournals(dir, 30 * 86_400_000)).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual(['bb.jsonl', 'notes.txt']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
