@@ -288,10 +288,13 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   },
   {
     name: 'setup',
-    summary: "Register airlock's search attributes in the configured namespace, and migrate the shared database (AIRLOCK_DATABASE_URL) when one is set",
-    details: 'Safe to run again, and from several machines at once. Workers refuse to start against a database whose schema is not the one they know, and say to run this.',
-    usage: 'airlock setup [--json]',
-    options: { json },
+    summary:
+      "Register airlock's search attributes in the configured namespace, migrate the shared database (AIRLOCK_DATABASE_URL) when one is set, and create payload encryption keys when Temporal is another machine",
+    details:
+      'Safe to run again, and from several machines at once. Workers refuse to start against a database whose schema is not the one they know, and say to run this. ' +
+      'Keys are created once (AIRLOCK_CODEC_KEYS, default <data>/keys/codec.yaml); copy that file to every machine running airlock.',
+    usage: 'airlock setup [--codec] [--json]',
+    options: { codec: { type: 'boolean', description: 'Create payload encryption keys even though Temporal is on this machine' }, json },
     examples: ['TEMPORAL_ADDRESS=temporal.lan:7233 airlock setup', 'AIRLOCK_DATABASE_URL=postgres://airlock@db.lan/airlock airlock setup'],
     load: async () => (await import('./commands/setup')).run,
   },

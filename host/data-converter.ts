@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
 import type { AirlockConfig } from '../core/config/config';
 import type { AesGcmCodec, loadCodecKeys } from './payload-codec';
 import { statePaths } from './paths';
+import { codecOn } from './temporal-locality';
 
 /** Loaded by workers, clients and the workflow bundle alike: failure messages travel as payloads. */
 export const failureConverterPath = require.resolve('../core/temporal/failure-converter');
@@ -20,8 +20,7 @@ function payloadCodec(): { AesGcmCodec: typeof AesGcmCodec; loadCodecKeys: typeo
  */
 export function dataConverterFor(config: AirlockConfig): DataConverter {
   const file = statePaths(config).codecKeys;
-  const on = config.codec.keysFile !== undefined || existsSync(file);
-  if (!on) return { failureConverterPath };
+  if (!codecOn(config)) return { failureConverterPath };
   const codec = payloadCodec();
   return { failureConverterPath, payloadCodecs: [new codec.AesGcmCodec(codec.loadCodecKeys(file))] };
 }

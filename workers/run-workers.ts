@@ -4,6 +4,7 @@ import type { AirlockConfig } from '../core/config/config';
 import { describeError } from '../core/temporal/describe-error';
 import { ConfigError } from '../core/util/errors';
 import { TaskQueues, toolsQueueFor, type QueueRole } from '../core/temporal/task-queues';
+import { requireCodecForRemoteTemporal } from '../host/temporal-locality';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
 import { dataConverterFor } from '../host/data-converter';
 import { startRetention } from '../host/retention';
@@ -76,6 +77,7 @@ export interface RunWorkersOptions {
 export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const { config, roles } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  requireCodecForRemoteTemporal(config);
   // Notifications are sent by the agent worker, from the events its audit activity writes.
   const building = options.activities === undefined;
   const db = building && (roles.includes('agent') || roles.includes('tools')) ? await openDatabase(config) : undefined;

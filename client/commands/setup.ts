@@ -3,6 +3,9 @@ import type { DatabaseConfig } from '../../core/config/config';
 import { display } from '../../core/redaction/display-text';
 import { printJson, type CommandIo, type CommandRun } from '../command';
 import { ensureSearchAttributes } from '../search-attributes';
+import { statePaths } from '../../host/paths';
+import { ensureCodecKeys } from '../../host/payload-codec';
+import { temporalIsLocal } from '../../host/temporal-locality';
 
 interface DatabaseSetup {
   readonly target: string;
@@ -41,10 +44,17 @@ export const run: CommandRun = async (args, io) => {
     await connection.close();
   }
   const database = config.database === undefined ? undefined : await setupDatabase(config.database);
+  // History on a server elsewhere is encrypted by default: the keys every machine then shares are made here, once.
+  const wantKeys = args.values.codec === true || (config.codec.mode === 'auto' && !temporalIsLocal(address));
+  const keysFile = statePaths(config).codecKeys;
+  const codec = wantKeys ? { file: keysFile, created: ensureCodecKeys(keysFile).created } : undefined;
   if (args.values.json === true) {
-    printJson(io, { namespace, added, ...(database !== undefined ? { database } : {}) });
+    printJson(io, { namespace, added, ...(database !== undefined ? { database } : {}), ...(codec !== undefined ? { codecKeys: codec } : {}) });
     return;
   }
   io.out(added.length === 0 ? display`namespace ${namespace}: search attributes already registered` : display`namespace ${namespace}: registered ${added.join(', ')}`);
   if (database !== undefined) databaseLine(io, database);
+  if (codec?.created === true) {
+    io.out(display`payload encryption keys: created ${codec.file}; copy it to every machine running airlock (workers, CLI, approval page, codec server), mode 0600`);
+  } else if (codec !== undefined) io.out(display`payload encryption keys: ${codec.file} already exists`);
 };

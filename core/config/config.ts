@@ -129,6 +129,7 @@ const variables = {
   AIRLOCK_JUDGE_MODEL: nonEmpty.optional(),
   AIRLOCK_JUDGE_TIMEOUT_MS: positiveInt(60_000).default(3000),
   AIRLOCK_CODEC_KEYS: nonEmpty.optional(),
+  AIRLOCK_CODEC: z.enum(['auto', 'off'], 'expected auto (payloads encrypted whenever Temporal is another machine) or off').default('auto'),
   AIRLOCK_CODEC_PORT: port.default(8234),
   AIRLOCK_CODEC_UI_ORIGIN: httpUrl.optional(),
   AIRLOCK_METRICS_ADDRESS: bindAddress.optional(),
@@ -216,6 +217,8 @@ export interface AirlockConfig {
   readonly codec: {
     /** Payload encryption keys; unset: `<dataDir>/keys/codec.yaml` when it exists, else no encryption. */
     readonly keysFile: string | undefined;
+    /** `auto`: workers refuse to write plain payloads into a Temporal server on another machine; `off`: they may. */
+    readonly mode: 'auto' | 'off';
     /** Where `airlock codec-server` (and `airlock dev --codec`) listens. */
     readonly port: number;
     /** The Web UI allowed to call the codec server; unset: `airlock dev`'s own UI. */
@@ -311,7 +314,7 @@ export function parseConfig(env: Env): AirlockConfig {
     reviewer: p.AIRLOCK_REVIEWER,
     reviewerKeysFile: p.AIRLOCK_REVIEWER_KEYS,
     reviewerKeyFile: p.AIRLOCK_REVIEWER_KEY,
-    codec: { keysFile: p.AIRLOCK_CODEC_KEYS, port: p.AIRLOCK_CODEC_PORT, uiOrigin: p.AIRLOCK_CODEC_UI_ORIGIN },
+    codec: { keysFile: p.AIRLOCK_CODEC_KEYS, mode: p.AIRLOCK_CODEC, port: p.AIRLOCK_CODEC_PORT, uiOrigin: p.AIRLOCK_CODEC_UI_ORIGIN },
     metrics: { address: p.AIRLOCK_METRICS_ADDRESS },
     notify: {
       endpoints: p.AIRLOCK_NOTIFY_URLS ?? [],
