@@ -30,6 +30,9 @@ import { Notifier } from '../host/notifier';
 import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError } from '../host/tools-config-file';
 import { CommandAllowlist } from '../host/commands/command-allowlist';
 import { pruneJournals } from '../host/tools/move-journal';
+import { SealedStatesNonceStore } from '../host/nonces/sealed-states';
+import { AesGcmCodec, loadCodecKeys } from '../host/payload-codec';
+import { codecOn } from '../host/temporal-locality';
 import { commandEntries } from '../core/config/tools/commands';
 import { createServiceCapability } from '../host/services/service-capability';
 import { Services } from '../host/services/services';
@@ -61,7 +64,14 @@ function openContentStore(db: Database | undefined, sqliteFile: string): Content
 }
 
 /** The nonce/outcome store: the shared database when configured (every tools worker on every machine), else the data folder's SQLite file. */
-async function openNonceStore(db: Database | undefined, sqliteFile: string): Promise<NonceStore> {
+async function openNonceStore(db: Database | undefined, sqliteFile: string, config?: AirlockConfig): Promise<NonceStore> {
+  const store = await openPlainNonceStore(db, sqliteFile);
+  // With payload keys, what a call recorded of its targets is stored encrypted too.
+  if (config === undefined || !codecOn(config)) return store;
+  return new SealedStatesNonceStore(store, new AesGcmCodec(loadCodecKeys(statePaths(config).codecKeys)));
+}
+
+async function openPlainNonceStore(db: Database | undefined, sqliteFile: string): Promise<NonceStore> {
   if (db !== undefined) return PostgresNonceStore.open(db);
   const nonces = new SqliteNonceStore(sqliteFile);
   if (nonces.origin.kind === 'replaced_lost') {
@@ -164,7 +174,7 @@ export async function buildActivities(
   if (roles.includes('tools') && tools !== undefined) {
     const local = machineSetup(tools, config);
     if (config.roots === undefined && local.section?.roots === undefined) mkdirSync(paths.sandbox, { recursive: true, mode: 0o700 });
-    const nonces = await openNonceStore(db, paths.nonces);
+    const nonces = await openNonceStore(db, paths.nonces, config);
     if (config.testCrashAt !== undefined) {
       process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
     }
