@@ -1,3 +1,4 @@
+import type { PasskeyCounters } from '../host/passkey-counters';
 import type { ReviewerKeys } from '../host/reviewer-keys';
 import { createAuditActivities } from './audit';
 import { createJudgeActivities, type JudgeDeps } from './judge';
@@ -11,6 +12,8 @@ import { createToolGateActivities, type ToolGateDeps } from './tool-gate';
 export interface AgentActivityDeps extends ModelDeps, PolicyDeps {
   /** Keys for signed decisions; empty: a signed decision cannot be verified and is rejected. */
   readonly reviewerKeys: ReviewerKeys;
+  /** The signature counter each passkey last presented; unset: counters are not tracked. */
+  readonly passkeyCounters?: PasskeyCounters;
 }
 export type ToolActivityDeps = ToolGateDeps;
 export type JudgeActivityDeps = JudgeDeps;

@@ -1,9 +1,10 @@
-import { verify } from 'node:crypto';
+import { createHash, verify } from 'node:crypto';
 import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 import { decisionSigningText, type DecisionPayload, type PasskeyAssertion } from '../core/approval/approvals';
 import { decisionChallenge } from '../core/approval/decision-challenge';
 import { describeError } from '../core/temporal/describe-error';
 import { ReviewerKeysError, type ReviewerKeys } from '../host/reviewer-keys';
+import type { PasskeyCounters } from '../host/passkey-counters';
 
 export interface VerifyDecisionInput {
   readonly jobId: string;
@@ -28,11 +29,18 @@ function verifyEd25519(keys: ReviewerKeys, jobId: string, payload: DecisionPaylo
 /**
  * A passkey assertion counts when one of the reviewer's registered
  * passkeys made it, on the page origin it was registered on, with user
- * verification, over the challenge derived from this very decision. The
- * signature counter is not tracked: the challenge includes the request's
- * single-use nonce, so an assertion cannot decide anything twice.
+ * verification, over the challenge derived from this very decision. An
+ * authenticator that counts its signatures must present a counter above
+ * the last one accepted (the same assertion again, from a retry, passes):
+ * a lower or equal one comes from a copy of the credential.
  */
-async function verifyPasskey(keys: ReviewerKeys, jobId: string, payload: DecisionPayload, assertion: PasskeyAssertion): Promise<VerifyDecisionResult> {
+async function verifyPasskey(
+  keys: ReviewerKeys,
+  counters: PasskeyCounters | undefined,
+  jobId: string,
+  payload: DecisionPayload,
+  assertion: PasskeyAssertion,
+): Promise<VerifyDecisionResult> {
   const registered = keys.passkeys?.(payload.reviewer) ?? [];
   const passkey = registered.find((p) => p.id === assertion.credentialId);
   if (passkey === undefined) {
@@ -43,6 +51,11 @@ async function verifyPasskey(keys: ReviewerKeys, jobId: string, payload: Decisio
     );
   }
   const { passkey: _assertion, signature: _signature, ...decision } = payload;
+  const seal = createHash('sha256').update(assertion.signature).digest('hex');
+  const last = await counters?.last(passkey.id);
+  // The very assertion accepted before (a retried activity) is held to the count before it.
+  const floor = last === undefined ? 0 : last.assertion === seal ? last.counter - 1 : last.counter;
+  let counted: number;
   try {
     const result = await verifyAuthenticationResponse({
       response: {
@@ -62,21 +75,30 @@ async function verifyPasskey(keys: ReviewerKeys, jobId: string, payload: Decisio
       expectedRPID: passkey.rpId,
       expectedType: 'webauthn.get',
       requireUserVerification: true,
-      credential: { id: passkey.id, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: 0 },
+      credential: { id: passkey.id, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: floor },
     });
-    return result.verified ? { valid: true } : invalid(`the passkey assertion does not verify with ${payload.reviewer}'s passkey`);
+    if (!result.verified) return invalid(`the passkey assertion does not verify with ${payload.reviewer}'s passkey`);
+    counted = result.authenticationInfo.newCounter;
   } catch (err) {
+    if (/counter/i.test(describeError(err))) return invalid(clonedText(payload.reviewer, floor));
     return invalid(`the passkey assertion does not verify with ${payload.reviewer}'s passkey: ${describeError(err)}`);
   }
+  // Authenticators that do not count send 0: nothing to track.
+  if (counted === 0 || counters === undefined) return { valid: true };
+  return (await counters.advance(passkey.id, counted, seal)) ? { valid: true } : invalid(clonedText(payload.reviewer, floor));
 }
 
-export function createReviewerActivities(deps: { readonly reviewerKeys: ReviewerKeys }) {
+function clonedText(reviewer: string, last: number): string {
+  return `${reviewer}'s passkey presented a signature counter that is not above the last one accepted (${last}): a copy of the credential may be in use; the decision is refused (remove and register the passkey again if this is unexpected)`;
+}
+
+export function createReviewerActivities(deps: { readonly reviewerKeys: ReviewerKeys; readonly passkeyCounters?: PasskeyCounters }) {
   return {
     /** Checks a signed decision (Ed25519 signature or passkey assertion) against the named reviewer's keys: a signal alone proves nothing. */
     async verifyDecision(input: VerifyDecisionInput): Promise<VerifyDecisionResult> {
       const { payload } = input;
       try {
-        if (payload.passkey !== undefined) return await verifyPasskey(deps.reviewerKeys, input.jobId, payload, payload.passkey);
+        if (payload.passkey !== undefined) return await verifyPasskey(deps.reviewerKeys, deps.passkeyCounters, input.jobId, payload, payload.passkey);
         if (payload.signature === undefined) return invalid('the decision is not signed');
         return verifyEd25519(deps.reviewerKeys, input.jobId, payload, payload.signature);
       } catch (err) {

@@ -25,6 +25,8 @@ export function statePaths(config: AirlockConfig) {
     journals: join(dataDir, 'tools', 'journals'),
     /** Conversations of the jobs, content-addressed (history carries digests). */
     contents: join(dataDir, 'agent', 'contents.sqlite'),
+    /** The signature counter each passkey last presented (agent workers). */
+    passkeyCounters: join(dataDir, 'agent', 'passkey-counters.sqlite'),
     audit: join(dataDir, 'audit', 'audit.jsonl'),
     /** Notifications owed to the configured endpoints (agent side). */
     notifications: join(dataDir, 'agent', 'notifications.sqlite'),

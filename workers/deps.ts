@@ -31,6 +31,8 @@ import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError } fr
 import { CommandAllowlist } from '../host/commands/command-allowlist';
 import { pruneJournals } from '../host/tools/move-journal';
 import { SealedStatesNonceStore } from '../host/nonces/sealed-states';
+import { SqlitePasskeyCounters } from '../host/passkey-counters';
+import { PostgresPasskeyCounters } from '../host/postgres-passkey-counters';
 import { AesGcmCodec, loadCodecKeys } from '../host/payload-codec';
 import { codecOn } from '../host/temporal-locality';
 import { commandEntries } from '../core/config/tools/commands';
@@ -166,6 +168,8 @@ export async function buildActivities(
       ...(shared.notifier !== undefined ? { notifier: shared.notifier } : {}),
       // A configured keys file must exist; the default one is read once it does. Both are read again when they change.
       reviewerKeys: ReviewerKeysFile.open(paths.reviewerKeys, { mustExist: config.reviewerKeysFile !== undefined }),
+      // Shared by every agent worker: the database's table when configured, else the data folder's file.
+      passkeyCounters: db === undefined ? new SqlitePasskeyCounters(paths.passkeyCounters) : new PostgresPasskeyCounters(db),
       ...counted,
     };
   }

@@ -108,6 +108,18 @@ export const MIGRATIONS: readonly Migration[] = [
       await q.query(`CREATE INDEX airlock_content_refs_job ON airlock_content_refs (job_id, used_at)`);
     },
   },
+  {
+    version: 6,
+    name: 'passkey signature counters',
+    apply: async (q) => {
+      await q.query(`CREATE TABLE airlock_passkey_counters (
+        credential_id text PRIMARY KEY,
+        counter bigint NOT NULL,
+        assertion text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    },
+  },
 ];
 
 /** The schema version this build reads and writes. */

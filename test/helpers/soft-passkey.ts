@@ -12,6 +12,8 @@ export class SoftPasskey {
   readonly id: string;
   private readonly privateKey: KeyObject;
   readonly publicKeyCose: Buffer;
+  /** Assertions made so far: the signature counter of the next is one more. */
+  private signatures = 0;
 
   constructor(
     readonly rpId = 'localhost',
@@ -66,7 +68,8 @@ export class SoftPasskey {
   ): PasskeyAssertion {
     const flags = 0x01 | (options.userVerified === false ? 0 : 0x04);
     const counter = Buffer.alloc(4);
-    counter.writeUInt32BE(options.counter ?? 1);
+    // As a counting authenticator does: one more with every assertion.
+    counter.writeUInt32BE(options.counter ?? ++this.signatures);
     const authenticatorData = Buffer.concat([createHash('sha256').update(options.rpId ?? this.rpId).digest(), Buffer.from([flags]), counter]);
     const clientDataJSON = Buffer.from(JSON.stringify(options.clientData ?? { type: 'webauthn.get', challenge, origin: options.origin ?? this.origin, crossOrigin: false }));
     const signature = sign('sha256', Buffer.concat([authenticatorData, createHash('sha256').update(clientDataJSON).digest()]), this.privateKey);

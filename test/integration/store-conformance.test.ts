@@ -10,6 +10,9 @@ import { PostgresAuditLog } from '../../host/postgres-audit-log';
 import { SqliteNotificationOutbox, type NotificationOutbox } from '../../host/notification-outbox';
 import { PostgresNotificationOutbox } from '../../host/postgres-notification-outbox';
 import { InviteError, PasskeyInvites, tokenHash, type InviteStore } from '../../host/passkey-invites';
+import { SqlitePasskeyCounters } from '../../host/passkey-counters';
+import type { PasskeyCounters } from '../../host/passkey-counters';
+import { PostgresPasskeyCounters } from '../../host/postgres-passkey-counters';
 import { PostgresPasskeyInvites } from '../../host/postgres-passkey-invites';
 import { noticeFor, type Notice } from '../../core/reviewer/notification';
 import { Database } from '../../host/database/postgres';
@@ -38,6 +41,8 @@ interface Backend {
   outboxes(): Promise<[NotificationOutbox, NotificationOutbox]>;
   /** Passkey invites as two processes see them (the CLI and an approval page, or two pages), and a way to age one past its expiry. */
   invites(): Promise<{ stores: [InviteStore, InviteStore]; expire(token: string): Promise<void> }>;
+  /** Passkey signature counters as two agent workers see them. */
+  passkeyCounters(): Promise<[PasskeyCounters, PasskeyCounters]>;
 }
 
 let pg: PrivatePostgres;
@@ -110,6 +115,10 @@ const backends: Backend[] = [
         },
       };
     },
+    async passkeyCounters() {
+      const file = join(mkdtempSync(join(dir, 'p-')), 'passkey-counters.sqlite');
+      return [kept(new SqlitePasskeyCounters(file)), kept(new SqlitePasskeyCounters(file))];
+    },
   },
   {
     name: 'postgres',
@@ -157,6 +166,15 @@ const backends: Backend[] = [
           await admin.query({ text: 'UPDATE airlock_invites SET expires_at = 0 WHERE token_hash = $1', values: [tokenHash(token)] });
         },
       };
+    },
+    async passkeyCounters() {
+      const url = await freshDatabase('counters');
+      const own = () => {
+        const db = Database.open(url);
+        closers.push(() => db.close());
+        return new PostgresPasskeyCounters(db);
+      };
+      return [own(), own()];
     },
   },
 ];
@@ -497,4 +515,26 @@ test("a worker's retention tasks reach its own stores: the tools side its nonce 
   // A day's retention keeps the nonce consumed a moment ago and removes the events of 2020.
   expect(await Promise.all(tasks.map((t) => t.run()))).toEqual([0, 2]);
   expect(await nonces.lookup(n)).toMatchObject({ consumed: false });
+});
+
+describe.each(backends)('$name passkey counters', (backend) => {
+  test('only forward: a higher counter is taken, an equal or lower one from another assertion is not, the same assertion again is', async () => {
+    const [a, b] = await backend.passkeyCounters();
+    expect(await a.last('cred')).toBeUndefined();
+    expect(await a.advance('cred', 5, 'first')).toBe(true);
+    expect(await b.last('cred')).toEqual({ counter: 5, assertion: 'first' });
+    expect(await b.advance('cred', 5, 'copy')).toBe(false);
+    expect(await b.advance('cred', 4, 'older')).toBe(false);
+    expect(await b.advance('cred', 5, 'first')).toBe(true);
+    expect(await a.advance('cred', 6, 'next')).toBe(true);
+    expect(await a.advance('other', 1, 'x')).toBe(true);
+  });
+
+  test('two workers presenting the same counter at once: exactly one wins', async () => {
+    const [a, b] = await backend.passkeyCounters();
+    for (let round = 1; round <= 20; round++) {
+      const results = await Promise.all([a.advance('race', round, `a${round}`), b.advance('race', round, `b${round}`)]);
+      expect(results.filter((r) => r)).toHaveLength(1);
+    }
+  });
 });

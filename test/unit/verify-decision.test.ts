@@ -9,6 +9,7 @@ import { createReviewerActivities } from '../../activities/verify-decision';
 import { ReviewerKeysFile } from '../../host/reviewer-keys';
 import { readReviewerKeysFile, updateReviewerKeysFile } from '../../host/reviewer-keys-file';
 import { SoftPasskey } from '../helpers/soft-passkey';
+import { SqlitePasskeyCounters } from '../../host/passkey-counters';
 
 const JOB = 'job-1';
 const decision: DecisionPayload = {
@@ -113,5 +114,40 @@ test('a keys file that turns invalid fails verification closed', async () => {
   await expect(v.verifyDecision({ jobId: JOB, payload: withPasskey(decision) })).resolves.toEqual({
     valid: false,
     reason: expect.stringMatching(/^the decision could not be verified: reviewer keys .*reviewers\.alice\.passkeys.*fix the file, then decide again$/),
+  });
+});
+
+describe('signature counters', () => {
+  const counted = () => {
+    const counters = new SqlitePasskeyCounters(join(dir, 'counters.sqlite'));
+    return { counters, activities: createReviewerActivities({ reviewerKeys: ReviewerKeysFile.open(file, { mustExist: true }), passkeyCounters: counters }) };
+  };
+  const withCounter = (counter: number, payload: DecisionPayload = decision) => withPasskey(payload, alice.assert(decisionChallenge(JOB, payload), { counter }));
+
+  test('a counter that goes up is accepted each time; the same assertion again (a retried activity) still verifies', async () => {
+    const { counters, activities } = counted();
+    const first = withCounter(10);
+    await expect(activities.verifyDecision({ jobId: JOB, payload: first })).resolves.toEqual({ valid: true });
+    await expect(activities.verifyDecision({ jobId: JOB, payload: first })).resolves.toEqual({ valid: true });
+    await expect(activities.verifyDecision({ jobId: JOB, payload: withCounter(11, { ...decision, requestId: 'req-2' }) })).resolves.toEqual({ valid: true });
+    expect(await counters.last(alice.id)).toMatchObject({ counter: 11 });
+    await counters.close();
+  });
+
+  test('a counter that stands still or goes back (a copy of the credential) is refused, saying why', async () => {
+    const { counters, activities } = counted();
+    await expect(activities.verifyDecision({ jobId: JOB, payload: withCounter(20) })).resolves.toEqual({ valid: true });
+    for (const counter of [20, 19, 1]) {
+      const result = await activities.verifyDecision({ jobId: JOB, payload: withCounter(counter, { ...decision, requestId: `clone-${counter}` }) });
+      expect(result).toMatchObject({ valid: false, reason: expect.stringMatching(/signature counter that is not above the last one accepted \(20\): a copy of the credential may be in use/) });
+    }
+    await counters.close();
+  });
+
+  test('an authenticator that does not count (always 0) is not tracked', async () => {
+    const { counters, activities } = counted();
+    for (const requestId of ['a', 'b']) await expect(activities.verifyDecision({ jobId: JOB, payload: withCounter(0, { ...decision, requestId }) })).resolves.toEqual({ valid: true });
+    expect(await counters.last(alice.id)).toBeUndefined();
+    await counters.close();
   });
 });
