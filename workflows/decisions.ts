@@ -1,4 +1,4 @@
-import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
 import { requestTarget } from '../core/job/approval-request';
 import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approval/approvals';
 import { describeError } from '../core/temporal/describe-error';
@@ -25,13 +25,11 @@ export function registerHandlers(job: Job): void {
     },
     { description: 'A reviewer decision (requestId, fingerprint, nonce, decision, reviewer): prefer `npx airlock approve JOB --request ID`, which fills them in from the card.' },
   );
-  setHandler(
-    decisionRejectedSignal,
-    (payload) => {
-      auditReportedRejection(job, payload);
-    },
-    { description: 'Internal, sent by the airlock client: reports a decision the decide update rejected, so the job audits it. It never applies a decision; reviewers have no use for it.' },
-  );
+  // Internal, sent by the airlock client: a decision the decide update rejected, reported so the job audits it. Taken by the
+  // default handler, which the Web UI does not list among the signals a person may send.
+  setDefaultSignalHandler((name, payload) => {
+    if (name === decisionRejectedSignal.name) auditReportedRejection(job, payload);
+  });
   setHandler(
     decideUpdate,
     async (payload): Promise<DecideResult> => {
