@@ -6,6 +6,8 @@ module.exports = {
   },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   globalSetup: '<rootDir>/test/global-setup.ts',
+  // As airlock's entry points do: rule patterns match in linear time.
+  setupFiles: ['<rootDir>/test/linear-regex-setup.ts'],
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: 120_000,
   maxWorkers: 2,

@@ -1,6 +1,7 @@
 import { commands } from './command-registry';
 import { createIo, isGroup, type Command, type CommandGroup, type CommandIo } from './command';
 import { describeOperatorError } from '../host/operator-errors';
+import { enableLinearRegexEngine } from '../host/linear-regex-engine';
 import { display } from '../core/redaction/display-text';
 import { UsageError } from './errors';
 import { closest, commandHelp, groupHelp, programHelp } from './help-text';
@@ -103,6 +104,8 @@ async function exitWhenWritten(code: number): Promise<never> {
 }
 
 export function main(argv: readonly string[]): void {
+  // Rule patterns (rules validate/test/rehearse, and `airlock dev`'s workers) match in linear time.
+  enableLinearRegexEngine();
   guardStream(process.stdout);
   guardStream(process.stderr);
   void runCli(argv)

@@ -184,7 +184,7 @@ export async function buildActivities(
     }
     const roots = await Roots.create(local.roots, local.rootsFrom);
     // What the programs really are (links and other names of the same file): a wrapper without `wraps` stops the worker here.
-    const launchers = await new CommandAllowlist(commandEntries(local.section?.commands ?? {})).launchers();
+    const launchers = await new CommandAllowlist(commandEntries(local.section?.commands ?? {}), roots.real).launchers();
     if (launchers.length > 0) {
       throw new ToolsConfigError(tools.file ?? '(none)', launchers.map((l) => ({ field: `commands.${l.name}.path`, message: l.reason.replace(/; tell the operator$/, '') })));
     }

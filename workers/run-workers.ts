@@ -5,6 +5,7 @@ import { describeError } from '../core/temporal/describe-error';
 import { ConfigError } from '../core/util/errors';
 import { TaskQueues, toolsQueueFor, type QueueRole } from '../core/temporal/task-queues';
 import { requireCodecForRemoteTemporal } from '../host/temporal-locality';
+import { enableLinearRegexEngine } from '../host/linear-regex-engine';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
 import { dataConverterFor } from '../host/data-converter';
 import { startRetention } from '../host/retention';
@@ -77,6 +78,7 @@ export interface RunWorkersOptions {
 export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const { config, roles } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  enableLinearRegexEngine();
   requireCodecForRemoteTemporal(config);
   // Notifications are sent by the agent worker, from the events its audit activity writes.
   const building = options.activities === undefined;

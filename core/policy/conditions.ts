@@ -1,4 +1,5 @@
 import { globToRegExp } from '../util/glob';
+import { patternRegExp } from '../util/linear-regex';
 import type { DetectorName } from './detectors';
 import { globLiteral } from './glob-literal';
 import type { Condition, Predicate } from './rules';
@@ -98,7 +99,7 @@ function compilePredicate(p: Predicate): CompiledCondition {
     return (args) => {
       const value = read(args);
       if (typeof value !== 'string') return false;
-      re ??= cached(regexCache, regex, () => new RegExp(regex, 'u'));
+      re ??= cached(regexCache, regex, () => patternRegExp(regex));
       return re.test(value);
     };
   }

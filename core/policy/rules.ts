@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseDuration } from '../util/duration';
 import { globToRegExp } from '../util/glob';
 import { globCostProblem, regexCostProblem } from '../util/pattern-cost';
+import { linearEngine, patternRegExp } from '../util/linear-regex';
 import { toolCategories, toolDefinitions } from '../tools/registry';
 import { machineNameSchema } from '../tools/machines';
 import { defaultDeniedCommands, detectorNames, type DetectorName } from './detectors';
@@ -56,22 +57,27 @@ const predicateSchema = z
         }
       }, 'not a valid glob pattern')
       .superRefine((g, ctx) => {
-        const problem = globCostProblem(g);
+        const problem = linearEngine() ? undefined : globCostProblem(g);
         if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
       })
       .optional(),
     regex: z
       .string()
-      .refine((r) => {
-        try {
-          new RegExp(r, 'u');
-          return true;
-        } catch {
-          return false;
-        }
-      }, 'not a valid regular expression')
       .superRefine((r, ctx) => {
-        const problem = regexCostProblem(r);
+        try {
+          patternRegExp(r);
+        } catch (err) {
+          const linear = err instanceof SyntaxError && /linear time/.test(err.message);
+          ctx.addIssue({
+            code: 'custom',
+            message: linear
+              ? 'it cannot be matched in time linear in the text (a backreference or a lookaround); write it without them'
+              : 'not a valid regular expression',
+          });
+          return;
+        }
+        // Without the linear engine: the shapes known to backtrack are refused instead.
+        const problem = linearEngine() ? undefined : regexCostProblem(r);
         if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
       })
       .optional(),

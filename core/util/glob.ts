@@ -1,3 +1,5 @@
+import { patternRegExp } from './linear-regex';
+
 /**
  * Glob patterns for rule conditions: `*` matches within one path segment,
  * `**` across segments, `?` one character, `[...]` a class, `{a,b}` either.
@@ -53,7 +55,7 @@ export function globToRegExp(pattern: string): RegExp {
     }
   }
   if (inClass || braceDepth > 0) throw new SyntaxError(`unbalanced glob pattern ${JSON.stringify(pattern)}`);
-  return new RegExp(`^${out}$`, 'u');
+  return patternRegExp(`^${out}$`);
 }
 
 export function globMatches(pattern: string, value: string): boolean {

@@ -2,7 +2,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { launcherMessage } from '../../core/config/tools/commands';
-import { launcherAmong } from '../../core/tools/commands/launchers';
+import { isLauncher, launcherAmong, wrapsSafely } from '../../core/tools/commands/launchers';
 import type { CommandEntry } from '../../core/config/tools/commands';
 import { ToolRefusal } from '../roots';
 import { errnoCode, fstatFd, messageOf, O_NOFOLLOW, O_PATH, openFd, release } from '../tools/descriptors';
@@ -126,7 +126,18 @@ async function programFile(configured: string, what: string): Promise<ProgramFil
 }
 
 export class CommandAllowlist {
-  constructor(readonly entries: readonly CommandEntry[]) {}
+  constructor(
+    readonly entries: readonly CommandEntry[],
+    /** The roots' real paths: a program there could be rewritten by the file tools, so none may run from there. */
+    private readonly roots: readonly string[] = [],
+  ) {}
+
+  private outsideRoots(entry: CommandEntry, file: ProgramFile, what: string): void {
+    const root = this.roots.find((r) => file.path === r || file.path.startsWith(r === '/' ? '/' : `${r}/`));
+    if (root !== undefined) {
+      throw new ToolRefusal(`${entry.name}: ${what} ${file.path} lies inside the allowed roots (${root}), where the file tools could rewrite it; tell the operator`);
+    }
+  }
 
   /** The entry a call's first argv element names: its name, or its configured path exactly. */
   entryFor(command: string): CommandEntry | undefined {
@@ -147,12 +158,16 @@ export class CommandAllowlist {
     const entry = this.entryFor(command);
     if (entry === undefined) throw new CommandNotAllowed(command, this.names());
     const program = await programFile(entry.path, entry.name);
+    this.outsideRoots(entry, program, 'the program');
     const launcher = launcherAmong(program.names);
     if (launcher !== undefined && entry.wraps === undefined) {
       throw new ToolRefusal(`${entry.name}: ${entry.path} is ${launcher}, which ${launcherMessage(launcher).replace(/^\S+ /, '')}; tell the operator`);
     }
+    const reader = program.names.find((n) => isLauncher(n) && !wrapsSafely(n));
+    if (reader !== undefined) throw new ToolRefusal(`${entry.name}: ${entry.path} is ${reader}, which reads its arguments as a command line or as code; tell the operator`);
     if (entry.wraps === undefined) return { name: entry.name, configured: entry.path, ...program };
     const wrapped = await programFile(entry.wraps.program, `${entry.name} (wraps)`);
+    this.outsideRoots(entry, wrapped, 'the program it wraps');
     const inner = launcherAmong(wrapped.names);
     if (inner !== undefined) throw new ToolRefusal(`${entry.name}: the program it wraps, ${entry.wraps.program}, is ${inner}, which runs other programs too; tell the operator`);
     return { name: entry.name, configured: entry.path, ...program, wrapped };
@@ -170,7 +185,7 @@ export class CommandAllowlist {
       try {
         await this.resolve(entry.name);
       } catch (err) {
-        if (err instanceof ToolRefusal && /runs (whatever program|other programs)/.test(err.message)) found.push({ name: entry.name, reason: err.message });
+        if (err instanceof ToolRefusal && /runs (whatever program|other programs)|reads its arguments|inside the allowed roots/.test(err.message)) found.push({ name: entry.name, reason: err.message });
       }
     }
     return found;

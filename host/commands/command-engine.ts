@@ -108,7 +108,7 @@ export class CommandEngine {
   readonly allowlist: CommandAllowlist;
 
   constructor(private readonly options: CommandEngineOptions) {
-    this.allowlist = new CommandAllowlist(commandEntries(options.commands));
+    this.allowlist = new CommandAllowlist(commandEntries(options.commands), options.roots.real);
   }
 
   /** The allowlist entry argv[0] names. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commandsConfigSchema, commandEntries } from '../../core/config/tools/commands';
 import { defaultRules } from '../../core/policy/default-rules';
-import { isLauncher } from '../../core/tools/commands/launchers';
+import { isLauncher, wrapsSafely } from '../../core/tools/commands/launchers';
 import { CommandAllowlist } from '../../host/commands/command-allowlist';
 import { commandCapabilityFor } from '../../host/commands/command-capability';
 import { parseToolsConfig, ToolsConfigError } from '../../host/tools-config-file';
@@ -89,7 +89,24 @@ const launcherPaths = [
 
 test.each(launcherPaths)('%s as a command is refused at load unless it names what it wraps', (path) => {
   expect(configProblem({ tool: { path } })).toMatch(/commands\.tool\.path: \S+ runs whatever program its arguments name .*wraps:/);
-  expect(configProblem({ tool: { path, wraps: { program: '/usr/local/bin/backup-share', wrapperArgs: ['30'] } } })).toBe('accepted');
+  const withWraps = configProblem({ tool: { path, wraps: { program: '/usr/local/bin/backup-share', wrapperArgs: ['30'] } } });
+  // A wrapper that passes the call's arguments on unread may wrap one program; one that reads them as a command line may not.
+  if (wrapsSafely(path.slice(path.lastIndexOf('/') + 1))) expect(withWraps).toBe('accepted');
+  else expect(withWraps).toMatch(/reads its arguments as a command line or as code/);
+});
+
+test.each(['/usr/bin/watch', '/usr/bin/ssh', '/bin/sed', '/usr/bin/awk', '/usr/bin/find', '/usr/bin/xargs', '/usr/bin/gdb', '/usr/bin/vim', '/bin/su'])(
+  '%s reads its arguments as a command line or code: refused even with wraps',
+  (path) => {
+    expect(configProblem({ tool: { path, wraps: { program: '/usr/local/bin/report' } } })).toMatch(/commands\.tool\.wraps: \S+ reads its arguments as a command line or as code/);
+  },
+);
+
+test('launcher names: loaders, arch and capability wrappers, static shells, versioned interpreters; not names that merely end in digits', () => {
+  for (const name of ['ld-linux-x86-64.so.2', 'ld-musl-x86_64.so.1', 'setarch', 'linux64', 'capsh', 'rlwrap', 'unbuffer', 'bash-static', 'zsh-static', 'sash', 'posh', 'pypy3', 'ipython3', 'python3.12']) {
+    expect([name, isLauncher(name)]).toEqual([name, true]);
+  }
+  for (const name of ['ed25519', 'script2', 'su2', 'find4', 'time2', 'ldd', 'shasum']) expect([name, isLauncher(name)]).toEqual([name, false]);
 });
 
 test('a wrapper may not wrap another launcher; ordinary programs stay allowed', () => {
@@ -114,6 +131,12 @@ describe('by the real file', () => {
   test('a wrapper whose wrapped program is a launcher by its real file is refused', async () => {
     const list = allowlist({ sneaky: { path: '/usr/bin/timeout', wraps: { program: join(bin, 'run') } } });
     await expect(list.resolve('sneaky')).rejects.toThrow(/the program it wraps, .*run, is (sh|dash|bash), which runs other programs too/);
+  });
+
+  test('a program, or the program a wrapper runs, inside the allowed roots is refused: the file tools could rewrite it', async () => {
+    const inRoot = new CommandAllowlist(commandEntries(commandsConfigSchema.parse({ own: { path: '/usr/bin/timeout', wraps: { program: join(bin, 'dd') } } })), [bin]);
+    await expect(inRoot.resolve('own')).rejects.toThrow(/own: the program it wraps .*dd lies inside the allowed roots/);
+    expect(await inRoot.launchers()).toHaveLength(1);
   });
 
   test('the names of a program are its real name and every name of the same file beside it', async () => {

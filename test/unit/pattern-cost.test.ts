@@ -1,5 +1,6 @@
 import { parseRulesDocument, RulesFileError } from '../../host/rules-file';
 import { globCostProblem, regexCostProblem } from '../../core/util/pattern-cost';
+import { linearEngine, patternRegExp } from '../../core/util/linear-regex';
 
 test.each([
   ['(a+)+$', /repeated group that itself repeats/],
@@ -27,12 +28,17 @@ test('globs with many wildcards are refused; ordinary ones are not', () => {
   expect(globCostProblem('/srv/media/**/*.mkv')).toBeUndefined();
 });
 
-test('a rules file with such a pattern does not load, and says which rule and field', () => {
-  const load = () =>
-    parseRulesDocument(
-      { version: 1, rules: [{ id: 'slow', version: 1, name: 'slow', action: 'audit_only', when: { arg: 'path', regex: '(a+)+$' } }] },
-      'rules.yaml',
-    );
-  expect(load).toThrow(RulesFileError);
-  expect(load).toThrow(/slow.*when.*repeated group that itself repeats/);
+test('with the linear engine (as every airlock process runs), a backreference does not load, and the worst shapes match at once', () => {
+  const load = (regex: string) =>
+    parseRulesDocument({ version: 1, rules: [{ id: 'slow', version: 1, name: 'slow', action: 'audit_only', when: { arg: 'path', regex } }] }, 'rules.yaml');
+  expect(linearEngine()).toBe(true);
+  expect(() => load('(a)\\1')).toThrow(RulesFileError);
+  expect(() => load('(a)\\1')).toThrow(/slow.*when.*cannot be matched in time linear in the text/);
+  // Catastrophic for a backtracking engine (seconds at 30 characters); linear here, on 100,000.
+  for (const regex of ['^(a+)+b$', '^((?:a|a))*b$', '^.*/.*\\.key$']) {
+    const snapshot = load(regex);
+    const rule = snapshot.rules[0];
+    const when = rule?.when;
+    expect(when !== undefined && 'regex' in when ? patternRegExp(when.regex ?? '').test(`${'a'.repeat(100_000)}!`) : undefined).toBe(false);
+  }
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isSecretField } from '../../redaction/masking';
-import { isLauncher } from '../../tools/commands/launchers';
+import { isLauncher, wrapsSafely } from '../../tools/commands/launchers';
 
 /** Why an entry whose program runs other programs is refused. */
 export function launcherMessage(name: string): string {
@@ -63,6 +63,13 @@ export const commandConfigSchema = z
     // Judged by what runs: a wrapper, shell or interpreter must say what it may run (the tools worker checks the real files again).
     if (c.wraps === undefined && isLauncher(baseName(c.path))) {
       ctx.addIssue({ code: 'custom', path: ['path'], message: launcherMessage(baseName(c.path)) });
+    }
+    if (c.wraps !== undefined && isLauncher(baseName(c.path)) && !wrapsSafely(baseName(c.path))) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['wraps'],
+        message: `${baseName(c.path)} reads its arguments as a command line or as code, so no program it wraps keeps the call's arguments from being run; wrap the program in a script with fixed options instead`,
+      });
     }
     if (c.wraps !== undefined && isLauncher(baseName(c.wraps.program))) {
       ctx.addIssue({ code: 'custom', path: ['wraps', 'program'], message: `${baseName(c.wraps.program)} runs other programs too; wrap the program that does the work` });

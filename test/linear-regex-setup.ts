@@ -1,0 +1,3 @@
+import { enableLinearRegexEngine } from '../host/linear-regex-engine';
+
+enableLinearRegexEngine();
