@@ -63,6 +63,8 @@ export interface EvaluatePolicyInput {
   readonly now: number;
   /** The tools side's facts of the calls' targets, by call id (absent: not asked yet; a missing call: unknown). */
   readonly facts?: Readonly<Record<string, CallFacts>>;
+  /** The calls whose facts were asked of the tools side for `facts` (one without an answer there is unknown, and treated as the worst). */
+  readonly factsAsked?: readonly string[];
   /** Last pass: the judge's verdicts by call id, then rule id. */
   readonly verdicts?: Readonly<Record<string, Readonly<Record<string, JudgeVerdict>>>>;
   /** Re-evaluating a reviewer's edits: the approval rules their approval covers, by call id. */
@@ -98,8 +100,8 @@ export interface GrantRequest {
   readonly fingerprint: string;
   /** The approval request's nonce; omitted for an ungated call, which gets a fresh one. */
   readonly nonce?: string;
-  /** An approved call whose `execute` carries the approval to check again: the grant says so, and `execute` insists. */
-  readonly recheck?: true;
+  /** An approved call whose `execute` carries the approval to check again: the grant binds that check (its digest), and `execute` insists on it. */
+  readonly recheck?: string;
 }
 
 export interface IssueGrantsInput {
@@ -119,7 +121,10 @@ export function createPolicyActivities(deps: PolicyDeps) {
   const now = deps.now ?? Date.now;
 
   function contextOf(input: EvaluatePolicyInput, call: Extract<PreflightedCall, { kind: 'tool' }>): CallContext {
-    return callContext(input.jobId, input.scope, call, input.facts?.[call.callId], input.snapshot.machines);
+    const ctx = callContext(input.jobId, input.scope, call, input.facts?.[call.callId], input.snapshot.machines);
+    // This evaluation carries the tools side's answers, and this call asked for some but got none.
+    const missing = input.facts !== undefined && input.facts[call.callId] === undefined && (input.factsAsked ?? []).includes(call.callId);
+    return missing ? { ...ctx, factsMissing: true } : ctx;
   }
 
   function evaluations(input: EvaluatePolicyInput): { evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] } {
@@ -204,7 +209,7 @@ export function createPolicyActivities(deps: PolicyDeps) {
           fingerprint: c.fingerprint,
           nonce: c.nonce ?? randomBytes(16).toString('hex'),
           expiresAt,
-          ...(c.recheck === true ? { recheck: true as const } : {}),
+          ...(c.recheck !== undefined ? { recheck: c.recheck } : {}),
         });
       }
       return audit === undefined ? { grants } : { grants, audit };

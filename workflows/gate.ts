@@ -71,11 +71,11 @@ async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Pr
   const factsFor = result.factsFor ?? [];
   if (factsFor.length > 0) {
     facts = await resolveTargets(job, state, input.calls, factsFor);
-    result = await evaluateWithAudit(job, { ...input, facts });
+    result = await evaluateWithAudit(job, { ...input, facts, factsAsked: factsFor });
   }
   if (result.judge.length > 0) {
     const verdicts = await askJudge(job, state, result.judge);
-    result = await evaluateWithAudit(job, { ...input, ...(facts !== undefined ? { facts } : {}), verdicts });
+    result = await evaluateWithAudit(job, { ...input, ...(facts !== undefined ? { facts, factsAsked: factsFor } : {}), verdicts });
   }
   const grants = recordedGrantsSchema.safeParse(result);
   return { plan: recordedPlan(input, result.plan), recordedGrants: grants.success ? grants.data.grants : {} };

@@ -3,7 +3,7 @@ import type { BatchPlan, Planned } from '../core/job/batch-plan';
 import { freshStep, heldAnswer, readOnlyRun, type ApprovedRun, type CallStep, type RunStep } from '../core/job/call-steps';
 import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
-import type { Grant } from '../core/approval/grants';
+import { approvedCheckDigest, type Grant } from '../core/approval/grants';
 import { summarizeArgs } from '../core/redaction/masking';
 import type { AgentJobResult } from '../core/job/job-input';
 import type { ToolCall } from '../core/job/preflight';
@@ -134,8 +134,8 @@ async function issueGrants(job: Job, steps: readonly RunStep[]): Promise<Readonl
     callId: call.callId,
     fingerprint: binding.fingerprint,
     ...(binding.nonce !== undefined ? { nonce: binding.nonce } : {}),
-    // Runs that check an approval inside `execute` say so in the grant (runs from before checked it by a separate activity).
-    ...(approved !== undefined && job.patches.scalePath ? { recheck: true as const } : {}),
+    // Runs that check an approval inside `execute` bind that check in the grant (runs from before checked it by a separate activity).
+    ...(approved !== undefined && job.patches.scalePath ? { recheck: approvedCheckDigest(approvedCheck(job, approved)) } : {}),
   }));
   const audit = job.audit.carry();
   const result = await local.issueGrants({ jobId: job.jobId, calls, ...(audit !== undefined ? { audit } : {}) });

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { callFingerprint } from '../../core/approval/fingerprint';
-import type { Grant } from '../../core/approval/grants';
+import { approvedCheckDigest, type Grant } from '../../core/approval/grants';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import type { AnyTool } from '../../core/tools/registry';
 import type { GrantVerifier } from '../../host/grant-keys';
@@ -24,8 +24,11 @@ export function checkGrant(verifier: GrantVerifier, input: ExecuteInput): Grante
     throw ApplicationFailure.nonRetryable('execute refused: the grant is missing or its signature is invalid', FailureTypes.GrantInvalid);
   }
   const claims = input.grant.claims;
-  if (claims.recheck === true && input.approved === undefined) {
+  if (claims.recheck !== undefined && input.approved === undefined) {
     throw ApplicationFailure.nonRetryable('execute refused: this grant is for an approved call, which runs only with its approval checked again in the same attempt', FailureTypes.GrantInvalid);
+  }
+  if (typeof claims.recheck === 'string' && input.approved !== undefined && approvedCheckDigest(input.approved) !== claims.recheck) {
+    throw ApplicationFailure.nonRetryable('execute refused: the approval to check is not the one this grant was issued with', FailureTypes.GrantInvalid);
   }
   if (claims.jobId !== input.jobId || claims.callId !== input.callId) {
     throw ApplicationFailure.nonRetryable('execute refused: the grant is for another call', FailureTypes.GrantInvalid);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { canonicalJson } from '../util/canonical-json';
+import { sha256Hex } from '../util/sha256';
 
 /**
  * A grant: the agent side's signed statement that one exact call may run
@@ -20,8 +21,17 @@ export const grantClaimsSchema = z.strictObject({
    * now); a holder of the grant cannot skip that step. Absent in grants of
    * ungated calls and of builds before.
    */
-  recheck: z.literal(true).optional(),
+  recheck: z.union([z.literal(true), z.string().regex(/^[0-9a-f]{64}$/)]).optional(),
 });
+
+/**
+ * What a grant's `recheck` binds: the approval `execute` checks again (what
+ * the reviewer saw and may approve), so a holder of the grant can neither
+ * skip the check nor bring a check of their own.
+ */
+export function approvedCheckDigest(check: unknown): string {
+  return sha256Hex(canonicalJson({ purpose: 'airlock-approved-check', check }));
+}
 export type GrantClaims = z.infer<typeof grantClaimsSchema>;
 
 export const grantSchema = z.strictObject({

@@ -65,6 +65,8 @@ export interface DetectorInput {
   readonly targets: readonly string[];
   readonly settings: DetectorSettings;
   readonly facts?: CallFacts | undefined;
+  /** The tools side was asked for this call's facts and gave none (unreachable, failed). */
+  readonly factsMissing?: boolean;
 }
 
 // Zero-width and other format characters would let "r\u200bm" pass for another word.
@@ -268,10 +270,12 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
       return true;
     }
   },
-  denied_command: ({ category, args, settings, facts }) => {
+  denied_command: ({ category, args, settings, facts, factsMissing }) => {
     if (category !== 'command_execution') return false;
     const denied = new Set(settings.deniedCommands.map((c) => c.toLowerCase()));
     // What really runs, by every name of its file (a link named "cleanup" to dd is dd), and the spelling as well.
+    // Asked and not answered (the tools side could not be reached): the worst is assumed, the program may be one of them.
+    if (factsMissing === true) return true;
     const byProgram = facts?.programs?.some((p) => p.names.some((n) => denied.has(n.toLowerCase()))) ?? false;
     return byProgram || commands(args).some((c) => denied.has(nameOf(c[0]!)));
   },

@@ -63,6 +63,8 @@ export interface CallContext {
   readonly fingerprint?: string;
   /** The machine the call runs on, when the tools config lists several; rules may be scoped to machines. */
   readonly machine?: string;
+  /** Facts were asked for this call and none came: detectors that need them assume the worst. */
+  readonly factsMissing?: boolean;
 }
 
 /** Per-rule fire history of one job, kept in workflow state. */
@@ -150,6 +152,7 @@ export function detectorProbe(snapshot: PolicySnapshot, ctx: CallContext): { pro
         targets: ctx.targets ?? [],
         settings: snapshot.detectors,
         facts: ctx.facts,
+        ...(ctx.factsMissing === true ? { factsMissing: true } : {}),
       };
       result = detect(name, input);
       probed.set(name, result);

@@ -189,3 +189,17 @@ describe('jobs: the deny list matches what runs', () => {
     expect(harness.audit(jobId, 'tool_executed')).toHaveLength(1);
   });
 });
+
+test('when the tools side cannot say what a command runs, the deny list assumes the worst: denied, not run', async () => {
+  // A tools worker without the commands capability answers no facts for a command call.
+  const blind = await JobHarness.create({ rules: { version: 1, rules: (defaultRules.rules ?? []).filter((r) => r.id === 'deny-dangerous-commands') }, availableTools: ['command_run'] });
+  try {
+    const { jobId } = await blind.start({
+      script: { turns: [{ tool_calls: [{ name: 'command_run', arguments: { argv: ['cleanup', 'of=disk.img'] } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'tried' } }] }] },
+    });
+    expect((await blind.result(jobId)).status).toBe('completed');
+    expect(blind.audit(jobId, 'policy_tool_denied').map((e) => e.data.ruleId)).toEqual(['deny-dangerous-commands']);
+  } finally {
+    await blind.close();
+  }
+});

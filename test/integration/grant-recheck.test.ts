@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createToolGateActivities } from '../../activities/tool-gate';
 import { callFingerprint } from '../../core/approval/fingerprint';
+import { approvedCheckDigest } from '../../core/approval/grants';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
 import { Roots } from '../../host/roots';
@@ -37,10 +38,10 @@ test('an approved call’s grant carries recheck, and its execute carries the ap
     const a = e.activityTaskScheduledEventAttributes;
     if (a?.activityType?.name !== 'execute') return [];
     const data = a.input?.payloads?.[0]?.data;
-    return data === undefined || data === null ? [] : [JSON.parse(Buffer.from(data).toString('utf8')) as { grant: { claims: { recheck?: boolean } }; approved?: unknown }];
+    return data === undefined || data === null ? [] : [JSON.parse(Buffer.from(data).toString('utf8')) as { grant: { claims: { recheck?: string } }; approved?: unknown }];
   });
   expect(inputs).toHaveLength(1);
-  expect(inputs[0]?.grant.claims.recheck).toBe(true);
+  expect(inputs[0]?.grant.claims.recheck).toEqual(approvedCheckDigest(inputs[0]?.approved));
   expect(inputs[0]?.approved).toBeDefined();
 });
 
@@ -55,9 +56,12 @@ test('a valid grant that says recheck, sent to execute without the approval, is 
   const call = (recheck: boolean) => {
     const nonce = randomBytes(16).toString('hex');
     const fingerprint = callFingerprint({ jobId: 'forger', scope: {}, toolName: 'fs_delete', normalizedArgs: args, ruleId: 'approve-deletes', ruleVersion: 1 });
-    const grant = signer.sign({ v: 1, jobId: 'forger', callId: 'c1', fingerprint, nonce, expiresAt: Date.now() + 60_000, ...(recheck ? { recheck: true as const } : {}) });
+    const grant = signer.sign({ v: 1, jobId: 'forger', callId: 'c1', fingerprint, nonce, expiresAt: Date.now() + 60_000, ...(recheck ? { recheck: approvedCheckDigest({ the: 'approval the reviewer gave' }) } : {}) });
     return { jobId: 'forger', callId: 'c1', scope: {}, toolName: 'fs_delete', args, ruleId: 'approve-deletes', ruleVersion: 1, grant };
   };
   await expect(env.run(gate.execute, call(true))).rejects.toMatchObject({ type: FailureTypes.GrantInvalid, nonRetryable: true, message: expect.stringMatching(/runs only with its approval checked again/) });
+  // Bringing an approval check of one's own (what the target is now, approved by anyone) does not match the grant's.
+  const forged = { allowedTools: ['fs_delete'], reviewer: 'mallory', reviewers: null, separateRequester: false, requester: 'bob', observed: [], originalTargets: [target] };
+  await expect(env.run(gate.execute, { ...call(true), approved: forged })).rejects.toMatchObject({ type: FailureTypes.GrantInvalid, message: expect.stringMatching(/not the one this grant was issued with/) });
   expect(existsSync(target)).toBe(true);
 });
