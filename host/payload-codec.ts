@@ -55,7 +55,8 @@ export function loadCodecKeys(file: string): CodecKeys {
 export function ensureCodecKeys(file: string): { readonly created: boolean } {
   if (existsSync(file)) return { created: false };
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const id = `k${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`;
+  // The date says when; the random part keeps keys made elsewhere the same day from sharing an id (a mismatch then says "unknown key").
+  const id = `k${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(3).toString('hex')}`;
   const scratch = `${file}.${process.pid}.tmp`;
   writeFileSync(scratch, stringifyYaml({ version: 1, current: id, keys: { [id]: randomBytes(32).toString('base64') } }), { mode: 0o600 });
   renameSync(scratch, file);

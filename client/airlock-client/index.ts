@@ -1,3 +1,4 @@
+import { requireCodecForRemoteTemporal } from '../../host/temporal-locality';
 import { Client, Connection, type ConnectionOptions, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { DecisionPayload } from '../../core/approval/approvals';
 import type { AirlockConfig } from '../../core/config/config';
@@ -32,6 +33,8 @@ export class AirlockClient {
 
   /** `connection` adds options to the gRPC connection (tests count calls with interceptors). */
   static async connect(config: AirlockConfig, connection?: Pick<ConnectionOptions, 'interceptors'>): Promise<AirlockClient> {
+    // A client writes goals, decisions and reasons into history too: to another machine only encrypted, like the workers.
+    requireCodecForRemoteTemporal(config);
     const conn = await Connection.connect({ ...connection, address: config.temporal.address, connectTimeout: 5000 });
     return AirlockClient.over(conn, config);
   }

@@ -220,12 +220,27 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
               if (to.stats.isDirectory()) throw new ToolRefusal(`${a.to} is a directory; refusing to replace it`);
             }
             await options.beforeMove?.();
-            if (!a.overwrite && !existing(from).isDirectory()) {
+            const source = existing(from);
+            if (!a.overwrite && !source.isDirectory()) {
+              const appeared = () => new ToolRefusal(`${a.to} appeared after it was checked; nothing was moved or replaced`);
               // Never replaces: link(2) refuses a name that exists now, not only one that existed at the check.
-              await link(from.entryPath(), to.entryPath()).catch((err: unknown) => {
-                if (errnoCode(err) === 'EEXIST') throw new ToolRefusal(`${a.to} appeared after it was checked; nothing was moved or replaced`);
-                throw err;
-              });
+              try {
+                await link(from.entryPath(), to.entryPath());
+              } catch (err) {
+                if (errnoCode(err) === 'EEXIST') throw appeared();
+                // File systems and settings that refuse hard links (vfat, some network mounts, protected_hardlinks): a rename right after a fresh look, as before.
+                if (!['EPERM', 'EXDEV', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'].includes(errnoCode(err) ?? '')) throw err;
+                if ((await lstat(to.entryPath()).catch(() => undefined)) !== undefined) throw appeared();
+                await rename(from.entryPath(), to.entryPath());
+                return `moved ${from.path} to ${to.path}`;
+              }
+              // The old name goes only while it is still the file that was checked; otherwise the new name is taken back.
+              const now = await lstat(from.entryPath()).catch(() => undefined);
+              if (now === undefined || now.dev !== source.dev || now.ino !== source.ino) {
+                const ours = await lstat(to.entryPath()).catch(() => undefined);
+                if (ours !== undefined && ours.dev === source.dev && ours.ino === source.ino) await unlink(to.entryPath()).catch(() => undefined);
+                throw new ToolRefusal(`${a.from} was replaced while it was being moved; nothing was moved`);
+              }
               await unlink(from.entryPath());
               return `moved ${from.path} to ${to.path}`;
             }
