@@ -511,9 +511,9 @@ test("a worker's retention tasks reach its own stores: the tools side its nonce 
   const audit = new JsonlAuditSink(statePaths(config).audit);
   await audit.write(events('job-r', 'run-r', 2, '2020-01-01T00:00:00.000Z'));
   const tasks = retentionTasks(config, ['agent', 'tools'], undefined, audit);
-  expect(tasks.map((t) => t.name)).toEqual(['nonce/outcome rows', 'audit events']);
-  // A day's retention keeps the nonce consumed a moment ago and removes the events of 2020.
-  expect(await Promise.all(tasks.map((t) => t.run()))).toEqual([0, 2]);
+  expect(tasks.map((t) => t.name)).toEqual(['nonce/outcome rows', 'call journals left by crashes', 'audit events']);
+  // A day's retention keeps the nonce consumed a moment ago (and no journal is there) and removes the events of 2020.
+  expect(await Promise.all(tasks.map((t) => t.run()))).toEqual([0, 0, 2]);
   expect(await nonces.lookup(n)).toMatchObject({ consumed: false });
 });
 
