@@ -64,6 +64,11 @@ const predicateSchema = z
     regex: z
       .string()
       .superRefine((r, ctx) => {
+        // The linear engine reads patterns without Unicode mode, where \p{…} would silently mean "p{…}".
+        if (linearEngine() && /\\[pP]\{/.test(r)) {
+          ctx.addIssue({ code: 'custom', message: 'Unicode property escapes (\\p{…}) are not supported; use a character class' });
+          return;
+        }
         try {
           patternRegExp(r);
         } catch (err) {

@@ -34,6 +34,7 @@ test('with the linear engine (as every airlock process runs), a backreference do
   expect(linearEngine()).toBe(true);
   expect(() => load('(a)\\1')).toThrow(RulesFileError);
   expect(() => load('(a)\\1')).toThrow(/slow.*when.*cannot be matched in time linear in the text/);
+  expect(() => load('^\\p{L}+$')).toThrow(/Unicode property escapes/);
   // Catastrophic for a backtracking engine (seconds at 30 characters); linear here, on 100,000.
   for (const regex of ['^(a+)+b$', '^((?:a|a))*b$', '^.*/.*\\.key$']) {
     const snapshot = load(regex);
