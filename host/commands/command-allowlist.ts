@@ -58,6 +58,15 @@ export class CommandNotAllowed extends ToolRefusal {
   }
 }
 
+/**
+ * An entry the config may not hold at all, whatever is installed: a program
+ * that runs other programs without `wraps`, one that reads its arguments as
+ * code, or one inside the roots. What the tools worker checks at start.
+ */
+export class ProgramNotAllowed extends ToolRefusal {
+  override name = 'ProgramNotAllowed';
+}
+
 export class BinaryChanged extends ToolRefusal {
   override name = 'BinaryChanged';
   constructor(
@@ -135,7 +144,7 @@ export class CommandAllowlist {
   private outsideRoots(entry: CommandEntry, file: ProgramFile, what: string): void {
     const root = this.roots.find((r) => file.path === r || file.path.startsWith(r === '/' ? '/' : `${r}/`));
     if (root !== undefined) {
-      throw new ToolRefusal(`${entry.name}: ${what} ${file.path} lies inside the allowed roots (${root}), where the file tools could rewrite it; tell the operator`);
+      throw new ProgramNotAllowed(`${entry.name}: ${what} ${file.path} lies inside the allowed roots (${root}), where the file tools could rewrite it; tell the operator`);
     }
   }
 
@@ -161,15 +170,15 @@ export class CommandAllowlist {
     this.outsideRoots(entry, program, 'the program');
     const launcher = launcherAmong(program.names);
     if (launcher !== undefined && entry.wraps === undefined) {
-      throw new ToolRefusal(`${entry.name}: ${entry.path} is ${launcher}, which ${launcherMessage(launcher).replace(/^\S+ /, '')}; tell the operator`);
+      throw new ProgramNotAllowed(`${entry.name}: ${entry.path} is ${launcher}, which ${launcherMessage(launcher).replace(/^\S+ /, '')}; tell the operator`);
     }
     const reader = program.names.find((n) => isLauncher(n) && !wrapsSafely(n));
-    if (reader !== undefined) throw new ToolRefusal(`${entry.name}: ${entry.path} is ${reader}, which reads its arguments as a command line or as code; tell the operator`);
+    if (reader !== undefined) throw new ProgramNotAllowed(`${entry.name}: ${entry.path} is ${reader}, which reads its arguments as a command line or as code; tell the operator`);
     if (entry.wraps === undefined) return { name: entry.name, configured: entry.path, ...program };
     const wrapped = await programFile(entry.wraps.program, `${entry.name} (wraps)`);
     this.outsideRoots(entry, wrapped, 'the program it wraps');
     const inner = launcherAmong(wrapped.names);
-    if (inner !== undefined) throw new ToolRefusal(`${entry.name}: the program it wraps, ${entry.wraps.program}, is ${inner}, which runs other programs too; tell the operator`);
+    if (inner !== undefined) throw new ProgramNotAllowed(`${entry.name}: the program it wraps, ${entry.wraps.program}, is ${inner}, which runs other programs too; tell the operator`);
     return { name: entry.name, configured: entry.path, ...program, wrapped };
   }
 
@@ -185,7 +194,7 @@ export class CommandAllowlist {
       try {
         await this.resolve(entry.name);
       } catch (err) {
-        if (err instanceof ToolRefusal && /runs (whatever program|other programs)|reads its arguments|inside the allowed roots/.test(err.message)) found.push({ name: entry.name, reason: err.message });
+        if (err instanceof ProgramNotAllowed) found.push({ name: entry.name, reason: err.message });
       }
     }
     return found;
