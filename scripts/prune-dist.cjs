@@ -3,14 +3,14 @@
  * Removes compiled files whose source is gone, before `tsc` writes the new
  * ones: a module turned into a folder (`tool-gate.ts` into `tool-gate/`)
  * would otherwise be shadowed by its stale `tool-gate.js`, which Node
- * resolves first. Kept: the workflow bundle and tsc's build info.
+ * resolves first. Kept: the workflow bundles and tsc's build info.
  */
 const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
-const keep = new Set([path.join(dist, 'workflow-bundle.js'), path.join(dist, '.tsbuildinfo')]);
+const keep = new Set([path.join(dist, 'workflow-bundle.js'), path.join(dist, 'workflow-bundle.plain.js'), path.join(dist, '.tsbuildinfo')]);
 let removed = 0;
 
 function prune(dir) {

@@ -3,21 +3,24 @@ import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import type { AirlockConfig } from '../core/config/config';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
-import { failureConverterPath } from '../host/data-converter';
-import { workflowBundleOptions } from './workflow-bundle';
+import { plainFailureConverterPath } from '../host/data-converter';
+import { bundleFiles, failureMessagesOf, workflowBundleOptions, type FailureMessages } from './workflow-bundle';
 import type { Activities } from '../activities';
 import { TaskQueues, toolsQueueFor, type QueueRole } from '../core/temporal/task-queues';
 
 export type BuiltActivities = Activities;
 
-/** Where the agent worker loads workflow code from: a prebuilt bundle when `npm run build` made one. */
-export type WorkflowSource = { workflowBundle: { codePath: string } } | { workflowsPath: string };
+/**
+ * Where the agent worker loads workflow code from: the prebuilt bundles when
+ * `npm run build` made them (the worker takes the one whose failure messages
+ * match its codec), or the sources, bundled at start.
+ */
+export type WorkflowSource = { readonly bundles: Readonly<Record<FailureMessages, string>> } | { readonly workflowsPath: string };
 
 export function defaultWorkflowSource(): WorkflowSource {
-  const prebuilt = join(__dirname, '..', 'workflow-bundle.js');
-  if (__dirname.includes(`${join('dist', 'workers')}`) && existsSync(prebuilt)) {
-    return { workflowBundle: { codePath: prebuilt } };
-  }
+  const dist = join(__dirname, '..');
+  const bundles = { encoded: join(dist, bundleFiles.encoded), plain: join(dist, bundleFiles.plain) };
+  if (__dirname.includes(`${join('dist', 'workers')}`) && existsSync(bundles.encoded) && existsSync(bundles.plain)) return { bundles };
   return { workflowsPath: require.resolve('../workflows') };
 }
 
@@ -29,7 +32,7 @@ export interface CreateWorkersOptions {
   readonly concurrency: Readonly<Record<QueueRole, number>>;
   readonly workflowSource?: WorkflowSource;
   readonly identity?: string;
-  /** Payload codec and failure converter; default: failure messages as payloads, no encryption. */
+  /** Payload codec and failure converter; default: no encryption, failure messages in plain sight. */
   readonly dataConverter?: DataConverter;
   /** The agent worker's workflow cache and task concurrency; default: the SDK's. */
   readonly workflows?: AirlockConfig['workflows'];
@@ -50,20 +53,24 @@ export async function createWorkers(options: CreateWorkersOptions): Promise<Work
       activities,
       maxConcurrentActivityTaskExecutions: options.concurrency[role],
       maxConcurrentLocalActivityExecutions: options.concurrency[role],
-      dataConverter: options.dataConverter ?? { failureConverterPath },
+      dataConverter: options.dataConverter ?? { failureConverterPath: plainFailureConverterPath },
       ...(options.identity !== undefined ? { identity: `${options.identity}/${role}` } : {}),
     };
     workers.push(
-      await Worker.create(role === 'agent' ? { ...base, ...cacheOptions(options.workflows), ...workflowOptions(options.workflowSource ?? defaultWorkflowSource()) } : base),
+      await Worker.create(role === 'agent' ? { ...base, ...cacheOptions(options.workflows), ...workflowOptions(options.workflowSource ?? defaultWorkflowSource(), failureMessagesOf(options.dataConverter)) } : base),
     );
   }
   return workers;
 }
 
-/** A prebuilt bundle as is; workflow sources bundled on the fly the way the prebuilt one is. */
-function workflowOptions(source: WorkflowSource): Partial<WorkerOptions> {
-  if ('workflowBundle' in source) return source;
-  return { workflowsPath: source.workflowsPath, bundlerOptions: { preloadModules: workflowBundleOptions(source.workflowsPath).preloadModules } };
+/**
+ * The prebuilt bundle whose failure converter matches the worker's codec;
+ * sources are bundled on the fly the way the prebuilt ones are (the SDK
+ * bundles the worker's own failure converter in).
+ */
+function workflowOptions(source: WorkflowSource, failures: FailureMessages): Partial<WorkerOptions> {
+  if ('bundles' in source) return { workflowBundle: { codePath: source.bundles[failures] } };
+  return { workflowsPath: source.workflowsPath, bundlerOptions: { preloadModules: workflowBundleOptions(source.workflowsPath, failures).preloadModules } };
 }
 
 /**

@@ -1,18 +1,39 @@
 import { join, resolve } from 'node:path';
+import type { DataConverter } from '@temporalio/common';
 
 /** The source tree the workflow bundle is built from (the repository, also when this runs from dist/). */
 const sourceRoot = resolve(__dirname, '..', __dirname.includes(`${join('dist', 'workers')}`) ? '..' : '');
 
 /**
- * How every workflow bundle of airlock is built (the prebuilt one, the
+ * Where failure messages go: into payloads the codec encrypts (`encoded`),
+ * or in plain sight where the codec is off (`plain`). The workflow bundle
+ * carries its failure converter, so there is one prebuilt bundle of each.
+ */
+export type FailureMessages = 'encoded' | 'plain';
+
+/** The prebuilt bundles' file names in dist/. */
+export const bundleFiles: Readonly<Record<FailureMessages, string>> = { encoded: 'workflow-bundle.js', plain: 'workflow-bundle.plain.js' };
+
+/** Failure messages follow the codec: encoded exactly when a payload codec encrypts them. */
+export function failureMessagesOf(dataConverter: DataConverter | undefined): FailureMessages {
+  return (dataConverter?.payloadCodecs?.length ?? 0) > 0 ? 'encoded' : 'plain';
+}
+
+/** The failure converter module of each kind (a source path: the bundler and workers load either form). */
+export function failureConverterSource(failures: FailureMessages): string {
+  return join(sourceRoot, 'core', 'temporal', failures === 'encoded' ? 'failure-converter.ts' : 'plain-failure-converter.ts');
+}
+
+/**
+ * How every workflow bundle of airlock is built (the prebuilt ones, the
  * tests', a worker bundling on the fly). zod's own module is immutable and
  * preloaded once per worker. airlock's schemas are not shared: the SDK
  * freezes shared modules, and zod fills some properties in lazily.
  */
-export function workflowBundleOptions(workflowsPath: string) {
+export function workflowBundleOptions(workflowsPath: string, failures: FailureMessages) {
   return {
     workflowsPath,
-    failureConverterPath: join(sourceRoot, 'core', 'temporal', 'failure-converter.ts'),
+    failureConverterPath: failureConverterSource(failures),
     preloadModules: ['zod'],
   };
 }

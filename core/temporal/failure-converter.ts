@@ -1,9 +1,10 @@
 import { DefaultFailureConverter } from '@temporalio/common';
 
 /**
- * Error messages and stack traces travel as payloads, so the payload codec
- * (when one is configured) encrypts them with everything else: a failure
- * message can quote a path or a model's words. Used by the workflow bundle,
- * the workers and every client.
+ * With the payload codec on: error messages and stack traces travel as
+ * payloads, so the codec encrypts them with everything else (a failure
+ * message can quote a path or a model's words). The server then stores
+ * "Encoded failure" in their place. Used by the workflow bundle, the
+ * workers and every client of an installation whose codec is on.
  */
 export const failureConverter = new DefaultFailureConverter({ encodeCommonAttributes: true });

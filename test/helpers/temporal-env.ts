@@ -22,8 +22,13 @@ export const testServer = {
   get cli() {
     return required('AIRLOCK_TEST_TEMPORAL_CLI');
   },
+  /** The bundle replays use (failure messages encoded; replay reads either form). */
   get bundle() {
     return required('AIRLOCK_TEST_WORKFLOW_BUNDLE');
+  },
+  /** Both prebuilt bundles: workers take the one matching their codec. */
+  get bundles() {
+    return { encoded: required('AIRLOCK_TEST_WORKFLOW_BUNDLE'), plain: required('AIRLOCK_TEST_WORKFLOW_BUNDLE_PLAIN') };
   },
 };
 
@@ -100,7 +105,7 @@ export async function startWorkers(
     roles,
     activities,
     concurrency: { agent: 10, tools: 4, judge: 2 },
-    workflowSource: { workflowBundle: { codePath: testServer.bundle } },
+    workflowSource: { bundles: testServer.bundles },
   });
   const running = workers.map((w) => w.run());
   return {
