@@ -153,12 +153,20 @@ export class ProcessAdapter implements ServiceAdapter {
     }
   }
 
-  private async terminate(entry: ProcEntry): Promise<void> {
-    this.signal(entry, 'SIGTERM');
-    if (await this.exited(entry, this.config.stopGraceMs)) return;
-    // Still the same process (checked by start time), so the SIGKILL cannot reach a newcomer on its pid.
+  /**
+   * Signals the process only while it is still the same one (its start
+   * time), read synchronously right before the signal: no other work runs
+   * between the check and the kill.
+   */
+  private signalIfSame(entry: ProcEntry, signal: NodeJS.Signals): void {
     const now = readProcStat(entry.pid);
-    if (alive(now) && now.startTicks === entry.startTicks) this.signal(entry, 'SIGKILL');
+    if (alive(now) && now.startTicks === entry.startTicks) this.signal(entry, signal);
+  }
+
+  private async terminate(entry: ProcEntry): Promise<void> {
+    this.signalIfSame(entry, 'SIGTERM');
+    if (await this.exited(entry, this.config.stopGraceMs)) return;
+    this.signalIfSame(entry, 'SIGKILL');
     if (!(await this.exited(entry, this.killWaitMs))) {
       throw new ServiceError(this.service, `pid ${entry.pid} did not exit within ${this.killWaitMs} ms of SIGKILL`);
     }
