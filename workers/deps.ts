@@ -16,6 +16,7 @@ import { PostgresPasskeyInvites } from '../host/postgres-passkey-invites';
 import type { RetentionTask } from '../host/retention';
 import { ReviewerKeysFile } from '../host/reviewer-keys';
 import { checkRuleMachines, loadPolicySnapshotFrom } from '../host/rules-file';
+import { requireStateOutsideRoots } from '../host/state-outside-roots';
 import { Roots } from '../host/roots';
 import type { ToolHostDeps } from '../host/tools/tool-host';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config/config';
@@ -183,6 +184,8 @@ export async function buildActivities(
       process.stderr.write(`airlock: AIRLOCK_TEST_CRASH_AT=${config.testCrashAt} is set: this tools worker stops every call there on purpose (tests only)\n`);
     }
     const roots = await Roots.create(local.roots, local.rootsFrom);
+    // A root holding airlock's keys, stores or policy files would put them in the model's reach.
+    await requireStateOutsideRoots(config, roots.real, tools.file);
     // What the programs really are (links and other names of the same file): a wrapper without `wraps` stops the worker here.
     const launchers = await new CommandAllowlist(commandEntries(local.section?.commands ?? {}), roots.real).launchers();
     if (launchers.length > 0) {
