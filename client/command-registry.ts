@@ -134,6 +134,56 @@ const judgeCommands: CommandGroup = {
   ],
 };
 
+const topologyDirOption = { type: 'string', value: 'DIR', description: 'The folder holding the topology: its PostgreSQL, Temporal, data and logs (default: <data>/topology)' } as const;
+
+const topologyCommands: CommandGroup = {
+  name: 'topology',
+  summary: 'Run the production shape on this machine: PostgreSQL, the Temporal server and Web UI, and every airlock process',
+  examples: ['OPENAI_BASE_URL=http://127.0.0.1:8000/v1 airlock topology up', 'airlock topology status', 'airlock topology down'],
+  subcommands: [
+    {
+      name: 'up',
+      summary: 'Start it and wait until every part is healthy: PostgreSQL, Temporal (built from its Go module once), the Web UI, setup, the codec server, the approval page, 2 agent, 2 tools and 1 judge worker',
+      details:
+        'Without --database-url, a private PostgreSQL is created in the folder (Debian\'s postgresql package). Ports derive from --base-port: Temporal on it, the Web UI on base+1000, the approval page on base+11, the codec server on base+1001. ' +
+        'The workers get this environment (OPENAI_BASE_URL, AIRLOCK_RULES_FILE, AIRLOCK_TOOLS_CONFIG, …). A second up on a folder whose topology runs is refused.',
+      usage: 'airlock topology up [--dir DIR] [--base-port N] [--database-url URL]',
+      options: {
+        dir: topologyDirOption,
+        'base-port': { type: 'string', value: 'N', description: 'The Temporal frontend port; the others derive from it (default 7233)' },
+        'database-url': { type: 'string', value: 'URL', description: 'An existing PostgreSQL (a role that may create databases) instead of a private one (AIRLOCK_TOPOLOGY_DATABASE_URL)' },
+      },
+      examples: ['airlock topology up', 'airlock topology up --dir /srv/airlock --base-port 17233'],
+      load: async () => (await import('./commands/topology/up')).run,
+    },
+    {
+      name: 'down',
+      summary: 'Stop what up started in the folder (only those processes), last started first; the data stays',
+      usage: 'airlock topology down [--dir DIR]',
+      options: { dir: topologyDirOption },
+      examples: ['airlock topology down'],
+      load: async () => (await import('./commands/topology/down')).run,
+    },
+    {
+      name: 'restart',
+      summary: 'Stop one part if it still runs, start it again as up did, and wait until it is healthy (after a crash, or to take new settings)',
+      usage: 'airlock topology restart PART [--dir DIR]',
+      arguments: [{ name: 'PART', description: 'postgres, temporal, codec-server, ui, inbox, agent-1, agent-2, tools-1, tools-2 or judge' }],
+      options: { dir: topologyDirOption },
+      examples: ['airlock topology restart temporal', 'airlock topology restart agent-1'],
+      load: async () => (await import('./commands/topology/restart')).run,
+    },
+    {
+      name: 'status',
+      summary: "Each part's process and health check now; exits 1 when any is down or unhealthy",
+      usage: 'airlock topology status [--dir DIR] [--json]',
+      options: { dir: topologyDirOption, json },
+      examples: ['airlock topology status', 'airlock topology status --json'],
+      load: async () => (await import('./commands/topology/status')).run,
+    },
+  ],
+};
+
 const decisionOptions = {
   request: { type: 'string', value: 'ID', description: 'The request to decide (needed when the job waits on more than one)' },
   reason: { type: 'string', value: 'TEXT', description: 'Why; recorded with the decision and in the audit log' },
@@ -247,6 +297,7 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   rulesCommands,
   reviewerCommands,
   judgeCommands,
+  topologyCommands,
   {
     name: 'audit',
     summary: 'Read the audit log (newest last), filtered by job, run and event type; or write back what ended jobs could not write',

@@ -46,13 +46,14 @@ function readLock(file: string): z.infer<typeof lockSchema> | undefined {
 }
 
 /**
- * Locks the data folder for this process: `<data>/dev.lock` holds its pid.
+ * Locks the data folder for this process: `<data>/dev.lock` (or `name`)
+ * holds its pid.
  * The file is written whole under a private name and linked into place,
  * which fails when a lock exists, so two starters never both win. A lock
  * whose holder is gone (killed, crashed) is moved aside and taken over.
  */
-export function lockDataDir(dataDir: string): DataDirLock {
-  const file = join(dataDir, 'dev.lock');
+export function lockDataDir(dataDir: string, options: { readonly name?: string; readonly locked?: (holder: number) => AirlockError } = {}): DataDirLock {
+  const file = join(dataDir, options.name ?? 'dev.lock');
   const startTime = processStartTime(process.pid);
   const own = JSON.stringify({ schemaVersion: 1, pid: process.pid, ...(startTime !== undefined ? { startTime } : {}) });
   const scratch = `${file}.${process.pid}`;
@@ -66,10 +67,10 @@ export function lockDataDir(dataDir: string): DataDirLock {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const held = readLock(file);
-      if (held !== undefined && holderAlive(held)) throw new DataDirLockedError(dataDir, held.pid);
+      if (held !== undefined && holderAlive(held)) throw options.locked?.(held.pid) ?? new DataDirLockedError(dataDir, held.pid);
       takeOver(file, held);
     }
-    throw new AirlockError(`could not lock the data folder ${dataDir}: its lock file ${file} kept changing; try again`);
+    throw new AirlockError(`could not lock the folder ${dataDir}: its lock file ${file} kept changing; try again`);
   } finally {
     unlinkSync(scratch);
   }

@@ -67,7 +67,7 @@ test('otherwise go install builds it once into the cache, saying so', async () =
 test('a failed build and a machine without Go get one clear message each', async () => {
   executable(join(dir, 'gobin', 'go'), 'echo "go: module lookup disabled" >&2; exit 1');
   await expect(resolveTemporalCli({ env: { PATH: join(dir, 'gobin') }, cacheDir: join(dir, 'cache'), log })).rejects.toThrow(
-    /building the Temporal CLI with Go failed \(exit 1\): go: module lookup disabled; install the Temporal CLI yourself/,
+    /building the Temporal CLI v1\.5\.1 with Go failed \(exit 1, .*\): go: module lookup disabled; install the Temporal CLI yourself/,
   );
   expect(existsSync(join(dir, 'cache', 'temporal'))).toBe(false);
   await expect(resolveTemporalCli({ env: { PATH: join(dir, 'empty') }, cacheDir: join(dir, 'cache'), log })).rejects.toThrow(
