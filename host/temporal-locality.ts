@@ -28,13 +28,13 @@ export function codecOn(config: AirlockConfig): boolean {
  * the operator says plain text is fine there (`AIRLOCK_CODEC=off`).
  * Stops the worker at start, in one line saying what to do.
  */
-export function requireCodecForRemoteTemporal(config: AirlockConfig): void {
-  if (config.codec.mode === 'off' || codecOn(config) || temporalIsLocal(config.temporal.address)) return;
+export function requireCodecForRemoteTemporal(config: AirlockConfig, address = config.temporal.address): void {
+  if (config.codec.mode === 'off' || codecOn(config) || temporalIsLocal(address)) return;
   throw new ConfigError([
     {
       variable: 'AIRLOCK_CODEC',
       message:
-        `TEMPORAL_ADDRESS ${config.temporal.address} is another machine, and without payload encryption every goal, path and file read would sit in plain text in its history; ` +
+        `TEMPORAL_ADDRESS ${address} is another machine, and without payload encryption every goal, path and file read would sit in plain text in its history; ` +
         `run \`airlock setup\` (it creates ${statePaths(config).codecKeys}) and copy that file to every machine running airlock (or point AIRLOCK_CODEC_KEYS at it), ` +
         'or set AIRLOCK_CODEC=off to accept plain text',
     },

@@ -17,6 +17,7 @@ import type { RetentionTask } from '../host/retention';
 import { ReviewerKeysFile } from '../host/reviewer-keys';
 import { checkRuleMachines, loadPolicySnapshotFrom } from '../host/rules-file';
 import { requireStateOutsideRoots } from '../host/state-outside-roots';
+import { connectionOptionsOf, temporalTarget } from '../host/temporal-target';
 import { Roots } from '../host/roots';
 import type { ToolHostDeps } from '../host/tools/tool-host';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config/config';
@@ -215,9 +216,10 @@ export function temporalJobs(config: AirlockConfig): { running(jobId: string): P
   let client: Promise<{ client: Client; connection: Connection }> | undefined;
   return {
     async running(jobId) {
-      client ??= Connection.connect({ address: config.temporal.address }).then((connection) => ({
+      const target = temporalTarget(config);
+      client ??= Connection.connect(connectionOptionsOf(target)).then((connection) => ({
         connection,
-        client: new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }),
+        client: new Client({ connection, namespace: target.namespace, dataConverter: dataConverterFor(config) }),
       }));
       try {
         return (await (await client).client.workflow.getHandle(jobId).describe()).status.name === 'RUNNING';

@@ -5,6 +5,7 @@ import { describeError } from '../core/temporal/describe-error';
 import { ConfigError } from '../core/util/errors';
 import { TaskQueues, toolsQueueFor, type QueueRole } from '../core/temporal/task-queues';
 import { requireCodecForRemoteTemporal } from '../host/temporal-locality';
+import { connectionOptionsOf, connectTo, temporalTarget } from '../host/temporal-target';
 import { enableLinearRegexEngine } from '../host/linear-regex-engine';
 import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
 import { dataConverterFor } from '../host/data-converter';
@@ -79,7 +80,8 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const { config, roles } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   enableLinearRegexEngine();
-  requireCodecForRemoteTemporal(config);
+  const target = temporalTarget(config);
+  requireCodecForRemoteTemporal(config, target.address);
   // Notifications are sent by the agent worker, from the events its audit activity writes.
   const building = options.activities === undefined;
   const db = building && (roles.includes('agent') || roles.includes('tools')) ? await openDatabase(config) : undefined;
@@ -90,11 +92,11 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const retention = building ? startRetention(retentionTasks(config, roles, db, audit, jobs), { log }) : undefined;
   installRuntime(config);
   if (config.metrics.address !== undefined) log(`airlock: Prometheus metrics on http://${config.metrics.address}/metrics`);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await connectTo(target, () => NativeConnection.connect(connectionOptionsOf(target)));
   try {
     const workers = await createWorkers({
       connection,
-      namespace: config.temporal.namespace,
+      namespace: target.namespace,
       roles,
       activities,
       concurrency: config.concurrency,
@@ -104,7 +106,7 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
       ...(options.workflowSource !== undefined ? { workflowSource: options.workflowSource } : {}),
     });
     log(
-      `airlock: workers polling ${roles.map((r) => (r === 'tools' ? toolsQueueFor(config.machine) : TaskQueues[r])).join(', ')} on ${config.temporal.address} (namespace ${config.temporal.namespace})`,
+      `airlock: workers polling ${roles.map((r) => (r === 'tools' ? toolsQueueFor(config.machine) : TaskQueues[r])).join(', ')} on ${target.address} (namespace ${target.namespace})`,
     );
     if (options.signal?.aborted === true) return;
     if (notifier !== undefined) {

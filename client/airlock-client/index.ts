@@ -6,6 +6,7 @@ import type { AgentJobResult } from '../../core/job/job-input';
 import type { AgentJobStateView } from '../../core/job/job-view';
 import type { JobStatus } from '../../core/temporal/search-attributes';
 import { dataConverterFor } from '../../host/data-converter';
+import { connectionOptionsOf, connectTo, temporalTarget } from '../../host/temporal-target';
 import { decide, lastAgentPoll, sendDecision, type DecideOptions, type DecideOutcome } from './deciding';
 import { cancel, result, startJob, state, stateWithin, temporalStatusText, WORKER_WAIT_MS, type CancelOutcome, type StartedJob, type StartJobOptions } from './jobs';
 import { listByStatus, listPending, pendingOf, status, type JobStatusInfo, type PendingJob, type PendingOf } from './listing';
@@ -34,13 +35,10 @@ export class AirlockClient {
   /** `connection` adds options to the gRPC connection (tests count calls with interceptors). */
   static async connect(config: AirlockConfig, connection?: Pick<ConnectionOptions, 'interceptors'>): Promise<AirlockClient> {
     // A client writes goals, decisions and reasons into history too: to another machine only encrypted, like the workers.
-    requireCodecForRemoteTemporal(config);
-    const conn = await Connection.connect({ ...connection, address: config.temporal.address, connectTimeout: 5000 });
-    return AirlockClient.over(conn, config);
-  }
-
-  private static over(connection: Connection, config: AirlockConfig): AirlockClient {
-    return new AirlockClient(new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }), connection);
+    const target = temporalTarget(config);
+    requireCodecForRemoteTemporal(config, target.address);
+    const conn = await connectTo(target, () => Connection.connect({ ...connection, ...connectionOptionsOf(target), connectTimeout: 5000 }));
+    return new AirlockClient(new Client({ connection: conn, namespace: target.namespace, dataConverter: dataConverterFor(config) }), conn);
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@ import { ensureSearchAttributes } from '../search-attributes';
 import { statePaths } from '../../host/paths';
 import { ensureCodecKeys } from '../../host/payload-codec';
 import { temporalIsLocal } from '../../host/temporal-locality';
+import { connectionOptionsOf, connectTo, temporalTarget } from '../../host/temporal-target';
 
 interface DatabaseSetup {
   readonly target: string;
@@ -35,8 +36,9 @@ function databaseLine(io: CommandIo, d: DatabaseSetup): void {
 
 export const run: CommandRun = async (args, io) => {
   const config = io.config();
-  const { address, namespace } = config.temporal;
-  const connection = await Connection.connect({ address, connectTimeout: 5000 });
+  const target = temporalTarget(config);
+  const { address, namespace } = target;
+  const connection = await connectTo(target, () => Connection.connect({ ...connectionOptionsOf(target), connectTimeout: 5000 }));
   let added: string[];
   try {
     added = await ensureSearchAttributes(connection, namespace);

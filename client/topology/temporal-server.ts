@@ -10,8 +10,14 @@ import type { TopologyPorts } from './layout';
 
 const run = promisify(execFile);
 
-/** The Temporal server version the topology builds and runs (built with the Go the machine has). */
-export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
+/**
+ * The Temporal server version the topology builds and runs: the first line
+ * whose workers learn at a workflow task that their deployment's target
+ * version changed (upgrade on continue-as-new). It needs Go 1.26.10 or
+ * later: the go command fetches `GO_TOOLCHAIN` from the module proxy.
+ */
+export const TEMPORAL_SERVER_VERSION = 'v1.32.2';
+const GO_TOOLCHAIN = 'go1.27.3';
 const MODULE = 'go.temporal.io/server';
 
 /** The Temporal server could not be built, set up or started. */
@@ -47,7 +53,7 @@ export async function resolveTemporalServer(env: NodeJS.ProcessEnv, log: (line: 
     ],
     cacheDir: dir,
     what: `the Temporal server ${TEMPORAL_SERVER_VERSION}`,
-    env,
+    env: { ...env, GOTOOLCHAIN: env.GOTOOLCHAIN ?? GO_TOOLCHAIN },
     log,
   });
   return binaries;

@@ -164,7 +164,17 @@ export interface DatabaseConfig {
 }
 
 export interface AirlockConfig {
-  readonly temporal: { readonly address: string; readonly namespace: string };
+  readonly temporal: {
+    /** TEMPORAL_ADDRESS, else the default; a connection profile may name another (see host/temporal-target). */
+    readonly address: string;
+    readonly namespace: string;
+    /**
+     * The variables the Temporal CLI reads its connection from (`TEMPORAL_*`,
+     * with HOME and XDG_CONFIG_HOME for the default `temporal.toml`), kept as
+     * given: the host side resolves them into TLS, API key and profile.
+     */
+    readonly connectionEnv: Readonly<Record<string, string>>;
+  };
   /** As given; relative paths are resolved against the working directory by the Node side. */
   readonly dataDir: string;
   /**
@@ -257,6 +267,15 @@ export interface AirlockConfig {
 /** The names of every variable airlock reads, for documentation and tests. */
 export const configVariableNames = Object.keys(variables) as Array<keyof Variables>;
 
+/** The Temporal CLI's connection variables, as given. */
+function connectionEnvOf(env: Env): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && (name.startsWith('TEMPORAL_') || name === 'HOME' || name === 'XDG_CONFIG_HOME')) kept[name] = value;
+  }
+  return kept;
+}
+
 export function parseConfig(env: Env): AirlockConfig {
   const problems: Array<{ variable: string; message: string }> = [];
   const parsed: Partial<Record<keyof Variables, unknown>> = {};
@@ -281,7 +300,7 @@ export function parseConfig(env: Env): AirlockConfig {
   const databaseUrl = p.AIRLOCK_DATABASE_URL ?? p.AIRLOCK_CONTENT_DB;
   const baseUrl = p.OPENAI_BASE_URL;
   return {
-    temporal: { address: p.TEMPORAL_ADDRESS, namespace: p.TEMPORAL_NAMESPACE },
+    temporal: { address: p.TEMPORAL_ADDRESS, namespace: p.TEMPORAL_NAMESPACE, connectionEnv: connectionEnvOf(env) },
     dataDir: p.AIRLOCK_DATA_DIR,
     database:
       databaseUrl === undefined

@@ -117,7 +117,7 @@ test('up, park jobs, kill -9 the Temporal server and restart PostgreSQL, approve
   const parsed = JSON.parse(status.output) as { healthy: boolean; parts: Array<{ name: string; health: { healthy: boolean; detail: string } }> };
   expect(parsed.healthy).toBe(true);
   expect(parsed.parts.map((p) => p.name)).toEqual(['postgres', 'temporal', 'codec-server', 'ui', 'inbox', 'agent-1', 'agent-2', 'tools-1', 'tools-2', 'judge']);
-  expect(parsed.parts.find((p) => p.name === 'temporal')?.health.detail).toMatch(/^server 1\.29\.1/);
+  expect(parsed.parts.find((p) => p.name === 'temporal')?.health.detail).toMatch(/^server 1\.32\.2/);
 
   // A second up on the same folder is refused, and starts nothing.
   const again = await cli(['topology', 'up', '--dir', topo, '--base-port', String(base)]);
