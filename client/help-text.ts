@@ -67,6 +67,12 @@ export function programHelp(commands: ReadonlyArray<Command | CommandGroup>): st
     ...section('COMMANDS', table([...rows, { term: 'help', description: 'Show help for a command: airlock help COMMAND [SUBCOMMAND]' }])),
     ...section('FLAGS', table([{ term: '-h, --help', description: 'Show this help' }, { term: '-V, --version', description: "Print airlock's version" }])),
     ...examples(['airlock dev --demo', 'airlock pending', 'airlock approve JOB_ID --reason "checked the target"', 'airlock help rules test']),
+    ...section('CONNECTION', [
+      '  Read as the temporal CLI reads them: TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default),',
+      '  TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH,',
+      '  TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_SERVER_NAME (and their _DATA forms), TEMPORAL_GRPC_META_*,',
+      '  over the temporal.toml profile TEMPORAL_PROFILE (file: TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml)',
+    ]),
     ...section('LEARN MORE', ['  airlock help COMMAND (or airlock COMMAND --help) for its flags and examples; airlock completion bash|zsh for shell completion']),
   ].join('\n');
 }

@@ -38,7 +38,10 @@ export function describeOtherError(err: unknown): string {
     return `a job with id ${err.workflowId} already exists; choose another --id`;
   }
   if (temporalUnreachable(err)) {
-    return `cannot reach the Temporal server (${firstLine(err instanceof Error ? err.message : String(err))}); is it running? \`airlock dev\` starts one, TEMPORAL_ADDRESS points elsewhere`;
+    return (
+      `cannot reach the Temporal server (${firstLine(err instanceof Error ? err.message : String(err))}); is it running? \`airlock dev\` starts one, TEMPORAL_ADDRESS points elsewhere; ` +
+      'a server that wants TLS or a client certificate needs TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH and TEMPORAL_TLS_SERVER_CA_CERT_PATH (or TEMPORAL_API_KEY, or a TEMPORAL_PROFILE)'
+    );
   }
   return describeError(err);
 }

@@ -24,6 +24,8 @@ export interface TopologyPorts {
 }
 
 export const DEFAULT_BASE_PORT = 7233;
+/** Temporal stores membership ports (base+20…23) as smallint: they must stay below 32768. */
+export const MAX_BASE_PORT = 32_000;
 
 export function portsFrom(base: number): TopologyPorts {
   return {

@@ -1,4 +1,6 @@
+import Long from 'long';
 import { execFile } from 'node:child_process';
+import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -97,7 +99,16 @@ export async function setupTemporalSchema(tool: string, db: DatabaseEndpoint, fr
  * loopback at the topology's ports, and the dynamic config that turns
  * Worker Deployments on.
  */
-export function writeTemporalConfig(folder: string, ports: TopologyPorts, db: DatabaseEndpoint): void {
+/** Certificates for mTLS on the frontend: the server's, the CA its clients' certificates must chain to, and the internal worker's client certificate. */
+export interface FrontendTls {
+  readonly caFile: string;
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly clientCertFile: string;
+  readonly clientKeyFile: string;
+}
+
+export function writeTemporalConfig(folder: string, ports: TopologyPorts, db: DatabaseEndpoint, tls?: FrontendTls): void {
   const configDir = join(folder, 'config');
   mkdirSync(join(configDir, 'dynamicconfig'), { recursive: true, mode: 0o700 });
   const datastore = (databaseName: string, maxConns: number) => ({
@@ -122,7 +133,21 @@ export function writeTemporalConfig(folder: string, ports: TopologyPorts, db: Da
       numHistoryShards: 4,
       datastores: { 'postgres-default': datastore('temporal', 20), 'postgres-visibility': datastore('temporal_visibility', 4) },
     },
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
+    global: {
+      membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
+      // mTLS on the frontend only (the other services talk over loopback): clients must show a certificate of the CA.
+      ...(tls === undefined
+        ? {}
+        : {
+            tls: {
+              frontend: {
+                server: { certFile: tls.certFile, keyFile: tls.keyFile, clientCaFiles: [tls.caFile], requireClientAuth: true },
+                client: { serverName: 'localhost', rootCaFiles: [tls.caFile] },
+              },
+              systemWorker: { certFile: tls.clientCertFile, keyFile: tls.clientKeyFile, client: { serverName: 'localhost', rootCaFiles: [tls.caFile] } },
+            },
+          }),
+    },
     services: {
       frontend: service(ports.temporal, ports.membership[0], { httpPort: ports.temporalHttp }),
       history: service(ports.history, ports.membership[1]),
@@ -154,4 +179,35 @@ export function writeTemporalConfig(folder: string, ports: TopologyPorts, db: Da
 /** How the server is started: from its folder, on the config written above. */
 export function temporalServerArgs(folder: string): { args: string[]; cwd: string } {
   return { args: ['--root', folder, '--config', 'config', '--env', 'topology', '--allow-no-auth', 'start'], cwd: folder };
+}
+
+/** Registers the namespace (30 days' retention) unless it exists, and waits until every service of the server knows it. */
+export async function ensureNamespace(options: { readonly address: string; readonly tls?: TLSConfig }, namespace: string): Promise<void> {
+  const { Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect(options);
+  try {
+    const exists = await connection.workflowService.describeNamespace({ namespace }).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) {
+      try {
+        await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(30 * 86_400) } });
+      } catch (err) {
+        if (!/already exists|AlreadyExists/i.test(String(err))) throw err;
+      }
+    }
+    // The server's services learn a new namespace through a cache refreshed every few seconds: wait until one answers for it.
+    for (let i = 0; ; i++) {
+      try {
+        await connection.operatorService.listSearchAttributes({ namespace });
+        return;
+      } catch (err) {
+        if (i >= 150) throw new TemporalServerError(`the namespace ${namespace} was created but the server does not know it after 30 s: ${String(err)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  } finally {
+    await connection.close();
+  }
 }

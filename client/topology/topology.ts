@@ -1,4 +1,3 @@
-import Long from 'long';
 import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import { allPorts, portsFrom, topologyLayout, type TopologyLayout, type Topology
 import { ensureDatabases, findPostgresBin, privateUrl, startPrivatePostgres } from './postgres';
 import { spawnDetached, stillRunning, stopProcess, type StartedProcess } from './processes';
 import { readTopologyState, writeTopologyState, type TopologyPart, type TopologyState } from './state';
-import { endpointOf, resolveTemporalServer, setupTemporalSchema, temporalServerArgs, writeTemporalConfig } from './temporal-server';
+import { endpointOf, ensureNamespace, resolveTemporalServer, setupTemporalSchema, temporalServerArgs, writeTemporalConfig } from './temporal-server';
 import { resolveUiServer, writeUiConfig } from './ui-server';
 
 const run = promisify(execFile);
@@ -253,7 +252,7 @@ async function startAll(input: TopologyUpInput, layout: TopologyLayout, ports: T
   const temporal = byName('temporal');
   if (temporal === undefined) throw new TopologyError('the plan has no Temporal server');
   await startPart(ctx, temporal);
-  await ensureNamespace(state.temporalAddress, 'default');
+  await ensureNamespace({ address: state.temporalAddress }, 'default');
   try {
     const setup = await run(process.execPath, [cliPath(), 'setup', '--codec'], { env: airlockEnvOf(ctx) });
     for (const line of setup.stdout.trim().split('\n')) if (line !== '') input.log(`airlock setup: ${line}`);
@@ -284,36 +283,6 @@ async function hasSchemaVersion(url: (database: string) => string, database: str
     return (found.rowCount ?? 0) > 0;
   } finally {
     await client.end();
-  }
-}
-
-async function ensureNamespace(address: string, namespace: string): Promise<void> {
-  const { Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address });
-  try {
-    const exists = await connection.workflowService.describeNamespace({ namespace }).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) {
-      try {
-        await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(30 * 86_400) } });
-      } catch (err) {
-        if (!/already exists|AlreadyExists/i.test(String(err))) throw err;
-      }
-    }
-    // The server's services learn a new namespace through a cache refreshed every few seconds: wait until one answers for it.
-    for (let i = 0; ; i++) {
-      try {
-        await connection.operatorService.listSearchAttributes({ namespace });
-        return;
-      } catch (err) {
-        if (i >= 150) throw new TopologyError(`the namespace ${namespace} was created but the server does not know it after 30 s: ${String(err)}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-  } finally {
-    await connection.close();
   }
 }
 

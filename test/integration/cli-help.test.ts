@@ -202,3 +202,12 @@ describe('completion', () => {
     }
   });
 });
+
+test('airlock --help names the variables it reaches Temporal with, as the temporal CLI does', async () => {
+  const out = await cli(['--help']);
+  expect(out.code).toBe(0);
+  const connection = section(out.stdout, 'CONNECTION').join(' ');
+  for (const name of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'TEMPORAL_PROFILE', 'TEMPORAL_CONFIG_FILE']) {
+    expect(connection).toContain(name);
+  }
+});

@@ -32,6 +32,7 @@ test('other errors are not taken for an unreachable server; the first gRPC statu
     expect(temporalUnreachable(err, { deadlineExceeded: true })).toBe(false);
   }
   expect(describeOtherError(grpc(14, 'UNAVAILABLE: x\nsecond line'))).toBe(
-    'cannot reach the Temporal server (UNAVAILABLE: x); is it running? `airlock dev` starts one, TEMPORAL_ADDRESS points elsewhere',
+    'cannot reach the Temporal server (UNAVAILABLE: x); is it running? `airlock dev` starts one, TEMPORAL_ADDRESS points elsewhere; ' +
+      'a server that wants TLS or a client certificate needs TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH and TEMPORAL_TLS_SERVER_CA_CERT_PATH (or TEMPORAL_API_KEY, or a TEMPORAL_PROFILE)',
   );
 });

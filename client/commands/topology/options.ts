@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { CommandIo, ParsedArgs } from '../../command';
 import { UsageError } from '../../errors';
-import { DEFAULT_BASE_PORT } from '../../topology/layout';
+import { DEFAULT_BASE_PORT, MAX_BASE_PORT } from '../../topology/layout';
 
 /** `--dir` (default `<data>/topology`): the folder holding everything one topology runs on. */
 export function topologyDir(args: ParsedArgs, io: CommandIo): string {
@@ -18,8 +18,8 @@ export function basePort(args: ParsedArgs): number {
   const given = args.values['base-port'];
   if (given === undefined) return DEFAULT_BASE_PORT;
   const n = typeof given === 'string' && /^[0-9]+$/.test(given) ? Number(given) : NaN;
-  // The highest derived port is base + 1001.
-  if (!Number.isInteger(n) || n < 1024 || n > 64_000) throw new UsageError(`--base-port takes a port from 1024 to 64000, got ${JSON.stringify(given)}`);
+  // Temporal keeps its membership ports (base+20…23) in a smallint column: they must stay below 32768.
+  if (!Number.isInteger(n) || n < 1024 || n > MAX_BASE_PORT) throw new UsageError(`--base-port takes a port from 1024 to ${MAX_BASE_PORT} (Temporal stores its internal ports as 16-bit signed numbers), got ${JSON.stringify(given)}`);
   return n;
 }
 
