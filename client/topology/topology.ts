@@ -33,7 +33,7 @@ export interface TopologyUpInput {
 }
 
 /** The airlock processes of the production shape, as the compose file has them. */
-const AIRLOCK_WORKERS = [
+export const AIRLOCK_WORKERS = [
   { name: 'agent-1', entry: 'airlock-agent' },
   { name: 'agent-2', entry: 'airlock-agent' },
   { name: 'tools-1', entry: 'airlock-tools' },
@@ -126,8 +126,7 @@ function adminUrlOf(ctx: PartContext): (database: string) => string {
 
 /** The environment of every airlock process: the caller's, pointed at this topology. */
 function airlockEnvOf(ctx: PartContext): NodeJS.ProcessEnv {
-  return {
-    ...withoutPerProcess(ctx.input.env),
+  const own: Record<TopologyVariable, string> = {
     TEMPORAL_ADDRESS: ctx.state.temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
     AIRLOCK_DATA_DIR: ctx.layout.data,
@@ -136,6 +135,7 @@ function airlockEnvOf(ctx: PartContext): NodeJS.ProcessEnv {
     AIRLOCK_APPROVAL_PAGE_URL: ctx.input.env.AIRLOCK_APPROVAL_PAGE_URL ?? ctx.state.approvalPage,
     AIRLOCK_WEB_UI_URL: ctx.input.env.AIRLOCK_WEB_UI_URL ?? ctx.state.webUi,
   };
+  return { ...withoutPerProcess(ctx.input.env), ...own };
 }
 
 const cliPath = () => join(projectRoot(), 'bin', 'airlock.js');
@@ -262,10 +262,17 @@ async function startAll(input: TopologyUpInput, layout: TopologyLayout, ports: T
   for (const spec of specs) if (spec.name !== 'postgres' && spec.name !== 'temporal') await startPart(ctx, spec);
 }
 
+/**
+ * What the topology sets on every airlock process (the compose file's
+ * `x-airlock-env` sets the same); workers get AIRLOCK_METRICS_ADDRESS too.
+ */
+export const TOPOLOGY_VARIABLES = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'AIRLOCK_DATA_DIR', 'AIRLOCK_DATABASE_URL', 'AIRLOCK_APPROVAL_PAGE_URL', 'AIRLOCK_WEB_UI_URL'] as const;
+type TopologyVariable = (typeof TOPOLOGY_VARIABLES)[number];
+
 /** Settings the topology gives each process itself. */
 function withoutPerProcess(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const rest = { ...env };
-  for (const name of ['AIRLOCK_METRICS_ADDRESS', 'AIRLOCK_DATA_DIR', 'AIRLOCK_DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'AIRLOCK_INBOX_LISTEN']) delete rest[name];
+  for (const name of [...TOPOLOGY_VARIABLES, 'AIRLOCK_METRICS_ADDRESS', 'AIRLOCK_INBOX_LISTEN']) delete rest[name];
   return rest;
 }
 
