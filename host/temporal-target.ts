@@ -12,7 +12,7 @@ import { ConfigError } from '../core/util/errors';
  * `TEMPORAL_NAMESPACE`, `TEMPORAL_API_KEY`, `TEMPORAL_TLS*`,
  * `TEMPORAL_GRPC_META_*`, over the `temporal.toml` profile named by
  * `TEMPORAL_PROFILE` (file: `TEMPORAL_CONFIG_FILE`, else
- * `~/.config/temporalio/temporal.toml` when it exists).
+ * `~/.config/temporalio/temporal.toml` when it exists; set empty, none).
  */
 export interface TemporalTarget {
   readonly address: string;
@@ -35,8 +35,10 @@ function defaultProfileFile(env: Readonly<Record<string, string>>): string | und
 
 /** The Temporal connection of this configuration; a missing file or a profile that does not exist is a ConfigError naming the variable. */
 export function temporalTarget(config: AirlockConfig): TemporalTarget {
-  const env = config.temporal.connectionEnv;
-  const defaultFile = defaultProfileFile(env);
+  // TEMPORAL_CONFIG_FILE set empty: no profile file at all, not even the default one.
+  const { TEMPORAL_CONFIG_FILE: configFile, ...rest } = config.temporal.connectionEnv;
+  const env = configFile === '' ? rest : config.temporal.connectionEnv;
+  const defaultFile = configFile === '' ? undefined : defaultProfileFile(env);
   const usesFile = env.TEMPORAL_CONFIG_FILE !== undefined || (defaultFile !== undefined && existsSync(defaultFile));
   const asked = usesFile || Object.keys(env).some((name) => PROFILE_VARIABLES.includes(name) || name.startsWith('TEMPORAL_TLS_') || name.startsWith('TEMPORAL_GRPC_META_'));
   // The plain case (an address, maybe a namespace) needs nothing more: no file to read, no TLS.

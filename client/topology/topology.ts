@@ -273,7 +273,9 @@ type TopologyVariable = (typeof TOPOLOGY_VARIABLES)[number];
 function withoutPerProcess(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const rest = { ...env };
   for (const name of [...TOPOLOGY_VARIABLES, 'AIRLOCK_METRICS_ADDRESS', 'AIRLOCK_INBOX_LISTEN']) delete rest[name];
-  return rest;
+  // The topology's server is plain and local: none of the caller's Temporal connection settings or profiles apply to it.
+  for (const name of Object.keys(rest)) if (name.startsWith('TEMPORAL_')) delete rest[name];
+  return { ...rest, TEMPORAL_CONFIG_FILE: '' };
 }
 
 async function hasSchemaVersion(url: (database: string) => string, database: string): Promise<boolean> {
