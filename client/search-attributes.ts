@@ -48,6 +48,26 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
   const added = Object.keys(missing);
   if (added.length > 0) {
     await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+    await untilQueryable(connection, namespace, added);
   }
   return added;
+}
+
+/**
+ * A full server learns new attributes through its namespace cache, refreshed
+ * every few seconds: until then a list filtered by them is refused. Waits
+ * (up to 30 s) until such a query works, so whatever starts after setup can
+ * use them at once.
+ */
+async function untilQueryable(connection: Connection, namespace: string, names: readonly string[]): Promise<void> {
+  const query = names.map((name) => `${name} IS NULL`).join(' AND ');
+  for (let i = 0; ; i++) {
+    try {
+      await connection.workflowService.countWorkflowExecutions({ namespace, query });
+      return;
+    } catch (err) {
+      if (i >= 150) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }

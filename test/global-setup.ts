@@ -5,14 +5,21 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer } from '../client/dev/dev-server';
 import { freePort } from '../client/dev/ports';
 import { resolveTemporalCli } from '../client/dev/temporal-cli';
+import { resolveTemporalServer } from '../client/topology/temporal-server';
+import { resolveUiServer } from '../client/topology/ui-server';
 import { bundleFiles, workflowBundleOptions } from '../workers/workflow-bundle';
 
 /**
- * One real Temporal dev server (in memory, free port) and one workflow
- * bundle for the whole run. Each test file works in its own namespace.
+ * One real Temporal dev server (in memory, free port) and the workflow
+ * bundles for the whole run; the full server and Web UI the topology tests
+ * run are built (or found in the cache) first. Each test file works in its own namespace.
  */
 export default async function globalSetup(): Promise<void> {
-  const cli = await resolveTemporalCli({ log: (line) => process.stderr.write(`${line}\n`) });
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const cli = await resolveTemporalCli({ log });
+  // The production topology's server and Web UI: built here, once, before any test runs beside the build.
+  await resolveTemporalServer(process.env, log);
+  await resolveUiServer(process.env, log);
   const server = await startDevServer({ cli: cli.path, port: await freePort() });
   const dir = mkdtempSync(join(tmpdir(), 'airlock-test-'));
   // Both kinds, as `npm run build` makes them: workers take the one matching their codec.

@@ -113,7 +113,8 @@ async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numb
 
 test('with the client certificate, the CLI and a worker connect and work', async () => {
   const pending = await cli(['pending', '--json'], trusted());
-  expect(pending.code).toBe(0);
+  // The output too, so a failure says why.
+  expect(pending).toMatchObject({ code: 0 });
   expect(JSON.parse(pending.output)).toEqual(expect.anything());
 
   const worker = spawnNode('dist/workers/airlock-judge.js', [], { ...trusted(), OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });

@@ -109,11 +109,11 @@ test('up, park jobs, kill -9 the Temporal server and restart PostgreSQL, approve
     if (!/are in use on 127\.0\.0\.1/.test(up.output)) break;
   }
   expect(up.output).toMatch(/topology up in \d+ s: 10 processes/);
-  expect(up.code).toBe(0);
+  expect(up).toMatchObject({ code: 0 });
   process.stderr.write(`topology: ${/topology up in \d+ s/.exec(up.output)?.[0] ?? '?'}\n`);
 
   const status = await cli(['topology', 'status', '--dir', topo, '--json']);
-  expect(status.code).toBe(0);
+  expect(status).toMatchObject({ code: 0 });
   const parsed = JSON.parse(status.output) as { healthy: boolean; parts: Array<{ name: string; health: { healthy: boolean; detail: string } }> };
   expect(parsed.healthy).toBe(true);
   expect(parsed.parts.map((p) => p.name)).toEqual(['postgres', 'temporal', 'codec-server', 'ui', 'inbox', 'agent-1', 'agent-2', 'tools-1', 'tools-2', 'judge']);
@@ -144,8 +144,8 @@ test('up, park jobs, kill -9 the Temporal server and restart PostgreSQL, approve
   const downNow = await cli(['topology', 'status', '--dir', topo]);
   expect(downNow.code).toBe(1);
   expect(downNow.output).toMatch(/temporal\s+DOWN/);
-  expect((await cli(['topology', 'restart', 'postgres', '--dir', topo])).code).toBe(0);
-  expect((await cli(['topology', 'restart', 'temporal', '--dir', topo], 180_000)).code).toBe(0);
+  expect(await cli(['topology', 'restart', 'postgres', '--dir', topo])).toMatchObject({ code: 0 });
+  expect(await cli(['topology', 'restart', 'temporal', '--dir', topo], 180_000)).toMatchObject({ code: 0 });
   const healthyAgain = await cli(['topology', 'status', '--dir', topo, '--json']);
   expect((JSON.parse(healthyAgain.output) as { healthy: boolean }).healthy).toBe(true);
 
@@ -162,7 +162,7 @@ test('up, park jobs, kill -9 the Temporal server and restart PostgreSQL, approve
   const pids = readTopologyState(join(topo, 'topology.json'))?.parts.map((p) => p.pid) ?? [];
   expect(pids).toHaveLength(10);
   const down = await cli(['topology', 'down', '--dir', topo], 180_000);
-  expect(down.code).toBe(0);
+  expect(down).toMatchObject({ code: 0 });
   expect(down.output).toMatch(/topology down: 10 running processes stopped/);
   expect(pids.filter((pid) => processAlive(pid))).toEqual([]);
   const after = await cli(['topology', 'status', '--dir', topo]);

@@ -15,7 +15,7 @@ function problem(env: Record<string, string>): string {
 
 test('defaults describe the embedded stack', () => {
   const config = parseConfig({});
-  expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default' });
+  expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', connectionEnv: {} });
   expect(config.dataDir).toBe('.airlock');
   expect(config.concurrency).toEqual({ agent: 10, tools: 4, judge: 2 });
   expect(config.model.baseUrl).toBeUndefined();
