@@ -127,7 +127,9 @@ test('a job that continues as new while parked keeps its request, nonce and deci
         { tool_calls: [{ name: 'complete', arguments: { summary: 'deleted after a long wait' } }] },
       ],
     },
-    input: { historyEventLimit: 60 },
+    // About 64 events by the time it parks: a margin for the workflow tasks a loaded machine times out,
+    // which would otherwise push it past the limit at a turn before it parks.
+    input: { historyEventLimit: 90 },
   });
   const before = await h.waitForPending(jobId);
   expect(before.counters.continuedAsNew).toBe(0);
