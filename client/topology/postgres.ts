@@ -128,3 +128,21 @@ export async function ensureDatabases(url: string, names: readonly string[]): Pr
     await client.end();
   }
 }
+
+/** Whether Temporal's SQL tool has set up versioning in the database (false when the database does not exist yet). */
+export async function hasSchemaVersion(url: (database: string) => string, database: string): Promise<boolean> {
+  const { Client } = await import('pg');
+  const client = new Client({ connectionString: url(database) });
+  try {
+    await client.connect();
+  } catch {
+    // No such database yet.
+    return false;
+  }
+  try {
+    const found = await client.query("select 1 from information_schema.tables where table_name = 'schema_version'");
+    return (found.rowCount ?? 0) > 0;
+  } finally {
+    await client.end();
+  }
+}

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { AIRLOCK_WORKERS, TOPOLOGY_VARIABLES } from '../../client/topology/topology';
+import { AIRLOCK_WORKERS, TOPOLOGY_VARIABLES } from '../../client/topology/parts';
 import { TEMPORAL_SERVER_VERSION } from '../../client/topology/temporal-server';
 import { UI_SERVER_VERSION } from '../../client/topology/ui-server';
 import { readRulesFile } from '../../host/rules-file';

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,10 +9,10 @@ import type { AuditEvent } from '../../core/audit/events';
 import { parseConfig } from '../../core/config/config';
 import { noticeEventId } from '../../core/reviewer/notification';
 import { loadOrCreateGrantKeyPair } from '../../host/grant-keys';
-import { updateReviewerKeysFile } from '../../host/reviewer-keys-file';
 import { goalMarker, startGoalModel, type GoalModel } from '../helpers/goal-model';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
 import { spawnNode, type Spawned } from '../helpers/processes';
+import { writeSignedWriteRules } from '../helpers/signed-writes';
 import { createTestEnv, type TestEnv } from '../helpers/temporal-env';
 
 /**
@@ -76,16 +76,7 @@ beforeAll(async () => {
   // What every machine is given: the grant key pair (private on agents, public on tools), the rules, the reviewer's public key.
   const keys = join(dir, 'keys');
   loadOrCreateGrantKeyPair(join(keys, 'grant.pem'), join(keys, 'grant.pub.pem'));
-  const reviewers = join(keys, 'reviewers.yaml');
-  updateReviewerKeysFile(reviewers, () => ({ alice: { key: reviewerKey.publicKey.export({ type: 'spki', format: 'pem' }).toString() } }));
-  const rules = join(dir, 'rules.json');
-  writeFileSync(
-    rules,
-    JSON.stringify({
-      version: 1,
-      rules: [{ id: 'approve-writes', version: 1, name: 'Writes need a signed approval', scope: { tools: ['fs_write'] }, action: 'request_approval', approval: { signatureRequired: true } }],
-    }),
-  );
+  const { rules, reviewers } = writeSignedWriteRules(dir, reviewerKey.publicKey, join(keys, 'reviewers.yaml'));
   const common = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace, AIRLOCK_DATABASE_URL: url, AIRLOCK_ROOTS: root };
   const setup = spawnNode('bin/airlock.js', ['setup'], { ...common, AIRLOCK_DATA_DIR: join(dir, 'setup') });
   expect(await setup.exited()).toBe(0);

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AirlockClient } from '../../client/airlock-client';
@@ -7,9 +7,9 @@ import { processAlive } from '../../client/dev/process-info';
 import { topologyDown } from '../../client/topology/topology';
 import { readTopologyState } from '../../client/topology/state';
 import { parseConfig } from '../../core/config/config';
-import { updateReviewerKeysFile } from '../../host/reviewer-keys-file';
 import { goalMarker, startGoalModel, type GoalModel } from '../helpers/goal-model';
 import { spawnNode } from '../helpers/processes';
+import { writeSignedWriteRules } from '../helpers/signed-writes';
 
 /**
  * The production shape as `airlock topology up` starts it: a private
@@ -54,16 +54,7 @@ beforeAll(async () => {
     if (turn === 1) return [{ name: 'complete', arguments: { summary: `appended ${CALLS} lines` } }];
     return [];
   });
-  const reviewers = join(dir, 'reviewers.yaml');
-  updateReviewerKeysFile(reviewers, () => ({ alice: { key: reviewerKey.publicKey.export({ type: 'spki', format: 'pem' }).toString() } }));
-  const rules = join(dir, 'rules.json');
-  writeFileSync(
-    rules,
-    JSON.stringify({
-      version: 1,
-      rules: [{ id: 'approve-writes', version: 1, name: 'Writes need a signed approval', scope: { tools: ['fs_write'] }, action: 'request_approval', approval: { signatureRequired: true } }],
-    }),
-  );
+  const { rules, reviewers } = writeSignedWriteRules(dir, reviewerKey.publicKey);
   env = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
