@@ -16,15 +16,20 @@ export class TopologyDatabaseError extends AirlockError {
 /** Where Debian (and Ubuntu) put the server binaries of each installed major version. */
 const DEBIAN_PREFIX = '/usr/lib/postgresql';
 
-/** The folder holding initdb and postgres: the newest Debian version, else PATH. */
-export function findPostgresBin(env: NodeJS.ProcessEnv): string {
+/** The first folder holding every one of `programs`: the newest Debian version's, else one on PATH. */
+export function postgresBinDir(env: NodeJS.ProcessEnv, programs: readonly string[]): string | undefined {
   const versions = existsSync(DEBIAN_PREFIX)
     ? readdirSync(DEBIAN_PREFIX)
         .filter((v) => /^[0-9]+(\.[0-9]+)?$/.test(v))
         .sort((a, b) => Number(b) - Number(a))
     : [];
   const candidates = [...versions.map((v) => join(DEBIAN_PREFIX, v, 'bin')), ...(env.PATH ?? '').split(delimiter).filter((d) => d !== '')];
-  const found = candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'postgres')));
+  return candidates.find((dir) => programs.every((program) => existsSync(join(dir, program))));
+}
+
+/** The folder holding initdb and postgres, or an error saying how to get them. */
+export function findPostgresBin(env: NodeJS.ProcessEnv): string {
+  const found = postgresBinDir(env, ['initdb', 'postgres']);
   if (found === undefined) {
     throw new TopologyDatabaseError(
       'PostgreSQL server programs (initdb, postgres) were not found in /usr/lib/postgresql/*/bin or on PATH: ' +

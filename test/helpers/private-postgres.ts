@@ -1,15 +1,13 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { freePort } from '../../client/dev/ports';
+import { postgresBinDir } from '../../client/topology/postgres';
 
 const run = promisify(execFile);
-
-/** Where Debian (and Ubuntu) put the server binaries of each installed major version. */
-const DEBIAN_PREFIX = '/usr/lib/postgresql';
 
 export const POSTGRES_MISSING =
   'PostgreSQL server binaries (initdb, pg_ctl) were not found in /usr/lib/postgresql/*/bin or on PATH; ' +
@@ -35,13 +33,7 @@ export interface PrivatePostgres {
 
 /** The folder holding initdb and pg_ctl: the newest Debian version, else PATH. */
 function findBinDir(): string {
-  const versions = existsSync(DEBIAN_PREFIX)
-    ? readdirSync(DEBIAN_PREFIX)
-        .filter((v) => /^[0-9]+(\.[0-9]+)?$/.test(v))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  const candidates = [...versions.map((v) => join(DEBIAN_PREFIX, v, 'bin')), ...(process.env.PATH ?? '').split(delimiter).filter((d) => d !== '')];
-  const found = candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
+  const found = postgresBinDir(process.env, ['initdb', 'pg_ctl']);
   if (found === undefined) throw new Error(POSTGRES_MISSING);
   return found;
 }
