@@ -184,6 +184,42 @@ const topologyCommands: CommandGroup = {
   ],
 };
 
+const deployCommands: CommandGroup = {
+  name: 'deploy',
+  summary: 'Move jobs between builds (Worker Deployments): a job runs on the build it started on until a newer one is current',
+  examples: ['airlock deploy status', 'airlock deploy promote', 'airlock deploy wake'],
+  subcommands: [
+    {
+      name: 'status',
+      summary: "The agent deployment's builds: which is current, which drain, and how many running and parked jobs each still holds",
+      usage: 'airlock deploy status [--json]',
+      options: { json },
+      examples: ['airlock deploy status'],
+      load: async () => (await import('./commands/deploy/status')).run,
+    },
+    {
+      name: 'promote',
+      summary: 'Make a build current (default: this installation\'s), then wake the parked jobs of older builds with one batch signal; each continues as new on it',
+      details:
+        'Start the new build\'s agent worker first. Jobs that are not parked finish on the build they started on: keep its agent worker until deploy status shows RUNNING 0. ' +
+        'Moving parked jobs needs Temporal server 1.32 or later (earlier servers leave them on their build). The build id is AIRLOCK_BUILD_ID, else the package version plus a hash of the workflow bundle.',
+      usage: 'airlock deploy promote [BUILD] [--keep-parked] [--json]',
+      arguments: [{ name: 'BUILD', description: "The build id to make current (default: this installation's)" }],
+      options: { 'keep-parked': { type: 'boolean', description: 'Only make the build current; parked jobs move when next woken (a decision, an expiry, or deploy wake)' }, json },
+      examples: ['airlock deploy promote', 'airlock deploy promote 0.2.0-3f2a9c1b7d4e'],
+      load: async () => (await import('./commands/deploy/promote')).run,
+    },
+    {
+      name: 'wake',
+      summary: 'Wake the parked jobs of builds other than the current one with one batch signal (after temporal worker deployment set-current-version)',
+      usage: 'airlock deploy wake [--json]',
+      options: { json },
+      examples: ['airlock deploy wake'],
+      load: async () => (await import('./commands/deploy/wake')).run,
+    },
+  ],
+};
+
 const decisionOptions = {
   request: { type: 'string', value: 'ID', description: 'The request to decide (needed when the job waits on more than one)' },
   reason: { type: 'string', value: 'TEXT', description: 'Why; recorded with the decision and in the audit log' },
@@ -298,6 +334,7 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   reviewerCommands,
   judgeCommands,
   topologyCommands,
+  deployCommands,
   {
     name: 'audit',
     summary: 'Read the audit log (newest last), filtered by job, run and event type; or write back what ended jobs could not write',

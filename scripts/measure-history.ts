@@ -12,7 +12,9 @@ import { AGENT_JOB_WORKFLOW, type AgentJobResult } from '../core/job/job-input';
 import type { ReplayScript } from '../core/model/replay-script';
 import { AirlockSearchAttributes } from '../core/temporal/search-attributes';
 import { TaskQueues, queueRoles } from '../core/temporal/task-queues';
-import { createWorkers, defaultWorkflowSource } from '../workers/create-workers';
+import { createWorkers } from '../workers/create-workers';
+import { defaultWorkflowSource } from '../workers/workflow-code';
+import { requireCurrent } from '../host/worker-deployments';
 import { buildActivities } from '../workers/deps';
 import { runtimeLogger } from '../workers/run-workers';
 import { decideUpdate, stateQuery } from '../workflows/messages';
@@ -45,7 +47,7 @@ async function main(): Promise<void> {
   });
   Runtime.install({ logger: runtimeLogger('error'), shutdownSignals: [] });
   const native = await NativeConnection.connect({ address: server.address });
-  const workers = await createWorkers({
+  const { workers, buildId } = await createWorkers({
     connection: native,
     namespace: 'default',
     roles: queueRoles,
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
     workflowSource: defaultWorkflowSource(),
   });
   const running = workers.map((w) => w.run());
+  await requireCurrent({ service: native.workflowService, namespace: 'default', buildId });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
 

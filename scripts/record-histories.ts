@@ -35,6 +35,7 @@ import { TaskQueues, queueRoles } from '../core/temporal/task-queues';
 import { createWorkers } from '../workers/create-workers';
 import { runtimeLogger } from '../workers/run-workers';
 import { approvalDecisionSignal, stateQuery } from '../workflows/messages';
+import { requireCurrent } from '../host/worker-deployments';
 
 /**
  * Records one job of every shape on a real dev server and writes each run's
@@ -517,7 +518,7 @@ async function main(): Promise<void> {
     tools: { roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(grantKeys.publicKey) },
     judge: { openai: new OpenAI({ baseURL: judge.baseUrl, apiKey: 'record', maxRetries: 0 }), model: 'judge', timeoutMs: 3000 },
   });
-  const workers = await createWorkers({
+  const { workers, buildId } = await createWorkers({
     connection: native,
     namespace: 'default',
     roles: queueRoles,
@@ -532,7 +533,8 @@ async function main(): Promise<void> {
       tools: { roots: await Roots.create([join(root, machine)]), nonces, verifier: createGrantVerifier(grantKeys.publicKey), machine },
     });
     workers.push(
-      ...(await createWorkers({
+      ...(
+        await createWorkers({
         connection: native,
         namespace: 'default',
         roles: ['tools'],
@@ -540,10 +542,12 @@ async function main(): Promise<void> {
         concurrency: { agent: 1, tools: 4, judge: 1 },
         identity: `airlock-recorder-${machine}`,
         machine,
-      })),
+      })
+      ).workers,
     );
   }
   const running = workers.map((w) => w.run());
+  await requireCurrent({ service: native.workflowService, namespace: 'default', buildId });
   const client = new Client({ connection });
   const airlock = await AirlockClient.connect(parseConfig({ TEMPORAL_ADDRESS: server.address }));
   const recorder: Recorder = {

@@ -1,28 +1,14 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import type { AirlockConfig } from '../core/config/config';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { plainFailureConverterPath } from '../host/data-converter';
-import { bundleFiles, failureMessagesOf, workflowBundleOptions, type FailureMessages } from './workflow-bundle';
+import { failureMessagesOf } from './workflow-bundle';
+import { loadWorkflowCode, defaultWorkflowSource, type WorkflowSource } from './workflow-code';
+import { deploymentNameOf } from '../core/temporal/deployments';
 import type { Activities } from '../activities';
 import { TaskQueues, toolsQueueFor, type QueueRole } from '../core/temporal/task-queues';
 
 export type BuiltActivities = Activities;
-
-/**
- * Where the agent worker loads workflow code from: the prebuilt bundles when
- * `npm run build` made them (the worker takes the one whose failure messages
- * match its codec), or the sources, bundled at start.
- */
-export type WorkflowSource = { readonly bundles: Readonly<Record<FailureMessages, string>> } | { readonly workflowsPath: string };
-
-export function defaultWorkflowSource(): WorkflowSource {
-  const dist = join(__dirname, '..');
-  const bundles = { encoded: join(dist, bundleFiles.encoded), plain: join(dist, bundleFiles.plain) };
-  if (__dirname.includes(`${join('dist', 'workers')}`) && existsSync(bundles.encoded) && existsSync(bundles.plain)) return { bundles };
-  return { workflowsPath: require.resolve('../workflows') };
-}
 
 export interface CreateWorkersOptions {
   readonly connection: NativeConnection;
@@ -38,39 +24,61 @@ export interface CreateWorkersOptions {
   readonly workflows?: AirlockConfig['workflows'];
   /** AIRLOCK_MACHINE: the tools worker polls that machine's queue (`airlock-tools.<machine>`); unset: the plain tools queue. */
   readonly machine?: string;
+  /** AIRLOCK_BUILD_ID; default: the package version plus a hash of the workflow bundle. */
+  readonly buildId?: string;
 }
 
-/** One worker per queue role; only the agent worker hosts workflows. */
-export async function createWorkers(options: CreateWorkersOptions): Promise<Worker[]> {
+/** The workers, and the build (Worker Deployment version) they run as. */
+export interface CreatedWorkers {
+  readonly workers: Worker[];
+  readonly buildId: string;
+}
+
+/**
+ * One worker per queue role; only the agent worker hosts workflows. Each
+ * worker belongs to its queue's Worker Deployment as this build. The agent
+ * worker is versioned and pins every job it starts to this build; tools
+ * and judge workers report the build but poll unversioned (they run
+ * activities only, so any build may serve them).
+ */
+export async function createWorkers(options: CreateWorkersOptions): Promise<CreatedWorkers> {
+  const workflow = await loadWorkflowCode({
+    source: options.workflowSource ?? defaultWorkflowSource(),
+    failures: failureMessagesOf(options.dataConverter),
+    ...(options.buildId !== undefined ? { buildId: options.buildId } : {}),
+  });
   const workers: Worker[] = [];
   for (const role of options.roles) {
     const activities = options.activities[role];
     if (activities === undefined) throw new Error(`no activities were built for the ${role} queue`);
+    const taskQueue = role === 'tools' ? toolsQueueFor(options.machine) : TaskQueues[role];
+    const version = { deploymentName: deploymentNameOf(taskQueue), buildId: workflow.buildId };
     const base: WorkerOptions = {
       connection: options.connection,
       namespace: options.namespace,
-      taskQueue: role === 'tools' ? toolsQueueFor(options.machine) : TaskQueues[role],
+      taskQueue,
       activities,
       maxConcurrentActivityTaskExecutions: options.concurrency[role],
       maxConcurrentLocalActivityExecutions: options.concurrency[role],
       dataConverter: options.dataConverter ?? { failureConverterPath: plainFailureConverterPath },
+      workerDeploymentOptions: { version, useWorkerVersioning: false },
       ...(options.identity !== undefined ? { identity: `${options.identity}/${role}` } : {}),
     };
     workers.push(
-      await Worker.create(role === 'agent' ? { ...base, ...cacheOptions(options.workflows), ...workflowOptions(options.workflowSource ?? defaultWorkflowSource(), failureMessagesOf(options.dataConverter)) } : base),
+      await Worker.create(
+        role === 'agent'
+          ? {
+              ...base,
+              ...cacheOptions(options.workflows),
+              workflowBundle: { code: workflow.code },
+              // A job runs to its end (or its next continue-as-new onto a newer build) on the build it started on.
+              workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' },
+            }
+          : base,
+      ),
     );
   }
-  return workers;
-}
-
-/**
- * The prebuilt bundle whose failure converter matches the worker's codec;
- * sources are bundled on the fly the way the prebuilt ones are (the SDK
- * bundles the worker's own failure converter in).
- */
-function workflowOptions(source: WorkflowSource, failures: FailureMessages): Partial<WorkerOptions> {
-  if ('bundles' in source) return { workflowBundle: { codePath: source.bundles[failures] } };
-  return { workflowsPath: source.workflowsPath, bundlerOptions: { preloadModules: workflowBundleOptions(source.workflowsPath, failures).preloadModules } };
+  return { workers, buildId: workflow.buildId };
 }
 
 /**

@@ -7,7 +7,10 @@ import { TaskQueues, toolsQueueFor, type QueueRole } from '../core/temporal/task
 import { requireCodecForRemoteTemporal } from '../host/temporal-locality';
 import { connectionOptionsOf, connectTo, temporalTarget } from '../host/temporal-target';
 import { enableLinearRegexEngine } from '../host/linear-regex-engine';
-import { createWorkers, type BuiltActivities, type WorkflowSource } from './create-workers';
+import { createWorkers, type BuiltActivities } from './create-workers';
+import type { WorkflowSource } from './workflow-code';
+import { adoptIfNoCurrent, promote, wakeParked, type WorkflowService } from '../host/worker-deployments';
+import { AGENT_DEPLOYMENT } from '../core/temporal/deployments';
 import { dataConverterFor } from '../host/data-converter';
 import { startRetention } from '../host/retention';
 import { buildActivities, openAuditSink, openDatabase, openNotifier, retentionTasks, temporalJobs } from './deps';
@@ -69,6 +72,12 @@ export interface RunWorkersOptions {
   readonly activities?: BuiltActivities;
   readonly workflowSource?: WorkflowSource;
   readonly log?: (line: string) => void;
+  /**
+   * `first-install` (default): the agent worker makes its build current only
+   * when none is. `this-build`: it makes its own build current whatever was
+   * (`airlock dev`, whose server runs one build at a time).
+   */
+  readonly currentBuild?: 'first-install' | 'this-build';
   /** Called once every worker is polling. */
   readonly onReady?: () => void;
   /** Stops the workers (gracefully) when aborted, also before they run. */
@@ -94,7 +103,7 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   if (config.metrics.address !== undefined) log(`airlock: Prometheus metrics on http://${config.metrics.address}/metrics`);
   const connection = await connectTo(target, () => NativeConnection.connect(connectionOptionsOf(target)));
   try {
-    const workers = await createWorkers({
+    const { workers, buildId } = await createWorkers({
       connection,
       namespace: target.namespace,
       roles,
@@ -104,15 +113,12 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
       workflows: config.workflows,
       ...(config.machine !== undefined ? { machine: config.machine } : {}),
       ...(options.workflowSource !== undefined ? { workflowSource: options.workflowSource } : {}),
+      ...(config.buildId !== undefined ? { buildId: config.buildId } : {}),
     });
     log(
-      `airlock: workers polling ${roles.map((r) => (r === 'tools' ? toolsQueueFor(config.machine) : TaskQueues[r])).join(', ')} on ${target.address} (namespace ${target.namespace})`,
+      `airlock: workers polling ${roles.map((r) => (r === 'tools' ? toolsQueueFor(config.machine) : TaskQueues[r])).join(', ')} on ${target.address} (namespace ${target.namespace}), build ${buildId}`,
     );
     if (options.signal?.aborted === true) return;
-    if (notifier !== undefined) {
-      notifier.start();
-      log(`airlock: notifications to ${config.notify.endpoints.map((e) => e.shown).join(', ')}`);
-    }
     const running = Promise.all(workers.map((w) => w.run()));
     const stop = () => {
       for (const w of workers) {
@@ -121,6 +127,11 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
       }
     };
     options.signal?.addEventListener('abort', stop, { once: true });
+    if (roles.includes('agent')) await adoptBuild(connection.workflowService, target.namespace, buildId, options.currentBuild ?? 'first-install', log);
+    if (notifier !== undefined) {
+      notifier.start();
+      log(`airlock: notifications to ${config.notify.endpoints.map((e) => e.shown).join(', ')}`);
+    }
     options.onReady?.();
     try {
       await running;
@@ -133,5 +144,33 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
     await jobs?.close();
     await notifier?.stop();
     await connection.close();
+  }
+}
+
+/**
+ * Versioned pollers get no task until their build is current: a first
+ * install makes its own build current; a later build waits for
+ * `airlock deploy promote`, and says so.
+ */
+async function adoptBuild(service: WorkflowService, namespace: string, buildId: string, mode: 'first-install' | 'this-build', log: (line: string) => void): Promise<void> {
+  try {
+    const identity = `airlock worker ${buildId}`;
+    const adopted = await adoptIfNoCurrent({ service, namespace, buildId, identity });
+    if (adopted.kind === 'current' && adopted.buildId !== buildId && mode === 'this-build') {
+      await promote({ service, namespace, buildId, identity });
+      const woken = await wakeParked({ service, namespace, buildId, identity, jobId: `airlock-wake-${buildId}-${Date.now()}` });
+      log(`airlock: build ${buildId} is now current (was ${adopted.buildId})`);
+      if (woken.selected > 0) {
+        log(
+          `airlock: woke ${woken.selected} parked job(s) of older builds: they continue on this build where the server can move them (1.32 and later); on an older server they wait for their own build's agent worker (airlock deploy status; airlock cancel JOB ends one)`,
+        );
+      }
+    } else if (adopted.kind === 'current' && adopted.buildId !== buildId) {
+      log(`airlock: build ${adopted.buildId} is current, so new jobs start there; this worker serves the jobs pinned to build ${buildId}. To move to this build: airlock deploy promote ${buildId}`);
+    } else if (adopted.kind === 'not_registered') {
+      log(`airlock: the server has not registered build ${buildId} yet; no job starts on it until it is current (see airlock deploy status)`);
+    }
+  } catch (err) {
+    log(`airlock: cannot read or set the current build of the ${AGENT_DEPLOYMENT} deployment: ${describeError(err)}; new jobs wait until a build is current (airlock deploy promote ${buildId})`);
   }
 }

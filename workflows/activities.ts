@@ -72,9 +72,11 @@ export function routable(snapshot: PolicySnapshot, call: { readonly toolName: st
 }
 
 /**
- * A signed decision's signature, checked on the agent queue (see
- * `decisionsVerifiedByActivity`): a few quick tries; a failure is a
- * rejected decision, never a failed job.
+ * A signed decision's signature, checked on the agent queue by an activity,
+ * not a local one: decision handlers run side by side, and an activity's
+ * result is a history event, so live and replay resume them in the same
+ * order. A few quick tries; a failure is a rejected decision, never a
+ * failed job.
  */
 export const verifyOptions = {
   taskQueue: TaskQueues.agent,

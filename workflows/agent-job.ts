@@ -34,7 +34,8 @@ async function runJob(job: Job): Promise<AgentJobResult> {
   const state = await job.start();
   for (;;) {
     if (state.parked !== null) {
-      if ((await waitForDecisions(job, state)) === 'continue_as_new') return job.continueAsNew(state);
+      const waited = await waitForDecisions(job, state);
+      if (waited !== 'decided') return job.continueAsNew(state, { upgrade: waited === 'upgrade' });
       const ended = await resumeParkedBatch(job, state);
       if (ended !== undefined) return ended;
       continue;
@@ -47,7 +48,7 @@ async function runJob(job: Job): Promise<AgentJobResult> {
     if (turn.kind === 'failed') return job.finish(state, 'failed', { reason: 'model_error', detail: turn.detail });
     if (turn.calls.length === 0) continue;
 
-    const { plan, recordedGrants } = await evaluateBatch(job, state, turn.calls);
+    const { plan } = await evaluateBatch(job, state, turn.calls);
     state.recordPlan(plan, Date.now());
     switch (plan.outcome) {
       case 'stop':
@@ -59,7 +60,7 @@ async function runJob(job: Job): Promise<AgentJobResult> {
         await park(job, state, plan);
         continue;
       case 'run': {
-        const ended = await runBatch(job, state, plan, recordedGrants);
+        const ended = await runBatch(job, state, plan);
         if (ended !== undefined) return ended;
       }
     }
@@ -74,7 +75,7 @@ async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; ca
   try {
     turn = await model.modelTurn({ ...state.modelInput(), toolNames: [...job.allowedTools, COMPLETE_TOOL] });
   } catch (err) {
-    if (job.patches.cancelledStatus && isCancellation(err)) throw err;
+    if (isCancellation(err)) throw err;
     job.audit.record({ type: 'runtime_error', data: { code: 'model_error', error: describeError(err), turn: state.turns } });
     return { kind: 'failed', detail: describeError(err) };
   }
@@ -85,5 +86,5 @@ async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; ca
   // Turns recorded before the content store returned no head.
   state.addAssistant(assistant, typeof turn.head === 'string' ? turn.head : undefined);
   if (assistant.toolCalls.length === 0) state.nudge();
-  return { kind: 'calls', calls: assistant.toolCalls.map((c) => preflight(c, job.allowedTools, state.snapshot.detectors.roots, { checkCanonical: job.patches.canonicalArgsChecked })) };
+  return { kind: 'calls', calls: assistant.toolCalls.map((c) => preflight(c, job.allowedTools, state.snapshot.detectors.roots)) };
 }

@@ -12,7 +12,6 @@ import { observeOptions, routeOf, tools } from './activities';
 import { evaluateBatch } from './gate';
 import type { Job } from './job';
 import type { JobState } from './job-state';
-import { oneEvaluationPath } from './patches';
 import { runSteps } from './run-calls';
 import { stopJob } from './stop';
 
@@ -32,7 +31,7 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
           { toolName: p.call.toolName, args: p.call.args, ...route.on },
         ]);
       } catch (err) {
-        if (job.patches.cancelledStatus && isCancellation(err)) throw err;
+        if (isCancellation(err)) throw err;
         return { failed: describeError(err) };
       }
     }),
@@ -75,7 +74,7 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
 }
 
 /** Parks until every request of the batch is decided or expired (expired = denied). */
-export async function waitForDecisions(job: Job, state: JobState): Promise<'decided' | 'continue_as_new'> {
+export async function waitForDecisions(job: Job, state: JobState): Promise<'decided' | 'continue_as_new' | 'upgrade'> {
   for (;;) {
     const now = Date.now();
     for (const r of state.pendingRequests()) {
@@ -88,18 +87,23 @@ export async function waitForDecisions(job: Job, state: JobState): Promise<'deci
       });
     }
     job.show();
+    const newBuilds = job.newBuildSignals;
     // Read before the audit write (a local activity): what follows it may fall in another workflow task live than on replay.
-    const before = job.patches.readsBeforeLocalActivity ? { open: state.pendingRequests(), continueAsNew: job.shouldContinueAsNew() } : undefined;
+    const open = state.pendingRequests();
+    const continueAsNew = job.shouldContinueAsNew();
+    const upgrade = job.targetBuildChanged();
     await job.audit.flush();
-    const open = before?.open ?? state.pendingRequests();
     if (open.length === 0) return 'decided';
-    if (before?.continueAsNew ?? job.shouldContinueAsNew()) return 'continue_as_new';
-    const at = before !== undefined ? now : Date.now();
-    const nextExpiry = Math.max(1, Math.min(...open.map((r) => r.expiresAt)) - at);
-    // Audit events whose write failed are retried by this timer, with backoff (only runs with durable audit keep any).
-    const retry = job.audit.retryIn(at);
-    // Woken by a decision or an audited rejection (both are history events), by the next expiry, or to retry audit.
-    await condition(() => state.pendingRequests().length < open.length || job.audit.fresh > 0, retry === undefined ? nextExpiry : Math.min(nextExpiry, retry));
+    if (upgrade) return 'upgrade';
+    if (continueAsNew) return 'continue_as_new';
+    const nextExpiry = Math.max(1, Math.min(...open.map((r) => r.expiresAt)) - now);
+    // Audit events whose write failed are retried by this timer, with backoff.
+    const retry = job.audit.retryIn(now);
+    // Woken by a decision or an audited rejection (both are history events), by the next expiry, to retry audit, or by a newer build.
+    await condition(
+      () => state.pendingRequests().length < open.length || job.audit.fresh > 0 || job.newBuildSignals > newBuilds,
+      retry === undefined ? nextExpiry : Math.min(nextExpiry, retry),
+    );
   }
 }
 
@@ -123,8 +127,6 @@ export async function resumeParkedBatch(job: Job, state: JobState): Promise<Agen
   state.rememberRedirects(parked.plan);
   job.inject(state, parked.plan.instructions);
   state.closeParked();
-  // Histories recorded before wrote the batch's audit here; now the next activity carries it.
-  if (!oneEvaluationPath()) await job.audit.flush();
   return undefined;
 }
 

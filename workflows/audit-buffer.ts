@@ -3,15 +3,13 @@ import { sanitizeAuditEvent, type AuditEvent, type AuditRecord } from '../core/a
 import { AuditBacklog, auditWriteResultSchema, type AuditHealth, type CarriedAuditBacklog } from '../core/audit/backlog';
 import { describeError } from '../core/temporal/describe-error';
 import { local } from './activities';
-import { oneEvaluationPath } from './patches';
 
 /**
  * The job's audit events, buffered in workflow state until an agent
  * activity writes them: carried by the next policy or grant activity, or
  * flushed on their own where the job waits or ends. Audit never breaks a
- * job. A run with durable audit keeps events whose write failed (bounded,
- * see `AuditBacklog`) and sends them again with the next write; older runs
- * drop them, as they did when their histories were recorded.
+ * job: events whose write failed are kept (bounded, see `AuditBacklog`)
+ * and sent again with the next write.
  */
 export class AuditBuffer {
   /** Recorded, not yet handed to a write. */
@@ -23,14 +21,11 @@ export class AuditBuffer {
   constructor(
     private readonly jobId: string,
     private readonly policyVersion: () => string | undefined,
-    private readonly durable: boolean,
-    /** Time a failed write from when it was handed over, not from its result (see `readsBeforeLocalActivity`). */
-    private readonly clockBeforeWrite = false,
   ) {}
 
-  /** Events and counts carried from the previous run (a run without durable audit ignores them). */
+  /** Events and counts carried from the previous run. */
   restore(carried: CarriedAuditBacklog | undefined): void {
-    if (this.durable) this.backlog = AuditBacklog.restore(carried);
+    this.backlog = AuditBacklog.restore(carried);
   }
 
   record(event: AuditRecord): void {
@@ -55,17 +50,17 @@ export class AuditBuffer {
 
   /** Hands the buffered events (kept ones first) to the next agent activity, which writes them first. */
   carry(): AuditEvent[] | undefined {
-    if ((this.events.length === 0 && this.backlog.size === 0) || !oneEvaluationPath()) return undefined;
+    if (this.events.length === 0 && this.backlog.size === 0) return undefined;
     return this.take();
   }
 
   /**
    * What the activity that carried `events` reported (the `audit` of its
-   * result). No report (a worker of an older build) counts as written, as
-   * does an activity that failed after carrying them: it writes them first.
+   * result). No report counts as written, as does an activity that failed
+   * after carrying them: it writes them first.
    */
   settle(events: readonly AuditEvent[] | undefined, result: unknown): void {
-    if (events === undefined || !this.durable) return;
+    if (events === undefined) return;
     const parsed = auditWriteResultSchema.safeParse(result);
     if (parsed.success && parsed.data.error !== undefined) this.backlog.failed(events, parsed.data.error, Date.now());
     else this.backlog.succeeded();
@@ -79,16 +74,14 @@ export class AuditBuffer {
     const handedOver = Date.now();
     if (this.events.length === 0 && !(force ? this.backlog.size > 0 : this.backlog.due(handedOver))) return;
     const events = this.take();
-    // The time after a local activity may differ between a run and its replay.
-    const failedAt = () => (this.clockBeforeWrite ? handedOver : Date.now());
+    // Timed from the hand-over: the time after a local activity may differ between a run and its replay.
     try {
       const result = await local.recordAudit({ events });
-      if (!this.durable) return;
-      if (result.error !== undefined) this.backlog.failed(events, result.error, failedAt());
+      if (result.error !== undefined) this.backlog.failed(events, result.error, handedOver);
       else this.backlog.succeeded();
     } catch (err) {
       // The activity reports sink errors as results; this covers its own timeouts.
-      if (this.durable) this.backlog.failed(events, describeError(err), failedAt());
+      this.backlog.failed(events, describeError(err), handedOver);
     }
   }
 

@@ -3,9 +3,9 @@ import { requestTarget } from '../core/job/approval-request';
 import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approval/approvals';
 import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
-import { local, verify, verifyOptions } from './activities';
+import { verify, verifyOptions } from './activities';
 import type { Job } from './job';
-import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, stateQuery, type DecideResult } from './messages';
+import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, newBuildSignal, stateQuery, type DecideResult } from './messages';
 
 type Rejection = Extract<DecisionCheck, { ok: false }>;
 type Via = 'signal' | 'update';
@@ -25,10 +25,12 @@ export function registerHandlers(job: Job): void {
     },
     { description: 'A reviewer decision (requestId, fingerprint, nonce, decision, reviewer): prefer `npx airlock approve JOB --request ID`, which fills them in from the card.' },
   );
-  // Internal, sent by the airlock client: a decision the decide update rejected, reported so the job audits it. Taken by the
-  // default handler, which the Web UI does not list among the signals a person may send.
+  // Internal, sent by the airlock client: a decision the decide update rejected, reported so the job audits it; and the
+  // wake-up `airlock deploy promote` sends when a newer build is current. Taken by the default handler, which the Web UI
+  // does not list among the signals a person may send.
   setDefaultSignalHandler((name, payload) => {
     if (name === decisionRejectedSignal.name) auditReportedRejection(job, payload);
+    else if (name === newBuildSignal.name) job.newBuildSignals++;
   });
   setHandler(
     decideUpdate,
@@ -60,7 +62,6 @@ function checkAgainst(job: Job, payload: unknown): DecisionCheck {
     scope: job.input.scope,
     now: Date.now(),
     roots: state?.snapshot.detectors.roots ?? [],
-    passkeys: job.patches.passkeyDecisions,
   });
 }
 
@@ -84,9 +85,7 @@ async function applyDecision(job: Job, payload: unknown, via: Via): Promise<Deci
     try {
       const input = { jobId: job.jobId, payload: check.payload };
       // An activity, not a local one: its result is a history event, so handlers running side by side resume in the same order on replay.
-      verified = job.patches.decisionsVerifiedByActivity
-        ? await verify.verifyDecision.executeWithOptions({ ...verifyOptions, summary: 'verify a signed decision' }, [input])
-        : await local.verifyDecision(input);
+      verified = await verify.verifyDecision.executeWithOptions({ ...verifyOptions, summary: 'verify a signed decision' }, [input]);
     } catch (err) {
       // A handler that throws would fail the job: an unverifiable signature is just a rejected decision.
       verified = { valid: false, reason: `the signature could not be verified: ${describeError(err)}` };

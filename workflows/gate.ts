@@ -1,9 +1,6 @@
 import type { EvaluatePolicyInput, EvaluatePolicyResult, JudgeRequest } from '../activities/policy';
-import { batchPlanSchema, plan, type BatchPlan, type PlannedCall, type RuleRef } from '../core/job/batch-plan';
-import { z } from 'zod';
+import { batchPlanSchema, type BatchPlan, type PlannedCall, type RuleRef } from '../core/job/batch-plan';
 import { describeError } from '../core/temporal/describe-error';
-import { grantSchema, type Grant } from '../core/approval/grants';
-import { recordedEvaluations } from '../core/job/legacy-v1';
 import { summarizeArgs } from '../core/redaction/masking';
 import { ruleById, type JudgeVerdict, type RuleMatch } from '../core/policy/evaluate';
 import type { CallFacts } from '../core/tools/facts';
@@ -14,7 +11,6 @@ import { judge, local, routeOf } from './activities';
 import { resolveTargets } from './target-facts';
 import type { Job } from './job';
 import type { JobState } from './job-state';
-import { oneEvaluationPath, sealedState } from './patches';
 
 /**
  * The policy gate: every decision of a job comes from one planner with one
@@ -47,25 +43,17 @@ export async function evaluateBatch(
 
 export interface Evaluated {
   readonly plan: BatchPlan;
-  /** Grants that builds before plan version 2 issued with the plan; empty since. */
-  readonly recordedGrants: Readonly<Record<string, Grant>>;
 }
 
-const recordedGrantsSchema = z.object({ grants: z.record(z.string(), grantSchema) });
-
-/** The snapshot's seal; a job that ran under a build before seals trusts its own snapshot and has it sealed once. */
+/** The snapshot's seal, taken once per job. */
 async function policySeal(job: Job, state: JobState): Promise<string | undefined> {
-  if (state.policySeal !== undefined || !sealedState()) return state.policySeal;
+  if (state.policySeal !== undefined) return state.policySeal;
   const { seal } = await local.sealPolicy({ jobId: job.jobId, snapshot: state.snapshot });
   state.sealPolicy(seal);
   return seal;
 }
 
 async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Promise<Evaluated> {
-  if (!input.calls.some((c) => c.kind === 'tool') && !oneEvaluationPath()) {
-    // Histories recorded before planned a batch without tool calls in workflow code.
-    return { plan: plan({ ...input, evaluations: new Map() }), recordedGrants: {} };
-  }
   let result: EvaluatePolicyResult = await evaluateWithAudit(job, input);
   let facts: Record<string, CallFacts> | undefined;
   const factsFor = result.factsFor ?? [];
@@ -77,8 +65,7 @@ async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Pr
     const verdicts = await askJudge(job, state, result.judge);
     result = await evaluateWithAudit(job, { ...input, ...(facts !== undefined ? { facts, factsAsked: factsFor } : {}), verdicts });
   }
-  const grants = recordedGrantsSchema.safeParse(result);
-  return { plan: recordedPlan(input, result.plan), recordedGrants: grants.success ? grants.data.grants : {} };
+  return { plan: recordedPlan(result.plan) };
 }
 
 /** One evaluation, carrying the job's buffered audit events; the result says whether they were written. */
@@ -89,17 +76,11 @@ async function evaluateWithAudit(job: Job, input: EvaluatePolicyInput): Promise<
   return result;
 }
 
-/**
- * The plan a recorded evaluation stands for. Builds before plan version 2
- * recorded their per-call evaluations in another shape; the same planner
- * turns those into what that build decided.
- */
-function recordedPlan(input: EvaluatePolicyInput, recorded: unknown): BatchPlan {
+/** The plan the recorded evaluation returned, checked against its schema. */
+function recordedPlan(recorded: unknown): BatchPlan {
   const current = batchPlanSchema.safeParse(recorded);
   if (current.success) return current.data;
-  const evaluations = recordedEvaluations(recorded);
-  if (evaluations === undefined) throw new Error(`the policy evaluation returned no usable plan: ${current.error.issues[0]?.message ?? ''}`);
-  return plan({ ...input, evaluations });
+  throw new Error(`the policy evaluation returned no usable plan: ${current.error.issues[0]?.message ?? ''}`);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import { restoreCarriedState } from '../core/job/carried-state';
 import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
@@ -11,7 +11,7 @@ import type { JobStatus } from '../core/temporal/search-attributes';
 import { systemPrompt } from '../core/job/system-prompt';
 import { local } from './activities';
 import { AuditBuffer } from './audit-buffer';
-import { askRunPatches, sealedState, type RunPatches } from './patches';
+import { askRunPatches, type RunPatches } from './patches';
 import { JobState } from './job-state';
 import { Visibility } from './visibility';
 
@@ -56,8 +56,10 @@ export class Job {
   /** Carried input whose seal `start` checks before anything runs. */
   private unverified: { readonly next: unknown; readonly seal: string | undefined } | undefined;
   private readonly visibility: Visibility;
-  /** Which changes since histories were first recorded this run follows (`workflows/patches.ts`). */
+  /** The hotfixes this run follows (`workflows/patches.ts`): none yet. */
   readonly patches: RunPatches;
+  /** How many `newBuild` signals arrived: each wakes a parked job to look whether its target build changed. */
+  newBuildSignals = 0;
   /** The assistant text of the latest model turn: the model's stated reason for the batch it proposed. */
   statedReason: string | undefined;
 
@@ -68,9 +70,9 @@ export class Job {
     }
     this.input = parsed.data;
     this.patches = askRunPatches();
-    this.visibility = new Visibility(this.jobId, parsed.data.goal, this.patches.scalePath);
+    this.visibility = new Visibility(this.jobId, parsed.data.goal);
     const policyVersion = () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined);
-    this.audit = new AuditBuffer(this.jobId, policyVersion, this.patches.durableAudit, this.patches.readsBeforeLocalActivity);
+    this.audit = new AuditBuffer(this.jobId, policyVersion);
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
     if (parsed.data.carried !== undefined) {
       if (workflowInfo().continuedFromExecutionRunId === undefined) {
@@ -154,7 +156,7 @@ export class Job {
   /** Carried state counts only with the agent worker's seal over this job's input; nothing runs before. */
   private async verifyCarried(): Promise<void> {
     const unverified = this.unverified;
-    if (unverified === undefined || !sealedState()) return;
+    if (unverified === undefined) return;
     const verdict = await local.verifyState({ jobId: this.jobId, next: unverified.next, seal: unverified.seal });
     if (verdict.valid) {
       this.unverified = undefined;
@@ -183,11 +185,9 @@ export class Job {
   /**
    * The job was cancelled: it says so where people look, lets running
    * handlers finish and writes its audit, then ends as cancelled (the
-   * caller rethrows). Runs started before this build end at once, as they
-   * did.
+   * caller rethrows).
    */
   async cancelled(): Promise<void> {
-    if (!this.patches.cancelledStatus) return;
     this.status = 'cancelled';
     this.audit.record({ type: 'runtime_error', data: { code: 'cancelled', error: 'the job was cancelled' } });
     this.show();
@@ -199,6 +199,15 @@ export class Job {
     if (state.addInstructions(instructions)) {
       this.audit.record({ type: 'policy_instruction_injected', data: { instructions: instructions.length, turn: state.turns } });
     }
+  }
+
+  /**
+   * A newer build is current and this run is pinned to an older one: the
+   * server says so in each workflow task's started event, so a replay reads
+   * the same answer.
+   */
+  targetBuildChanged(): boolean {
+    return workflowInfo().targetWorkerDeploymentVersionChanged;
   }
 
   shouldContinueAsNew(): boolean {
@@ -213,13 +222,6 @@ export class Job {
    * few times, then left unwritten for the caller to carry or report.
    */
   private async drain(): Promise<void> {
-    if (!this.patches.durableAudit) {
-      do {
-        await condition(allHandlersFinished);
-        await this.audit.flush();
-      } while (!allHandlersFinished() || this.audit.fresh > 0);
-      return;
-    }
     let retries = 0;
     for (;;) {
       await condition(allHandlersFinished);
@@ -232,8 +234,12 @@ export class Job {
     }
   }
 
-  /** Continues as new, or ends clearly when the state would not fit the next run's input (the server would refuse it). */
-  async continueAsNew(state: JobState): Promise<AgentJobResult> {
+  /**
+   * Continues as new, or ends clearly when the state would not fit the next
+   * run's input (the server would refuse it). `upgrade`: the next run starts
+   * on the current build instead of this run's.
+   */
+  async continueAsNew(state: JobState, how: { readonly upgrade: boolean } = { upgrade: false }): Promise<AgentJobResult> {
     const { carried: _previous, carriedSeal: _seal, ...input } = this.input;
     for (;;) {
       await this.drain();
@@ -244,15 +250,14 @@ export class Job {
       if (size > MAX_CARRIED_CHARS) {
         return this.finish(state, 'failed', { reason: 'state_too_large', detail: `the job's state (${size} characters) is too large to continue as new` });
       }
-      if (!sealedState()) return continueAsNew<AgentJob>(next);
       const { seal, sealedDigest } = await local.sealState({ jobId: this.jobId, next });
       // Every handler audits: a decision that landed while sealing changed the state, so seal again.
       // The digest catches any other way the input changed after it was handed to the seal.
       const sealedThis = sealedDigest === undefined || sealedDigest === sha256Hex(canonicalJson(next));
       if (sealedThis && allHandlersFinished() && this.audit.fresh === 0) {
         // The memo is not carried by the server: the next run starts with the pending requests it publishes.
-        const options = this.patches.scalePath ? { memo: workflowInfo().memo ?? {} } : {};
-        return makeContinueAsNewFunc<AgentJob>(options)({ ...next, carriedSeal: seal });
+        const versioning = how.upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {};
+        return makeContinueAsNewFunc<AgentJob>({ memo: workflowInfo().memo ?? {}, ...versioning })({ ...next, carriedSeal: seal });
       }
     }
   }

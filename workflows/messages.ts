@@ -29,3 +29,10 @@ export const decisionRejectedSignal = defineSignal<[DecisionPayload]>('decisionR
 
 /** Status, pending requests (masked arguments) and counters. */
 export const stateQuery = defineQuery<AgentJobStateView>('state');
+
+/**
+ * A newer build became current (`airlock deploy promote` / `wake`): a parked
+ * job wakes and, if the server says its target build changed, continues as
+ * new onto it. Carries nothing; from anyone else it wakes the job for nothing.
+ */
+export const newBuildSignal = defineSignal('newBuild');

@@ -10,10 +10,9 @@ import type { ToolCall } from '../core/job/preflight';
 import type { ApprovedCheck } from '../activities/tool-gate';
 import { getTool } from '../core/tools/registry';
 import { Texts } from '../core/job/texts';
-import { executeOptions, local, observeOptions, routeOf, tools } from './activities';
+import { executeOptions, local, routeOf, tools } from './activities';
 import type { Job } from './job';
 import type { JobState } from './job-state';
-import { oneEvaluationPath } from './patches';
 
 /**
  * Running a batch: calls are answered in call order, allowed and approved
@@ -34,8 +33,8 @@ export function redirectBatch(job: Job, state: JobState, plan: BatchPlan): void 
  * A fresh batch that runs; its `complete`, decided by the gate with the
  * batch, ends the job once the other calls have run, or is turned down.
  */
-export async function runBatch(job: Job, state: JobState, plan: BatchPlan, recordedGrants: Readonly<Record<string, Grant>>): Promise<AgentJobResult | undefined> {
-  const complete = await runSteps(job, state, plan.calls.map(freshStep), recordedGrants);
+export async function runBatch(job: Job, state: JobState, plan: BatchPlan): Promise<AgentJobResult | undefined> {
+  const complete = await runSteps(job, state, plan.calls.map(freshStep));
   if (complete?.planned.kind === 'complete') {
     state.fillToolResult(complete.slot, complete.planned.call.callId, Texts.completeAccepted);
     return job.finish(state, 'completed', { summary: complete.planned.call.summary });
@@ -44,8 +43,6 @@ export async function runBatch(job: Job, state: JobState, plan: BatchPlan, recor
     state.fillToolResult(complete.slot, complete.planned.call.callId, complete.planned.message);
     job.inject(state, complete.planned.instructions);
   }
-  // Histories recorded before wrote the batch's audit here; now the next activity carries it.
-  if (!oneEvaluationPath()) await job.audit.flush();
   return undefined;
 }
 
@@ -60,13 +57,12 @@ export async function runSteps(
   job: Job,
   state: JobState,
   steps: readonly CallStep[],
-  held: Readonly<Record<string, Grant>> = {},
 ): Promise<{ readonly planned: Planned<'complete' | 'complete_rejected'>; readonly slot: number } | undefined> {
-  const grants = new Map(Object.entries(held));
+  const grants = new Map<string, Grant>();
   let complete: { planned: Planned<'complete' | 'complete_rejected'>; slot: number } | undefined;
   for (let index = 0; index < steps.length; index++) {
     const reads = readOnlyRun(steps, index);
-    if (reads.length > 1 && job.patches.scalePath) {
+    if (reads.length > 1) {
       await runTogether(job, state, steps, index, reads, grants);
       index += reads.length - 1;
       continue;
@@ -83,17 +79,10 @@ export async function runSteps(
         complete = { planned: step.planned, slot: state.addToolResult(step.planned.call.callId, '') };
         break;
       case 'run': {
-        // Since the patch, an approved call is checked inside its `execute` attempt.
-        const inline = step.approved !== undefined && job.patches.scalePath;
-        const refused = step.approved === undefined || inline ? undefined : await revalidate(job, state, step.call, step.approved);
-        if (refused !== undefined) {
-          state.addToolResult(step.call.callId, refused);
-          break;
-        }
         if (!grants.has(step.call.callId)) {
           for (const [callId, grant] of Object.entries(await issueGrants(job, grantWindow(steps, index, grants)))) grants.set(callId, grant);
         }
-        const output = await execute(job, state, step, grants.get(step.call.callId), inline);
+        const output = await execute(job, state, step, grants.get(step.call.callId));
         const edited = step.approved?.editedFields ?? [];
         state.addToolResult(step.call.callId, edited.length > 0 ? `${output}\n${Texts.edited(edited)}` : output);
         break;
@@ -115,11 +104,10 @@ async function runTogether(job: Job, state: JobState, steps: readonly CallStep[]
   );
 }
 
-/** This call, and (since plan version 2) the following ones of the batch that will run without another check. */
+/** This call, and the following ones of the batch that will run without another check. */
 function grantWindow(steps: readonly CallStep[], index: number, granted: ReadonlyMap<string, Grant>): RunStep[] {
   const [first, ...rest] = steps.slice(index).filter((s): s is RunStep => s.kind === 'run');
   if (first === undefined) return [];
-  if (!oneEvaluationPath()) return [first];
   const window = [first];
   for (const s of rest) {
     if (s.approved !== undefined) break;
@@ -134,8 +122,8 @@ async function issueGrants(job: Job, steps: readonly RunStep[]): Promise<Readonl
     callId: call.callId,
     fingerprint: binding.fingerprint,
     ...(binding.nonce !== undefined ? { nonce: binding.nonce } : {}),
-    // Runs that check an approval inside `execute` bind that check in the grant (runs from before checked it by a separate activity).
-    ...(approved !== undefined && job.patches.scalePath ? { recheck: approvedCheckDigest(approvedCheck(job, approved)) } : {}),
+    // An approved call is checked again inside its `execute` attempt: the grant binds what that check compares.
+    ...(approved !== undefined ? { recheck: approvedCheckDigest(approvedCheck(job, approved)) } : {}),
   }));
   const audit = job.audit.carry();
   const result = await local.issueGrants({ jobId: job.jobId, calls, ...(audit !== undefined ? { audit } : {}) });
@@ -176,23 +164,6 @@ function skipApproved(job: Job, state: JobState, call: ToolCall, approved: Appro
   return Texts.notNeeded(reason);
 }
 
-/** Histories recorded before the check moved into `execute`: a separate activity first; a refusal is the model's answer. */
-async function revalidate(job: Job, state: JobState, call: ToolCall, approved: ApprovedRun): Promise<string | undefined> {
-  try {
-    const route = routeOf(state.snapshot, call);
-    const check = await tools.revalidate.executeWithOptions({ ...observeOptions, taskQueue: route.taskQueue, summary: `revalidate ${call.toolName}` }, [
-      { toolName: call.toolName, args: call.args, ...approvedCheck(job, approved), ...route.on },
-    ]);
-    if (check.ok) return undefined;
-    const fingerprint = approved.request.decision.editedFingerprint ?? approved.request.fingerprint;
-    if (check.notNeeded === true) return skipApproved(job, state, call, approved, fingerprint, check.reason);
-    return refuseApproved(job, state, call, approved, check.reason, Texts.revalidationFailed(check.reason));
-  } catch (err) {
-    if (job.patches.cancelledStatus && isCancellation(err)) throw err;
-    return refuseApproved(job, state, call, approved, describeError(err), Texts.revalidateFailed(describeError(err)));
-  }
-}
-
 function failureType(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
@@ -203,9 +174,10 @@ function failureType(err: unknown): string | undefined {
  * while the tools worker was away is replaced; anything else is reported
  * to the model, never retried as a new side effect.
  */
-async function execute(job: Job, state: JobState, step: RunStep, granted: Grant | undefined, checkApproval = false): Promise<string> {
+async function execute(job: Job, state: JobState, step: RunStep, granted: Grant | undefined): Promise<string> {
   const { call, binding, approved } = step;
-  const check = checkApproval && approved !== undefined ? approvedCheck(job, approved) : undefined;
+  // An approved call is checked against the world as it is now inside the same attempt that runs it.
+  const check = approved !== undefined ? approvedCheck(job, approved) : undefined;
   let grant = granted;
   const route = routeOf(state.snapshot, call);
   for (let attempt = 1; ; attempt++) {
@@ -251,7 +223,7 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
       return result.output;
     } catch (err) {
       // A cancelled job ends as cancelled; its call is not reported as a failure of the tool.
-      if (job.patches.cancelledStatus && isCancellation(err)) throw err;
+      if (isCancellation(err)) throw err;
       const type = failureType(err);
       if (type === FailureTypes.GrantExpired && attempt < GRANT_ATTEMPTS) {
         grant = undefined;

@@ -22,8 +22,6 @@ export class Visibility {
   constructor(
     private readonly jobId: string,
     private readonly goal: string,
-    /** Runs started before the memo existed do not publish it (see `scalePath`). */
-    private readonly publishMemo: boolean,
   ) {}
 
   show(status: JobStatus, pending: readonly PendingRequest[], batch: ParkedBatchView | null): void {
@@ -38,7 +36,7 @@ export class Visibility {
       this.shownTools = key;
     }
     const requests = pending.map((r) => r.requestId).join(',');
-    if (this.publishMemo && requests !== this.shownRequests) {
+    if (requests !== this.shownRequests) {
       upsertMemo({ [PENDING_MEMO_KEY]: pendingMemo(this.goal, pending, batch) });
       this.shownRequests = requests;
     }

@@ -161,6 +161,8 @@ async function runStack(options: DevStackOptions, stop: AbortController, paths: 
       roles: queueRoles,
       log,
       signal: stop.signal,
+      // The dev server runs one build: this one, also after an upgrade of the data folder's earlier runs.
+      currentBuild: 'this-build',
       onReady: () => {
         watching = watchProgress(config, log, stop.signal);
         log(

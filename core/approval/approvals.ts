@@ -167,8 +167,6 @@ export interface DecisionContext {
   readonly now: number;
   /** For the canonical spelling of edited paths (the job's snapshot roots). */
   readonly roots?: readonly string[];
-  /** Whether passkey assertions are understood (jobs started before they were refuse them as unknown keys). */
-  readonly passkeys?: boolean;
 }
 
 function reject(
@@ -217,9 +215,6 @@ export function checkDecision(
     return reject('invalid_payload', `invalid decision: ${issue?.path.join('.') || 'payload'}: ${issue?.message ?? ''}`, raw);
   }
   const payload = parsed.data;
-  if (payload.passkey !== undefined && ctx.passkeys !== true) {
-    return reject('invalid_payload', 'invalid decision: passkey: this job was started before passkey decisions; decide it from the command line', raw);
-  }
   if (payload.passkey !== undefined && payload.signature !== undefined) {
     return reject('invalid_payload', 'invalid decision: carry either a signature or a passkey assertion, not both', raw);
   }

@@ -3,7 +3,7 @@
  * with its own schema, so an error names the variable), the notification
  * endpoints, and the tools worker's config file (commands, hosts, services).
  *
- * May import: util, redaction, tools.
+ * May import: util, redaction, tools, temporal.
  */
 
 import { z } from 'zod';
@@ -12,6 +12,7 @@ import { ConfigError } from '../util/errors';
 import { notifyEndpointsSchema, showEndpointList, type NotifyEndpoint } from './notify-endpoints';
 import { redactUrl } from '../redaction/redact-url';
 import { machineNameSchema } from '../tools/machines';
+import { buildIdSchema } from '../temporal/deployments';
 
 /**
  * Environment configuration, parsed once at start-up. Each variable has its
@@ -116,6 +117,7 @@ const variables = {
   AIRLOCK_ROOTS: pathList.optional(),
   AIRLOCK_TOOLS_CONFIG: nonEmpty.optional(),
   AIRLOCK_MACHINE: machineNameSchema.optional(),
+  AIRLOCK_BUILD_ID: buildIdSchema.optional(),
   AIRLOCK_GRANT_KEY: nonEmpty.optional(),
   AIRLOCK_GRANT_PUBLIC_KEY: nonEmpty.optional(),
   AIRLOCK_GRANT_TTL: durationText.default(15 * 60_000),
@@ -205,6 +207,8 @@ export interface AirlockConfig {
   readonly toolsConfigFile: string | undefined;
   /** The machine a tools worker acts on, when the tools config lists several (`machines:`); its queue is `airlock-tools.<machine>`. */
   readonly machine: string | undefined;
+  /** AIRLOCK_BUILD_ID: this build's Worker Deployment version; default: package version plus a hash of the workflow bundle. */
+  readonly buildId: string | undefined;
   /**
    * How long what finished jobs leave behind is kept before workers remove
    * it: outcome rows, conversations, expired invites (`finishedMs`), audit
@@ -324,6 +328,7 @@ export function parseConfig(env: Env): AirlockConfig {
     roots: p.AIRLOCK_ROOTS,
     toolsConfigFile: p.AIRLOCK_TOOLS_CONFIG,
     machine: p.AIRLOCK_MACHINE,
+    buildId: p.AIRLOCK_BUILD_ID,
     retention: { finishedMs: p.AIRLOCK_RETENTION, auditMs: p.AIRLOCK_AUDIT_RETENTION },
     grants: {
       privateKeyFile: p.AIRLOCK_GRANT_KEY,

@@ -37,7 +37,6 @@ export function preflight(
   call: ToolCallRequest,
   allowedTools: readonly string[],
   roots: readonly string[] = [],
-  options: { readonly checkCanonical?: boolean } = {},
 ): PreflightedCall {
   const base = { callId: call.id, toolName: call.name };
   let raw: unknown;
@@ -63,10 +62,8 @@ export function preflight(
     return { ...base, kind: 'complete', summary: z.object({ summary: z.string() }).parse(args).summary };
   }
   const canonical = canonicalArgs(tool, args, roots);
-  if (options.checkCanonical === true) {
-    // Paths made absolute can break what held as written ("." moved into "sub/x" is the root moved into itself).
-    const again = tool.parameters.safeParse(canonical);
-    if (!again.success) return { ...base, kind: 'error', message: `Error: invalid arguments for ${call.name} (paths taken inside the allowed roots): ${issuesText(again.error.issues)}.` };
-  }
+  // Paths made absolute can break what held as written ("." moved into "sub/x" is the root moved into itself).
+  const again = tool.parameters.safeParse(canonical);
+  if (!again.success) return { ...base, kind: 'error', message: `Error: invalid arguments for ${call.name} (paths taken inside the allowed roots): ${issuesText(again.error.issues)}.` };
   return { ...base, kind: 'tool', category: tool.categoryOf(parsed.data), args: canonical };
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { AirlockClient } from '../../client/airlock-client';
 import { startDevServer, type DevServer } from '../../client/dev/dev-server';
 import { freePort } from '../../client/dev/ports';
@@ -21,6 +21,7 @@ import { buildActivities } from '../../workers/deps';
 import { installBenchRuntime } from './bench-log';
 import { createPlainActivities, createPlainWorker } from './plain-worker';
 import { writeRules, type RulePreset } from './rules';
+import { requireCurrent } from '../../host/worker-deployments';
 
 /** The namespace of the `parked` part, whose agent worker runs as its own process. */
 export const PARKED_NAMESPACE = 'airlock-bench-parked';
@@ -115,7 +116,7 @@ export async function startStack(): Promise<Stack> {
     installBenchRuntime();
     const native = await NativeConnection.connect({ address: server.address });
     cleanups.push(() => native.close());
-    const workers: Worker[] = await createWorkers({
+    const { workers, buildId } = await createWorkers({
       connection: native,
       namespace: config.temporal.namespace,
       roles: queueRoles,
@@ -132,6 +133,7 @@ export async function startStack(): Promise<Stack> {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.all(running);
     });
+    await requireCurrent({ service: native.workflowService, namespace: config.temporal.namespace, buildId });
 
     // Histories of long jobs with large reads exceed gRPC's default 4 MiB per message.
     const connection = await Connection.connect({ address: server.address, channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 } });

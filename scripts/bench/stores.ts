@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { AirlockClient } from '../../client/airlock-client';
 import type { AirlockConfig } from '../../core/config/config';
 import { dataConverterFor } from '../../host/data-converter';
@@ -17,6 +17,7 @@ import type { Figure } from './figures';
 import { approval, call, completeTurn, completed, readBatch, startJob, waitParked } from './jobs';
 import { STORES_NAMESPACE, type Stack } from './stack';
 import { interleaved, pairedRatios, sleep, summary } from './stats';
+import { requireCurrent } from '../../host/worker-deployments';
 
 /**
  * What the shared database costs where people wait: the same approved
@@ -48,7 +49,7 @@ async function startPostgresSide(stack: Stack, pg: PrivatePostgres, cleanups: Ar
   const native = await NativeConnection.connect({ address: stack.server.address });
   cleanups.push(() => native.close());
   const roles = ['agent', 'tools'] as const;
-  const workers: Worker[] = await createWorkers({
+  const { workers, buildId } = await createWorkers({
     connection: native,
     namespace: STORES_NAMESPACE,
     roles,
@@ -61,6 +62,7 @@ async function startPostgresSide(stack: Stack, pg: PrivatePostgres, cleanups: Ar
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     await Promise.all(running);
   });
+  await requireCurrent({ service: native.workflowService, namespace: STORES_NAMESPACE, buildId });
   const connection = await Connection.connect({ address: stack.server.address });
   cleanups.push(() => connection.close());
   const airlock = await AirlockClient.connect(config);

@@ -8,6 +8,7 @@ import type { QueueRole } from '../../core/temporal/task-queues';
 import { createWorkers } from '../../workers/create-workers';
 import { runtimeLogger } from '../../workers/run-workers';
 import { ensureSearchAttributes } from '../../client/search-attributes';
+import { requireCurrent } from '../../host/worker-deployments';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -97,7 +98,7 @@ export async function startWorkers(
   activities: Activities,
   options: { readonly dataConverter?: DataConverter; readonly workflowCache?: number } = {},
 ): Promise<RunningWorkers> {
-  const workers = await createWorkers({
+  const { workers, buildId } = await createWorkers({
     ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
     ...(options.workflowCache !== undefined ? { workflows: { cacheSize: options.workflowCache, concurrency: 10, stickyTimeoutMs: 5_000 } } : {}),
     connection: env.nativeConnection,
@@ -108,6 +109,8 @@ export async function startWorkers(
     workflowSource: { bundles: testServer.bundles },
   });
   const running = workers.map((w) => w.run());
+  // Only the agent worker is versioned: the namespace is the test's own, so its build becomes current.
+  if (roles.includes('agent')) await requireCurrent({ service: env.nativeConnection.workflowService, namespace: env.namespace, buildId });
   return {
     workers,
     async stop() {

@@ -158,16 +158,8 @@ test('a job that continues as new while parked keeps its request, nonce and deci
   const final = await h.state(jobId);
   expect(final.decided.find((d) => d.requestId === request.requestId)).toMatchObject({ status: 'approved', reviewer: 'alice' });
 
-  // The seal patch is asked in the run's first workflow task: asked first at continue-as-new, a
-  // replay could answer "not sealed" there, and the next run refused its unsealed state.
+  // The baseline carries no patch: changes ship as new builds, and a patch marker here would mean one slipped in.
   const history = await h.env.client.workflow.getHandle(jobId, handle.firstExecutionRunId).fetchHistory();
-  let task = 0;
-  let sealedAskedIn: number | undefined;
-  for (const event of history.events ?? []) {
-    if (event.workflowTaskCompletedEventAttributes != null) task++;
-    const marker = event.markerRecordedEventAttributes;
-    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
-    if (data != null && sealedAskedIn === undefined && Buffer.from(data).toString().includes('airlock-sealed-state')) sealedAskedIn = task;
-  }
-  expect(sealedAskedIn).toBe(1);
+  const patches = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+  expect(patches).toEqual([]);
 });

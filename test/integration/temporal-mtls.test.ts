@@ -1,12 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isPortFree } from '../../client/dev/ports';
-import { allPorts, portsFrom, type TopologyPorts } from '../../client/topology/layout';
-import { spawnDetached, stillRunning, stopProcess, type StartedProcess } from '../../client/topology/processes';
-import { ensureNamespace, resolveTemporalServer, setupTemporalSchema, temporalServerArgs, writeTemporalConfig } from '../../client/topology/temporal-server';
-import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
+import type { TopologyPorts } from '../../client/topology/layout';
+import { startFullTemporal, type FullTemporal } from '../helpers/full-temporal';
 import { spawnNode, type Spawned } from '../helpers/processes';
 
 /**
@@ -17,8 +14,7 @@ import { spawnNode, type Spawned } from '../helpers/processes';
  * names the variable to fix.
  */
 let dir: string;
-let pg: PrivatePostgres;
-let server: StartedProcess | undefined;
+let server: FullTemporal | undefined;
 let ports: TopologyPorts;
 const spawned: Spawned[] = [];
 
@@ -44,54 +40,30 @@ beforeAll(async () => {
   makeCa('other-ca');
   makeCert('other-ca', 'stranger', 'airlock-worker', 'DNS:airlock-worker');
 
-  pg = await startPrivatePostgres();
-  await pg.sql('CREATE DATABASE temporal');
-  await pg.sql('CREATE DATABASE temporal_visibility');
-  const binaries = await resolveTemporalServer(process.env, (line) => process.stderr.write(`${line}\n`));
-  // Trust authentication: any password does.
-  const db = { host: '127.0.0.1', port: pg.port, user: 'airlock', password: 'trust' };
-  await setupTemporalSchema(binaries.sqlTool, db, { temporal: true, visibility: true });
-  for (let attempt = 0; ; attempt++) {
-    ports = portsFrom(10_000 + Math.floor(Math.random() * 200) * 50);
-    const free = await Promise.all(allPorts(ports, false).map((p) => isPortFree(p)));
-    if (free.every(Boolean) || attempt > 5) break;
-  }
-  const folder = join(dir, 'temporal');
-  mkdirSync(folder);
-  writeTemporalConfig(folder, ports, db, {
-    caFile: join(dir, 'ca.pem'),
-    certFile: join(dir, 'server.pem'),
-    keyFile: join(dir, 'server-key.pem'),
-    clientCertFile: join(dir, 'client.pem'),
-    clientKeyFile: join(dir, 'client-key.pem'),
-  });
-  const args = temporalServerArgs(folder);
-  const started = spawnDetached({ command: binaries.server, args: args.args, cwd: args.cwd, env: { PATH: process.env.PATH }, log: join(dir, 'temporal.log') });
-  server = started;
   // Up once its frontend answers a client with the right certificate; then the namespace airlock uses.
-  const tls = {
+  const clientTls = {
     serverRootCACertificate: readFileSync(join(dir, 'ca.pem')),
     serverNameOverride: 'localhost',
     clientCertPair: { crt: readFileSync(join(dir, 'client.pem')), key: readFileSync(join(dir, 'client-key.pem')) },
   };
-  const address = `127.0.0.1:${ports.temporal}`;
-  for (let i = 0; ; i++) {
-    try {
-      await ensureNamespace({ address, tls }, 'default');
-      break;
-    } catch (err) {
-      if (i > 200 || !stillRunning(started)) throw new Error(`the mTLS server did not come up (${String(err)}): ${readFileSync(join(dir, 'temporal.log'), 'utf8').slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+  server = await startFullTemporal(dir, {
+    tls: {
+      caFile: join(dir, 'ca.pem'),
+      certFile: join(dir, 'server.pem'),
+      keyFile: join(dir, 'server-key.pem'),
+      clientCertFile: join(dir, 'client.pem'),
+      clientKeyFile: join(dir, 'client-key.pem'),
+    },
+    clientTls,
+  });
+  ports = server.ports;
   const setup = await cli(['setup'], trusted());
   expect(setup.output).toMatch(/namespace default: registered/);
 }, 15 * 60_000);
 
 afterAll(async () => {
   for (const p of spawned) p.child.kill('SIGKILL');
-  if (server !== undefined) await stopProcess(server, 10_000);
-  await pg?.stop();
+  await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { restoreCarriedState } from '../../core/job/carried-state';
 
-/** The state a job carried when it continued as new while parked, as recorded in its second run's input (v0: version 1, v1: version 2). */
+/** The state a job carried when it continued as new while parked, as recorded in its second run's input by builds before the baseline (kept as fixtures: v0 carried version 1, v1 version 2, v3 version 3). */
 function recordedState(tag = 'v0'): Record<string, unknown> {
-  const file = join(__dirname, '..', 'replay', 'histories', `continue-as-new-parked.${tag}.run2.json`);
+  const file = join(__dirname, '..', 'fixtures', 'carried-state', `continue-as-new-parked.${tag}.run2.json`);
   const history = JSON.parse(readFileSync(file, 'utf8')) as {
     events: Array<{ workflowExecutionStartedEventAttributes?: { input: { payloads: Array<{ data: string }> } } }>;
   };

@@ -84,7 +84,6 @@ const expected: Record<string, string[][]> = {
   // Six signed decisions at once and an unsigned one: the first approval counted.
   'concurrent-decisions': [['fs_move approved']],
   stop: [['fs_chmod stopped']],
-  'upgraded-while-parked': [['fs_list allowed', 'fs_delete approved']],
 };
 
 const jobs = recordedJobs();
