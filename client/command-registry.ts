@@ -306,9 +306,9 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   {
     name: 'deny',
     summary: 'Deny a pending request; the model is told the reason',
-    usage: 'airlock deny JOB_ID [--request ID] [--reason TEXT] [--reviewer NAME] [--sign KEYFILE] [--json]',
+    usage: 'airlock deny JOB_ID [--request ID] --reason TEXT [--reviewer NAME] [--sign KEYFILE] [--json]',
     arguments: [jobId],
-    options: { ...decisionOptions, reason: { type: 'string', value: 'TEXT', description: 'Why; the model is told, and the audit log records it' }, json },
+    options: { ...decisionOptions, reason: { type: 'string', value: 'TEXT', description: 'Why (required): the model is told, and the audit log records it' }, json },
     examples: ['airlock deny job-1f0c2a --reason "keep the backups"'],
     load: async () => (await import('./commands/deny')).run,
   },

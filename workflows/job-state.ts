@@ -145,6 +145,15 @@ export class JobState {
     this.data.outcomes = [...(this.data.outcomes ?? []), { ...outcome, detail: outcome.detail.slice(0, 500) }].slice(-MAX_DECIDED_KEPT);
   }
 
+  /** The approved calls' outcomes noted so far (the last 50). */
+  outcomes(): readonly CallOutcome[] {
+    return this.data.outcomes ?? [];
+  }
+
+  executed(): number {
+    return this.data.toolCallsExecuted;
+  }
+
   countExecuted(): void {
     this.data.toolCallsExecuted++;
   }

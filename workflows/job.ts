@@ -4,6 +4,7 @@ import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
 import { agentJobInputSchema, allowedToolsFor, type AgentJobInput, type AgentJobResult, type JobOutcome, type ParsedAgentJobInput } from '../core/job/job-input';
 import { parkedBatchView } from '../core/job/batch-view';
+import { jobFacts } from '../core/job/job-facts';
 import { canonicalJson } from '../core/util/canonical-json';
 import { sha256Hex } from '../core/util/sha256';
 import { jobView, maskedAuditHealth, maskedResult, type AgentJobStateView } from '../core/job/job-view';
@@ -264,10 +265,12 @@ export class Job {
 
   async finish(state: JobState, status: JobOutcome, ending: Ending = {}): Promise<AgentJobResult> {
     // The result is stored in history and shown by `describe`: masked like every other surface.
-    const result: AgentJobResult = maskedResult({ schemaVersion: 1, status, turns: state.turns, ...ending });
+    const facts = jobFacts({ requests: state.knownRequests(), outcomes: state.outcomes(), executed: state.executed() });
+    const result: AgentJobResult = maskedResult({ schemaVersion: 1, status, turns: state.turns, ...ending, facts });
     this.result = result;
     this.status = status;
     this.show();
+    this.visibility.ended(result);
     await this.drain();
     // Events still unwritten end with the job: the result says how many, and carries them for `airlock audit --recover`.
     const audit = this.audit.health();

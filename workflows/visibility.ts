@@ -1,10 +1,12 @@
 import { setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
-import { approvalCard, cardsMarkdown } from '../core/reviewer/approval-card';
+import { approvalCard, cardsMarkdown, md } from '../core/reviewer/approval-card';
 import type { PendingRequest } from '../core/approval/approvals';
 import type { ParkedBatchView } from '../core/job/batch-view';
 import { pendingView } from '../core/job/job-view';
 import { PENDING_MEMO_KEY, pendingMemo } from '../core/reviewer/pending-memo';
 import { pendingToolsKey, statusKey, type JobStatus } from '../core/temporal/search-attributes';
+import type { AgentJobResult } from '../core/job/job-input';
+import { endText } from '../core/reviewer/progress';
 
 /**
  * What the Web UI and list views show of a job: `AirlockStatus` and
@@ -44,5 +46,10 @@ export class Visibility {
     const now = Date.now();
     const cards = pending.map((r) => approvalCard({ jobId: this.jobId, goal: this.goal, request: pendingView(r), batch }, { now, cli: 'npx airlock' }));
     setCurrentDetails(cardsMarkdown(cards, now));
+  }
+
+  /** The Web UI's details of an ended job: how it ended, the job's facts before the model's words. */
+  ended(result: AgentJobResult): void {
+    setCurrentDetails(`**Ended:** ${md(endText({ status: 'result', result }))}`);
   }
 }

@@ -73,6 +73,10 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
   const found = await pendingOf(client, jobId);
   if (found.execution !== 'RUNNING') throw new JobError(closedJobMessage(jobId, found.status));
   const request = pickRequest(jobId, found, options.requestId);
+  const edited = options.set !== undefined && Object.keys(options.set).length > 0 ? coerceEdits(request.toolName, options.set) : undefined;
+  // What the job would refuse for sure is refused here, before anything is sent or signed.
+  const refused = edited === undefined ? undefined : editProblem(request.toolName, request.editable, edited);
+  if (refused !== undefined) return { accepted: false, jobId, requestId: request.requestId, ...refused };
   const unsigned: DecisionPayload = {
     requestId: request.requestId,
     fingerprint: request.fingerprint,
@@ -81,9 +85,7 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
     // Trimmed as the job's schema trims it, so the signed text is the text the job verifies.
     reviewer: options.reviewer.trim(),
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
-    ...(options.set !== undefined && Object.keys(options.set).length > 0
-      ? { args: coerceEdits(request.toolName, options.set) }
-      : {}),
+    ...(edited !== undefined ? { args: edited } : {}),
   };
   const payload =
     options.signingKey === undefined
@@ -158,6 +160,24 @@ export function reportedRejection(payload: DecisionPayload): unknown {
   if (JSON.stringify(payload).length <= REPORTED_PAYLOAD_LIMIT) return payload;
   const short = (value: unknown) => (typeof value === 'string' ? value.slice(0, 200) : undefined);
   return { requestId: short(payload.requestId), reviewer: short(payload.reviewer), oversized: true };
+}
+
+/**
+ * The job's own first checks of an edit, made before sending: fields the
+ * rule (or the tool) does not let a reviewer edit, and values the field's
+ * schema refuses. The job checks the whole edited call again.
+ */
+export function editProblem(toolName: string, editable: readonly string[], edits: Readonly<Record<string, unknown>>): { code: string; reason: string } | undefined {
+  const tool = getTool(toolName);
+  const allowed = editable.filter((field) => tool === undefined || tool.editable.includes(field.split('.')[0] ?? field));
+  const outside = Object.keys(edits).filter((field) => !allowed.includes(field));
+  if (outside.length > 0) return { code: 'edit_not_allowed', reason: `field(s) ${outside.join(', ')} are not editable (editable: ${allowed.length > 0 ? allowed.join(', ') : 'none'})` };
+  const shape = (tool?.parameters as { shape?: Record<string, ZodType> } | undefined)?.shape ?? {};
+  for (const [field, value] of Object.entries(edits)) {
+    const checked = shape[field]?.safeParse(value);
+    if (checked !== undefined && !checked.success) return { code: 'edit_invalid', reason: `edited call is invalid: ${field}: ${checked.error.issues[0]?.message ?? 'invalid value'} (got ${JSON.stringify(value)})` };
+  }
+  return undefined;
 }
 
 /**

@@ -13,7 +13,7 @@ export function reviewerName(args: ParsedArgs, io: CommandIo): string {
   return stringOption(args, 'reviewer') ?? io.config().reviewer ?? userInfo().username;
 }
 
-/** Prints accepted/rejected; a rejection exits non-zero. */
+/** Prints accepted on stdout, rejected on stderr; a rejection exits non-zero. */
 export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideOutcome): number {
   if (args.values.json === true) printJson(io, outcome);
   else if (outcome.accepted === 'queued') {
@@ -23,7 +23,7 @@ export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideO
     const edited = outcome.editedFingerprint !== null ? ` (edited; new fingerprint ${outcome.editedFingerprint})` : '';
     io.out(display`accepted: request ${outcome.requestId} of job ${outcome.jobId} is ${outcome.status}${call}${edited}`);
     for (const e of outcome.edits ?? []) io.out(display`  ${e.field}: ${JSON.stringify(e.before) ?? '(unset)'} → ${JSON.stringify(e.after) ?? '(unset)'}`);
-  } else io.out(display`rejected (${outcome.code}): ${outcome.reason}`);
+  } else io.err(display`rejected (${outcome.code}): ${outcome.reason}`);
   // A queued decision is delivered: it is not an error.
   return outcome.accepted === false ? 1 : 0;
 }

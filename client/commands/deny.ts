@@ -1,9 +1,13 @@
 import { jobIdArg, stringOption, type CommandRun } from '../command';
+import { UsageError } from '../errors';
 import { withClient } from '../with-client';
 import { reportDecision, reviewerName, signingKey } from './decision-output';
 
 export const run: CommandRun = async (args, io, command) => {
   const jobId = jobIdArg(command, args);
+  // The model is told the reason (and the audit keeps it), as the approval page asks for one too.
+  const reason = stringOption(args, 'reason')?.trim();
+  if (reason === undefined || reason === '') throw new UsageError(`deny needs --reason TEXT: the job tells the model why, and the audit keeps it; usage: ${command.usage}`);
   const key = signingKey(args, io);
   const outcome = await withClient(io, (client) =>
     client.decide(jobId, {
@@ -11,7 +15,7 @@ export const run: CommandRun = async (args, io, command) => {
       reviewer: reviewerName(args, io),
       ...(key !== undefined ? { signingKey: key } : {}),
       ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
-      ...(stringOption(args, 'reason') !== undefined ? { reason: stringOption(args, 'reason')! } : {}),
+      reason,
     }),
   );
   return reportDecision(args, io, outcome);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { userInfo } from 'node:os';
 import { sideEffectToolNames } from '../../core/tools/registry';
 import { display } from '../../core/redaction/display-text';
-import { endStatus, endText, progressLine } from '../../core/reviewer/progress';
+import { endExitCode, endText, progressLine } from '../../core/reviewer/progress';
 import type { AirlockClient, StartedJob } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type CommandRun } from '../command';
 import { JobError, UsageError } from '../errors';
@@ -49,7 +49,7 @@ export const run: CommandRun = async (args, io, command) => {
     if (args.values.json === true) {
       const result = await client.result(started.jobId);
       printJson(io, { ...started, result });
-      return result.status === 'completed' ? 0 : 1;
+      return endExitCode({ status: 'result', result });
     }
     return waitWithProgress(io, client, started);
   });
@@ -89,5 +89,5 @@ async function waitWithProgress(io: CommandIo, client: AirlockClient, started: S
   }
   if (end === undefined) throw new JobError(`lost track of job ${jobId}; see npx airlock show ${jobId}`);
   io.out(display`job ${jobId} ${endText(end)}`);
-  return endStatus(end) === 'completed' ? 0 : 1;
+  return endExitCode(end);
 }

@@ -1,3 +1,5 @@
+import { factsText } from '../../core/job/job-facts';
+import { resultFacts } from '../../core/reviewer/progress';
 import type { ApprovalCard, CliName } from '../../core/approval/card';
 import { approvalCard, cardText } from '../../core/reviewer/approval-card';
 import type { AuditHealth } from '../../core/audit/backlog';
@@ -61,8 +63,10 @@ function printState(io: CommandIo, s: AgentJobStateView, info: JobStatusInfo, ca
   if (s.result !== null) {
     const reason = s.result.reason !== undefined ? ` (${s.result.reason})` : '';
     io.out(display`  result: ${s.result.status}${reason}`);
-    // The summary is the model's claim; the decisions and outcomes below are what happened.
-    if (s.result.summary !== undefined) io.out(display`  the model's summary: ${s.result.summary}`);
+    // What the job recorded first; the summary is the model's claim.
+    const facts = resultFacts(s.result);
+    if (facts !== undefined) io.out(display`  what happened: ${factsText(facts)}`);
+    if (s.result.summary !== undefined) io.out(display`  the model says: ${s.result.summary}`);
     if (s.result.detail !== undefined) io.out(display`  detail: ${s.result.detail}`);
   }
   if (s.pending.length > 0 && !closed) {

@@ -1,3 +1,4 @@
+import { jobFactsSchema } from '../../core/job/job-facts';
 import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex, decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
@@ -33,6 +34,8 @@ const jobResultSchema = z.object({
   detail: z.string().optional(),
   summary: z.string().optional(),
   turns: z.number(),
+  // Facts of a version this client does not read leave the rest of the result readable.
+  facts: jobFactsSchema.optional().catch(undefined),
 });
 
 interface Call {

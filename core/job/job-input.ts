@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { sideEffectToolNames } from '../tools/registry';
 import type { AuditHealth } from '../audit/backlog';
 import type { AuditEvent } from '../audit/events';
+import type { JobFacts } from './job-facts';
 
 /** The workflow type name of a job. */
 export const AGENT_JOB_WORKFLOW = 'agentJob';
@@ -57,8 +58,10 @@ export interface AgentJobResult {
   readonly reason?: JobEndReason;
   /** Detail for people: the stopping rule, the model error. */
   readonly detail?: string;
-  /** The summary given to `complete`. */
+  /** The summary given to `complete`: the model's own words, not a record of what ran (see `facts`). */
   readonly summary?: string;
+  /** What the job knows happened to the calls a reviewer was asked about (absent in results of builds before). */
+  readonly facts?: JobFacts;
   readonly turns: number;
   /**
    * Set when audit writes failed in the job; `unwritten` events were not

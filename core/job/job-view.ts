@@ -3,6 +3,7 @@ import type { AuditHealth } from '../audit/backlog';
 import { parkedBatchView, type ParkedBatchView } from './batch-view';
 import type { CallOutcome, CarriedState, ReconciledCall } from './carried-state';
 import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
+import type { JobFacts } from './job-facts';
 import { maskPreview, maskString, maskValue } from '../redaction/masking';
 import { mapObservedText, type ObservedState } from '../tools/observed-state';
 import type { JobStatus } from '../temporal/search-attributes';
@@ -170,10 +171,22 @@ export function maskedAuditHealth(audit: AuditHealth): AuditHealth {
 }
 
 /** A job's result as it may be shown anywhere (the summary and detail are model-written text). */
-export function maskedResult<R extends { readonly summary?: string; readonly detail?: string }>(result: R): R {
+export function maskedResult<R extends { readonly summary?: string; readonly detail?: string; readonly facts?: JobFacts }>(result: R): R {
   return {
     ...result,
     ...(result.summary !== undefined ? { summary: maskString(result.summary) } : {}),
     ...(result.detail !== undefined ? { detail: maskString(result.detail) } : {}),
+    ...(result.facts !== undefined ? { facts: maskedFacts(result.facts) } : {}),
+  };
+}
+
+function maskedFacts(facts: JobFacts): JobFacts {
+  return {
+    ...facts,
+    gated: facts.gated.map((c) => ({
+      ...c,
+      ...(c.target !== undefined ? { target: maskString(c.target) } : {}),
+      ...(c.detail !== undefined ? { detail: maskString(c.detail) } : {}),
+    })),
   };
 }

@@ -158,7 +158,7 @@ function code(text: string): string {
 }
 
 /** Plain text in Markdown: nothing in it formats, links or opens HTML. */
-function md(text: string): string {
+export function md(text: string): string {
   return displayText(text).replace(/[\\`*_{}[\]()<>#+!|~-]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : `\\${c}`));
 }
 

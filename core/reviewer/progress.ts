@@ -1,6 +1,7 @@
 import { display } from '../redaction/display-text';
 import { maskPreview, maskString, summarizeArgs } from '../redaction/masking';
 import type { AgentJobResult } from '../job/job-input';
+import { everyGatedCallRan, factsText, jobFactsSchema, type JobFacts } from '../job/job-facts';
 import { getTool } from '../tools/registry';
 
 /**
@@ -66,13 +67,27 @@ export function endStatus(end: JobEnd): string {
   return end.status === 'result' ? end.result.status : end.status;
 }
 
+/** The facts a result carries, if it carries any this build reads. */
+export function resultFacts(result: AgentJobResult): JobFacts | undefined {
+  const parsed = jobFactsSchema.safeParse(result.facts);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * How a job ended, facts first: "completed; 0 of 1 approved calls ran:
+ * fs_delete /x refused (target changed). The model says: “…”". A result
+ * without facts (an older build) shows the summary, labelled the same way.
+ */
 export function endText(end: JobEnd): string {
   switch (end.status) {
     case 'result': {
       const { result } = end;
       const why = result.reason !== undefined ? ` (${result.reason})` : '';
-      const what = result.summary ?? result.detail;
-      return display`${result.status}${why}${what !== undefined ? `: ${text(what)}` : ''}`;
+      const facts = resultFacts(result);
+      const factLine = facts === undefined ? '' : `; ${factsText(facts, text)}`;
+      const detail = result.detail !== undefined ? `: ${text(result.detail)}` : '';
+      const words = result.summary !== undefined ? `. The model says: “${text(result.summary)}”` : '';
+      return display`${result.status}${why}${detail}${factLine}${words}`;
     }
     case 'failed':
       return display`failed: ${text(end.message)}`;
@@ -83,6 +98,18 @@ export function endText(end: JobEnd): string {
     case 'timed_out':
       return 'timed out';
   }
+}
+
+/**
+ * `airlock run --wait`'s exit code for an end: 0 completed with every call a
+ * reviewer was asked about approved and run; 3 completed, but some such
+ * call was denied, expired, refused, failed or did not run; 1 did not
+ * complete (failed, aborted, cancelled, terminated, timed out).
+ */
+export function endExitCode(end: JobEnd): 0 | 1 | 3 {
+  if (end.status !== 'result' || end.result.status !== 'completed') return 1;
+  const facts = resultFacts(end.result);
+  return facts === undefined || everyGatedCallRan(facts) ? 0 : 3;
 }
 
 /** One line for one event of a job. */

@@ -177,7 +177,9 @@ describe('a parked job', () => {
     expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
     const shown = await h.cli(['show', jobId]);
     expect(shown.stdout).toContain(`job ${jobId}: completed`);
-    expect(shown.stdout).toContain("the model's summary: removed cache");
+    expect(shown.stdout).toContain('the model says: removed cache');
+    // The facts lead: the model's summary claims the removal, the job's record says the approved delete failed.
+    expect(shown.stdout).toMatch(/what happened: 0 of 1 approved call ran: fs_delete \S+ failed \(/);
     expect(shown.stdout).toMatch(new RegExp(`approved fs_delete \\(request ${requestId}\\) by alice: keep it shallow — FAILED: \\S`));
     expect(shown.stdout).not.toMatch(/— executed/);
     expect(shown.stdout).toMatch(/, 1 approved call\(s\) failed,/);

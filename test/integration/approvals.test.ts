@@ -187,7 +187,9 @@ test('an edit inside the editable fields binds a new fingerprint and runs the ed
 
   const outside = await h.cli(['approve', jobId, '--set', 'path=/etc/passwd']);
   expect(outside.code).toBe(1);
-  expect(outside.stdout).toMatch(/rejected \(edit_not_allowed\): field\(s\) path are not editable \(editable: mode\)/);
+  // Checked before anything is sent: the request's editable fields are on its card.
+  expect(outside.stdout).toBe('');
+  expect(outside.stderr).toMatch(/rejected \(edit_not_allowed\): field\(s\) path are not editable \(editable: mode\)/);
   expect((await h.state(jobId)).pending).toHaveLength(1);
 
   const inside = await h.cli(['approve', jobId, '--set', 'mode=640', '--json']);

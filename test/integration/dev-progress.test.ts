@@ -74,30 +74,37 @@ test('dev prints each event of every job; run --wait prints its own, says how to
     new RegExp(`^${j} approved by owner \\(fs_delete, request ${escape(request)}\\)$`),
     new RegExp(`^${j} executed: fs_delete ${target}$`),
   ];
-  inOrder(waiting.output(), [...ownLines, new RegExp(`^job ${j} completed: `)]);
+  // The end leads with what the job recorded; the summary follows as the model's words.
+  const ranEnd = `completed; 1 of 1 approved call ran\\. The model says: “`;
+  inOrder(waiting.output(), [...ownLines, new RegExp(`^job ${j} ${ranEnd}`)]);
   // The same lines, from the stack, for a job it did not start.
-  await dev.waitFor(new RegExp(`^${j} completed: `, 'm'));
-  inOrder(dev.output(), [...ownLines.filter((_, i) => i !== 2), new RegExp(`^${j} completed: `)]);
+  await dev.waitFor(new RegExp(`^${j} completed; `, 'm'));
+  inOrder(dev.output(), [...ownLines.filter((_, i) => i !== 2), new RegExp(`^${j} ${ranEnd}`)]);
   expect(`${waiting.output()}\n${dev.output()}`).not.toContain(SECRET);
   expect(dev.output()).toMatch(new RegExp(`^${j} started: .*api key .*\\*`, 'm'));
 
   // The demo job's approved delete no longer holds (the file is gone): refused, with the reason.
   expect(await airlock(env, ['approve', demo])).toMatchObject({ code: 0 });
   const d = escape(demo);
-  await dev.waitFor(new RegExp(`^${d} completed: `, 'm'));
+  await dev.waitFor(new RegExp(`^${d} completed; `, 'm'));
   inOrder(dev.output(), [
     new RegExp(`^${d} started: `),
     new RegExp(`^${d} parked: fs_delete ${target} `),
     new RegExp(`^${d} approved by owner `),
     new RegExp(`^${d} refused: fs_delete ${target}: .*no longer exists`),
-    new RegExp(`^${d} completed: `),
+    // Whatever the model claims, the end says the delete did not run.
+    new RegExp(`^${d} completed; 0 of 1 approved call ran: fs_delete ${target} refused \\(.*no longer exists.*\\)\\. The model says: “`),
   ]);
 
   // The JSON waiter's job parked too; denied, it still completes (the scripted model goes on), and stdout is one JSON document.
   const jsonJob = await thirdParkedJob([job, demo]);
   expect(await airlock(env, ['deny', jsonJob, '--reason', 'keep it'])).toMatchObject({ code: 0 });
-  await json.exited();
-  expect(JSON.parse(jsonStdout)).toMatchObject({ jobId: jsonJob, result: { status: 'completed' } });
+  // Completed, but the call it asked for was denied: exit code 3, and the result says so.
+  expect(await json.exited()).toBe(3);
+  expect(JSON.parse(jsonStdout)).toMatchObject({
+    jobId: jsonJob,
+    result: { status: 'completed', facts: { gated: [{ toolName: 'fs_delete', outcome: 'denied', reviewer: 'owner', detail: 'keep it' }] } },
+  });
   expect(json.output()).not.toMatch(/parked:|waiting for approval/);
   await dev.waitFor(new RegExp(`^${escape(jsonJob)} denied by owner: keep it `, 'm'));
 

@@ -52,13 +52,13 @@ async function airlock(args: string[]): Promise<string> {
   return stdout;
 }
 
-/** The CLI's exit code and stdout, also when it fails. */
-async function airlockStatus(args: string[]): Promise<{ code: number; stdout: string }> {
+/** The CLI's exit code, stdout and stderr, also when it fails. */
+async function airlockStatus(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    return { code: 0, stdout: await airlock(args) };
+    return { code: 0, stdout: await airlock(args), stderr: '' };
   } catch (err) {
-    const e = err as { code?: number; stdout?: string };
-    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '' };
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
 }
 
@@ -86,7 +86,7 @@ async function pendingJobs(): Promise<Array<{ jobId: string }>> {
   return [];
 }
 
-test('airlock dev: Web UI, search attributes, the demo job parks, Ctrl-C leaves nothing, a restart keeps the job', async () => {
+test('airlock dev: Web UI, search attributes, the demo job parks, Ctrl-C leaves nothing, a restart keeps the job, another build becomes current', async () => {
   const first = await startDev(['--demo']);
   const ui = first.output().match(/Web UI\s+(http:\/\/\S+)/)?.[1];
   expect(ui).toBeDefined();
@@ -113,7 +113,7 @@ test('airlock dev: Web UI, search attributes, the demo job parks, Ctrl-C leaves 
   expect(state.pending).toHaveLength(1);
   // The built-in rules want a signed decision: a name claimed without its key is refused, nothing runs.
   const claimed = await airlockStatus(['approve', jobId, '--reviewer', 'alice']);
-  expect(claimed).toMatchObject({ code: 1, stdout: expect.stringMatching(/^rejected \(signature_required\)/) });
+  expect(claimed).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/^rejected \(signature_required\)/) });
   expect((JSON.parse(await airlock(['show', jobId, '--json'])) as { pending: unknown[] }).pending).toHaveLength(1);
   // The local reviewer's key was made by `airlock dev` on first start; the CLI signs with it.
   expect(first.output()).toMatch(/created the signing key of reviewer owner/);
@@ -123,7 +123,22 @@ test('airlock dev: Web UI, search attributes, the demo job parks, Ctrl-C leaves 
   expect(existsSync(demoFile)).toBe(false);
   expect(existsSync(join(dir, 'data', 'sandbox', 'airlock-demo', 'backups', 'current.tar'))).toBe(true);
 
+  const before = JSON.parse(await airlock(['deploy', 'status', '--json'])) as { current: string };
   expect(await ctrlC(second)).toBe(0);
+  expect(leftovers()).toEqual([]);
+
+  // Another build on the same data folder (an upgrade): the dev server runs one build, so it becomes current and takes new jobs.
+  env = { ...env, AIRLOCK_BUILD_ID: 'dev-next' };
+  const third = await startDev(['--demo']);
+  expect(third.output()).toContain(`airlock: build dev-next is now current (was ${before.current})`);
+  await third.waitFor(/Demo job (demo-\S+) started/);
+  const next = /Demo job (demo-\S+) started/.exec(third.output())?.[1];
+  for (let i = 0; i < 100 && !(await pendingJobs()).some((j) => j.jobId === next); i++) await new Promise((r) => setTimeout(r, 200));
+  expect((await pendingJobs()).map((j) => j.jobId)).toContain(next);
+  const status = JSON.parse(await airlock(['deploy', 'status', '--json'])) as { current: string; versions: Array<{ buildId: string; parked: number }> };
+  expect(status.current).toBe('dev-next');
+  expect(status.versions.find((v) => v.buildId === 'dev-next')?.parked).toBe(1);
+  expect(await ctrlC(third)).toBe(0);
   expect(leftovers()).toEqual([]);
 
   // Keys, nonce store, audit log, the server's database and the sandbox: nothing is readable by others.
