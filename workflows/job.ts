@@ -4,7 +4,7 @@ import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
 import { agentJobInputSchema, allowedToolsFor, type AgentJobInput, type AgentJobResult, type JobOutcome, type ParsedAgentJobInput } from '../core/job/job-input';
 import { parkedBatchView } from '../core/job/batch-view';
-import { jobFacts } from '../core/job/job-facts';
+import { factsText, jobFacts } from '../core/job/job-facts';
 import { canonicalJson } from '../core/util/canonical-json';
 import { sha256Hex } from '../core/util/sha256';
 import { jobView, maskedAuditHealth, maskedResult, type AgentJobStateView } from '../core/job/job-view';
@@ -190,7 +190,7 @@ export class Job {
    */
   async cancelled(): Promise<void> {
     this.status = 'cancelled';
-    this.audit.record({ type: 'runtime_error', data: { code: 'cancelled', error: 'the job was cancelled' } });
+    this.audit.record({ type: 'job_cancelled', data: { turn: this.state?.turns ?? 0 } });
     this.show();
     await this.drain();
   }
@@ -271,6 +271,16 @@ export class Job {
     this.status = status;
     this.show();
     this.visibility.ended(result);
+    this.audit.record({
+      type: 'job_ended',
+      data: {
+        status,
+        ...(result.reason !== undefined ? { reason: result.reason } : {}),
+        ...(result.detail !== undefined ? { detail: result.detail } : {}),
+        facts: factsText(facts),
+        ...(result.summary !== undefined ? { summary: result.summary } : {}),
+      },
+    });
     await this.drain();
     // Events still unwritten end with the job: the result says how many, and carries them for `airlock audit --recover`.
     const audit = this.audit.health();

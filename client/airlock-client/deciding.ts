@@ -33,6 +33,11 @@ export interface DecideOptions {
   readonly reviewer: string;
   /** The reviewer's Ed25519 private key: the decision is signed (required by some rules). */
   readonly signingKey?: KeyObject;
+  /**
+   * Without `signingKey`: where a key was looked for and how to get one. A
+   * request that needs a signed decision is then refused here, unsent.
+   */
+  readonly noKeyAdvice?: string;
   /** How long to wait for an agent worker to take the decision (default `WORKER_WAIT_MS`). */
   readonly workerWaitMs?: number;
 }
@@ -77,6 +82,18 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
   // What the job would refuse for sure is refused here, before anything is sent or signed.
   const refused = edited === undefined ? undefined : editProblem(request.toolName, request.editable, edited);
   if (refused !== undefined) return { accepted: false, jobId, requestId: request.requestId, ...refused };
+  // What the job would reject for who decides is said here, unsent: the reviewer's name, the requester, a missing signature.
+  const reviewer = options.reviewer.trim();
+  if (request.reviewers !== null && !request.reviewers.includes(reviewer)) {
+    return { accepted: false, jobId, requestId: request.requestId, code: 'reviewer_not_allowed', reason: `reviewer ${reviewer} may not decide this request (allowed: ${request.reviewers.join(', ')})` };
+  }
+  if (request.separateRequester === true && reviewer === request.requester) {
+    return { accepted: false, jobId, requestId: request.requestId, code: 'requester_cannot_decide', reason: `the requester ${request.requester} may not decide their own request` };
+  }
+  if (request.signatureRequired === true && options.signingKey === undefined) {
+    const reason = `request ${request.requestId} needs a signed decision and there is no signing key for reviewer ${options.reviewer.trim()}${options.noKeyAdvice !== undefined ? `: ${options.noKeyAdvice}` : ''}`;
+    return { accepted: false, jobId, requestId: request.requestId, code: 'signature_required', reason };
+  }
   const unsigned: DecisionPayload = {
     requestId: request.requestId,
     fingerprint: request.fingerprint,

@@ -37,7 +37,8 @@ export class AirlockClient {
     // A client writes goals, decisions and reasons into history too: to another machine only encrypted, like the workers.
     const target = temporalTarget(config);
     requireCodecForRemoteTemporal(config, target.address);
-    const conn = await connectTo(target, () => Connection.connect({ ...connection, ...connectionOptionsOf(target), connectTimeout: 5000 }));
+    // A person waits on this: a server that does not answer within 2 s gets the clear error, not a silent wait.
+    const conn = await connectTo(target, () => Connection.connect({ ...connection, ...connectionOptionsOf(target), connectTimeout: 2000 }));
     return new AirlockClient(new Client({ connection: conn, namespace: target.namespace, dataConverter: dataConverterFor(config) }), conn);
   }
 

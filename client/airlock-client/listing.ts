@@ -83,6 +83,8 @@ export interface JobStatusInfo {
   readonly closedAt: string | null;
   /** Activities scheduled and not finished (a running job's calls, model turns, judge calls). */
   readonly inProgress: readonly ActivityInProgress[];
+  /** Who asked to cancel the job and why, once someone did (the reason is kept by Temporal, not by the job). */
+  readonly cancelRequest?: { readonly reason: string; readonly identity: string };
 }
 
 /**
@@ -127,13 +129,35 @@ export async function pendingOf(client: Client, jobId: string): Promise<PendingO
 /** The job's status from its current record (no worker needed), with Temporal's word for jobs that ran no code to end. */
 export async function status(client: Client, jobId: string): Promise<JobStatusInfo> {
   const description = await client.workflow.getHandle(jobId).describe();
+  const cancelRequest = description.status.name === 'CANCELLED' ? await findCancelRequest(client, jobId, description.runId) : undefined;
   return {
     status: shownStatus(description),
     execution: description.status.name,
     airlockStatus: description.typedSearchAttributes.get(statusKey),
     closedAt: description.closeTime?.toISOString() ?? null,
     inProgress: (description.raw.pendingActivities ?? []).map(inProgress),
+    ...(cancelRequest !== undefined ? { cancelRequest } : {}),
   };
+}
+
+/** A cancelled run's cancel request, read from the end of its history (it is among the last events). */
+async function findCancelRequest(client: Client, workflowId: string, runId: string): Promise<JobStatusInfo['cancelRequest']> {
+  let nextPageToken: Uint8Array | undefined;
+  for (let page = 0; page < 5; page++) {
+    const res = await client.workflowService.getWorkflowExecutionHistoryReverse({
+      namespace: client.options.namespace,
+      execution: { workflowId, runId },
+      maximumPageSize: 100,
+      ...(nextPageToken !== undefined ? { nextPageToken } : {}),
+    });
+    for (const event of res.history?.events ?? []) {
+      const request = event.workflowExecutionCancelRequestedEventAttributes;
+      if (request != null) return { reason: request.cause ?? '', identity: request.identity ?? '' };
+    }
+    if (res.nextPageToken == null || res.nextPageToken.length === 0) return undefined;
+    nextPageToken = res.nextPageToken;
+  }
+  return undefined;
 }
 
 export function listByStatus(client: Client, status: JobStatus): AsyncIterable<WorkflowExecutionInfo> {

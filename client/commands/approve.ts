@@ -1,7 +1,7 @@
 import { jobIdArg, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
-import { reportDecision, reviewerName, signingKey } from './decision-output';
+import { reportDecision, reviewerName, signing } from './decision-output';
 
 function parseSets(values: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -18,12 +18,12 @@ function parseSets(values: readonly string[]): Record<string, string> {
 export const run: CommandRun = async (args, io, command) => {
   const jobId = jobIdArg(command, args);
   const set = parseSets((args.values.set as string[] | undefined) ?? []);
-  const key = signingKey(args, io);
+  const signed = signing(args, io);
   const outcome = await withClient(io, (client) =>
     client.decide(jobId, {
       decision: 'approve',
       reviewer: reviewerName(args, io),
-      ...(key !== undefined ? { signingKey: key } : {}),
+      ...(signed.key !== undefined ? { signingKey: signed.key } : { noKeyAdvice: signed.advice }),
       set,
       ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
       ...(stringOption(args, 'reason') !== undefined ? { reason: stringOption(args, 'reason')! } : {}),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { auditEventTypes } from '../../core/audit/events';
 import type { AirlockConfig } from '../../core/config/config';
-import { display } from '../../core/redaction/display-text';
+import { auditTable } from '../../core/audit/audit-table';
+import { display, displayText } from '../../core/redaction/display-text';
 import { JsonlAuditReader, type AuditFilter, type AuditRead } from '../../host/audit-reader';
 import { statePaths } from '../../host/paths';
 import { printJson, stringOption, type CommandRun } from '../command';
@@ -57,11 +58,8 @@ export const run: CommandRun = async (args, io) => {
     const of = [job !== undefined ? ` for job ${job}` : '', runId !== undefined ? ` in run ${runId}` : ''].join('');
     io.out(display`no audit events${of} in ${where}`);
   }
-  // A job id can have several runs (`run --id X --new-run`): each event says which one wrote it.
-  for (const e of events) {
-    const run = e.runId !== undefined ? display` (run ${e.runId})` : '';
-    io.out(display`${e.at} ${e.type} ${e.jobId}` + run + display` ${JSON.stringify(e.data)}`);
-  }
+  // A job id can have several runs (`run --id X --new-run`): each row says which one wrote it (--json has the whole ids).
+  if (events.length > 0) for (const line of auditTable(events, displayText)) io.out(line);
   const runs = new Set(events.flatMap((e) => (e.runId !== undefined ? [e.runId] : [])));
   if (job !== undefined && runId === undefined && runs.size > 1) {
     io.err(display`airlock audit: job ${job} has events of ${runs.size} runs (${[...runs].join(', ')}); show one with --run RUN_ID`);

@@ -1,5 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { statePaths } from '../../host/paths';
 import { existingLocalReviewerKey } from '../../host/reviewer-key-file';
 import { userInfo } from 'node:os';
@@ -29,12 +30,29 @@ export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideO
 }
 
 /**
+ * The key, or where one was looked for and the exact fix: decisions under a
+ * signing rule are refused before they are sent without one.
+ */
+export function signing(args: ParsedArgs, io: CommandIo): { readonly key: KeyObject } | { readonly key: undefined; readonly advice: string } {
+  const key = loadSigningKey(args, io);
+  if (key !== undefined) return { key };
+  const name = reviewerName(args, io);
+  const paths = statePaths(io.config());
+  return {
+    key: undefined,
+    advice:
+      `looked for --sign, AIRLOCK_REVIEWER_KEY and ${join(paths.reviewerKeyDir, `${name}.pem`)}. ` +
+      `Make one with \`npx airlock reviewer add ${name}\` with the AIRLOCK_DATA_DIR the agent workers use (it writes the private key there and the public key into ${paths.reviewerKeys}, which the workers read), or pass --sign KEYFILE`,
+  };
+}
+
+/**
  * The reviewer's Ed25519 private key: `--sign KEYFILE`, else
  * AIRLOCK_REVIEWER_KEY, else this machine's key for the reviewer (created by
  * `airlock dev` or `airlock reviewer add`). None means an unsigned decision,
  * which rules that require a signature (the built-in ones do) reject.
  */
-export function signingKey(args: ParsedArgs, io: CommandIo): KeyObject | undefined {
+function loadSigningKey(args: ParsedArgs, io: CommandIo): KeyObject | undefined {
   const file = stringOption(args, 'sign') ?? io.config().reviewerKeyFile ?? existingLocalReviewerKey(statePaths(io.config()), reviewerName(args, io));
   if (file === undefined) return undefined;
   try {

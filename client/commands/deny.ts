@@ -1,19 +1,19 @@
 import { jobIdArg, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
-import { reportDecision, reviewerName, signingKey } from './decision-output';
+import { reportDecision, reviewerName, signing } from './decision-output';
 
 export const run: CommandRun = async (args, io, command) => {
   const jobId = jobIdArg(command, args);
   // The model is told the reason (and the audit keeps it), as the approval page asks for one too.
   const reason = stringOption(args, 'reason')?.trim();
   if (reason === undefined || reason === '') throw new UsageError(`deny needs --reason TEXT: the job tells the model why, and the audit keeps it; usage: ${command.usage}`);
-  const key = signingKey(args, io);
+  const signed = signing(args, io);
   const outcome = await withClient(io, (client) =>
     client.decide(jobId, {
       decision: 'deny',
       reviewer: reviewerName(args, io),
-      ...(key !== undefined ? { signingKey: key } : {}),
+      ...(signed.key !== undefined ? { signingKey: signed.key } : { noKeyAdvice: signed.advice }),
       ...(stringOption(args, 'request') !== undefined ? { requestId: stringOption(args, 'request')! } : {}),
       reason,
     }),

@@ -58,6 +58,7 @@ function printState(io: CommandIo, s: AgentJobStateView, info: JobStatusInfo, ca
   const was = closed && s.status !== info.status ? ` (it was ${s.status})` : '';
   io.out(display`job ${s.jobId}: ${info.status}${was} (turn ${s.turns}/${s.maxTurns})`);
   if (info.closedAt !== null && ['cancelled', 'terminated', 'timed_out'].includes(info.status)) io.out(display`  ended ${info.closedAt}`);
+  if (info.cancelRequest !== undefined) io.out(cancelLine(info.cancelRequest));
   io.out(display`  goal: ${s.goal}`);
   if (s.policyVersion !== undefined) io.out(display`  policy ${s.policyVersion.slice(0, 12)}`);
   if (s.result !== null) {
@@ -89,10 +90,16 @@ function printState(io: CommandIo, s: AgentJobStateView, info: JobStatusInfo, ca
   io.out(display`  executed ${c.toolCallsExecuted} call(s)${failedText}, ${c.approvalRequests} approval request(s), ${c.rejectedDecisions} rejected decision(s)`);
 }
 
+function cancelLine(request: NonNullable<JobStatusInfo['cancelRequest']>): string {
+  const by = request.identity !== '' ? ` by ${request.identity}` : '';
+  return display`  cancelled${by}: ${request.reason !== '' ? request.reason : '(no reason given)'}`;
+}
+
 /** A closed job no worker could be asked about: what its record says. */
 function printRecord(io: CommandIo, jobId: string, info: JobStatusInfo, problem: string): void {
   io.out(display`job ${jobId}: ${info.status}`);
   if (info.closedAt !== null) io.out(display`  ended ${info.closedAt}`);
+  if (info.cancelRequest !== undefined) io.out(cancelLine(info.cancelRequest));
   io.out(display`  (its details need an agent worker: ${problem})`);
 }
 

@@ -80,7 +80,7 @@ ${heading}
 ${others}
 <dt>May edit</dt><dd>${card.editable.length > 0 ? card.editable.join(', ') : 'nothing'} (${card.editNote})</dd>
 <dt>Requested by</dt><dd>${card.requester}, ${card.createdAt}</dd>
-<dt>May decide</dt><dd>${card.reviewers === null ? 'anyone' : card.reviewers.join(', ')}</dd>
+<dt>May decide</dt><dd>${card.mayDecide ?? (card.reviewers === null ? 'anyone' : card.reviewers.join(', '))}</dd>
 <dt>Request</dt><dd class="mono small">${card.requestId}</dd>
 <dt>Fingerprint</dt><dd class="mono small">${card.fingerprint}</dd>
 </dl>

@@ -44,6 +44,8 @@ export const approvalCardSchema = z.object({
   requester: z.string(),
   /** null: anyone may decide. */
   reviewers: z.array(z.string()).nullable(),
+  /** Who may decide and how, in words: "alice, bob; a signed decision (key or passkey); not the requester" (absent in cards of builds before). */
+  mayDecide: z.string().optional(),
   createdAt: z.string(),
   expiresAt: z.string(),
   /** "waiting 3m" */

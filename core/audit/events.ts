@@ -151,6 +151,17 @@ export const auditEventSchemas = {
     requestId: z.string().optional(),
     turn: z.number().optional(),
   }),
+  /** A job ended with its own result: how, the facts of its gated calls, and the model's summary (its words). */
+  job_ended: z.strictObject({
+    status: z.enum(['completed', 'aborted', 'failed']),
+    reason: z.string().optional(),
+    detail: z.string().optional(),
+    /** What happened to the calls a reviewer was asked about, in one sentence. */
+    facts: z.string(),
+    summary: z.string().optional(),
+  }),
+  /** A job was cancelled (the reason a person gave is in the job's history: `airlock show`). */
+  job_cancelled: z.strictObject({ turn: z.number() }),
   judge_result: z.strictObject({
     ...call,
     ruleId: z.string(),

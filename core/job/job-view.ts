@@ -24,6 +24,10 @@ export interface PendingRequestView {
   readonly machine?: string;
   readonly editable: readonly string[];
   readonly reviewers: readonly string[] | null;
+  /** A decision must be signed (key or passkey); absent in views of builds before. */
+  readonly signatureRequired?: boolean;
+  /** The requester may not decide; absent in views of builds before. */
+  readonly separateRequester?: boolean;
   readonly requester: string;
   readonly createdAt: string;
   readonly expiresAt: string;
@@ -102,6 +106,8 @@ export function pendingView(request: PendingRequest): PendingRequestView {
     ...(request.machine !== undefined ? { machine: request.machine } : {}),
     editable: request.editable,
     reviewers: request.reviewers,
+    signatureRequired: request.signatureRequired,
+    separateRequester: request.separateRequester,
     requester: request.requester,
     createdAt: iso(request.createdAt),
     expiresAt: iso(request.expiresAt),

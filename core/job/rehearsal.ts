@@ -203,11 +203,20 @@ export function rehearseJob(job: RecordedJob, snapshot: PolicySnapshot, factsNow
         before,
         after: { verdict, ruleId, judge },
         facts: sources.get(recorded.call.callId) ?? 'none',
-        changed: verdict !== before.verdict || judge.length > 0,
+        changed: (verdict !== before.verdict && !sameEffect(recorded.happened, verdict)) || judge.length > 0,
       });
     });
   }
   return out;
+}
+
+/**
+ * A reviewer's denial (or an expiry) is not a rule outcome: a call that was
+ * denied that way and that the rules would now deny outright did not run and
+ * would not run. Not a change.
+ */
+function sameEffect(happened: Happened, verdict: Verdict): boolean {
+  return verdict === 'denied' && (happened === 'denied by reviewer' || happened === 'expired');
 }
 
 /** How a change reads: what happened → what the rules would decide. */

@@ -58,6 +58,19 @@ export function expiresText(expiresAt: number, now: number): string {
   return expiresAt > now ? `expires in ${humanDuration(expiresAt - now)}` : `expired ${humanDuration(now - expiresAt)} ago`;
 }
 
+/**
+ * Who may decide a request and how, in words, from what the job holds:
+ * the rule's reviewers (or anyone), whether the decision must be signed,
+ * and whether the requester is excluded. Which names hold keys is known
+ * where the reviewer keys file is read, not here.
+ */
+export function mayDecideText(r: Pick<PendingRequestView, 'reviewers' | 'signatureRequired' | 'separateRequester' | 'requester'>): string {
+  const who = r.reviewers === null ? (r.signatureRequired === true ? 'any reviewer with a key or passkey' : 'anyone') : r.reviewers.length === 0 ? 'nobody' : r.reviewers.join(', ');
+  const how = r.signatureRequired === true ? '; a signed decision is required (key or passkey)' : r.signatureRequired === false ? '; unsigned decisions count' : '';
+  const not = r.separateRequester === true ? `; not the requester (${r.requester})` : '';
+  return `${who}${how}${not}`;
+}
+
 /** A word for a POSIX shell: as is when it is plain, else single-quoted. */
 export function shellWord(word: string): string {
   return /^[A-Za-z0-9._:@%+=,/-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
@@ -107,6 +120,7 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
     editNote: EDIT_NOTE,
     requester: maskString(r.requester),
     reviewers: r.reviewers === null ? null : r.reviewers.map(maskString),
+    mayDecide: maskString(mayDecideText(r)),
     createdAt: r.createdAt,
     expiresAt: r.expiresAt,
     waiting: waitingText(created, context.now),
@@ -139,7 +153,7 @@ export function cardText(card: ApprovalCard, indent = '  '): string[] {
   }
   const editable = card.editable.length > 0 ? card.editable.join(', ') : 'nothing';
   lines.push(display`${i}  may edit: ${editable} (${card.editNote})`);
-  const reviewers = card.reviewers === null ? 'anyone' : card.reviewers.join(', ');
+  const reviewers = card.mayDecide ?? (card.reviewers === null ? 'anyone' : card.reviewers.join(', '));
   lines.push(display`${i}  requested by ${card.requester}, ${card.waiting}, ${card.expires} (${card.expiresAt}); may decide: ${reviewers}`);
   lines.push(display`${i}  fingerprint ${card.fingerprint}`);
   lines.push(display`${i}  approve: ${card.commands.approve}`);
@@ -178,7 +192,7 @@ export function cardMarkdown(card: ApprovalCard): string {
   lines.push(
     `- **may edit:** ${card.editable.length > 0 ? card.editable.map(code).join(', ') : 'nothing'} (${md(card.editNote)})`,
     `- **requested by** ${md(card.requester)}, ${md(card.waiting)}, ${md(card.expires)} (${md(card.expiresAt)})`,
-    `- **may decide:** ${card.reviewers === null ? 'anyone' : card.reviewers.map(md).join(', ')}`,
+    `- **may decide:** ${md(card.mayDecide ?? (card.reviewers === null ? 'anyone' : card.reviewers.join(', ')))}`,
     `- **request** ${code(card.requestId)}, fingerprint ${code(card.fingerprint)}`,
     '',
     '**Decide** from a terminal where airlock is configured for this server:',

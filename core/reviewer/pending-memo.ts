@@ -52,6 +52,8 @@ export const pendingMemoSchema = z.object({
       machine: z.string().optional(),
       editable: z.array(z.string()),
       reviewers: z.array(z.string()).nullable(),
+      signatureRequired: z.boolean().optional(),
+      separateRequester: z.boolean().optional(),
       requester: z.string(),
       createdAt: z.string(),
       expiresAt: z.string(),

@@ -27,6 +27,14 @@ function cell(text: string, max: number): string {
   return shown.length <= max ? shown : `${shown.slice(0, max - 1)}…`;
 }
 
+/** A path shortened from the middle: its start (which root) and its end (the file's name) stay. */
+function pathCell(text: string, max: number): string {
+  const shown = displayText(text);
+  if (shown.length <= max) return shown;
+  const tail = Math.ceil((max - 1) * 0.6);
+  return `${shown.slice(0, max - 1 - tail)}…${shown.slice(shown.length - tail)}`;
+}
+
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 /**
@@ -41,7 +49,7 @@ export function pendingTable(cards: readonly ApprovalCard[], cli: CardContext['c
     cell(c.jobId, 60),
     cell(c.requestId.slice(0, SHORT_REQUEST_CHARS), SHORT_REQUEST_CHARS),
     cell(c.operation.tool, 20),
-    cell(c.operation.target, TARGET_CHARS),
+    pathCell(c.operation.target, TARGET_CHARS),
     cell(`${c.rule.id} v${c.rule.version}`, 30),
     c.waiting.replace(/^waiting /, ''),
     c.expires.replace(/^expires /, ''),
@@ -54,7 +62,13 @@ export function pendingTable(cards: readonly ApprovalCard[], cli: CardContext['c
       .trimEnd();
   const jobs = new Set(cards.map((c) => c.jobId)).size;
   const first = cards[0];
-  const example = first === undefined ? [] : [`approve: ${cli} approve JOB --request REQUEST   deny: ${cli} deny JOB --request REQUEST --reason TEXT`];
+  // One request: its exact commands; several: the pattern.
+  const example =
+    first === undefined
+      ? []
+      : cards.length === 1
+        ? [`approve: ${first.commands.approve}`, `deny:    ${first.commands.deny}`]
+        : [`approve: ${cli} approve JOB --request REQUEST   deny: ${cli} deny JOB --request REQUEST --reason TEXT`];
   return [
     line(header),
     ...rows.map(line),

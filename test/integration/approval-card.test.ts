@@ -208,7 +208,9 @@ describe('a job that ends while it waits', () => {
     expect(described.status.name).toBe('CANCELLED');
     // The job set it itself before ending.
     expect(described.typedSearchAttributes.get(statusKey)).toBe('cancelled');
-    expect(h.audit(jobId, 'runtime_error').map((e) => e.data.code)).toContain('cancelled');
+    // A cancel is its own audit event, not an error.
+    expect(h.audit(jobId, 'job_cancelled')).toHaveLength(1);
+    expect(h.audit(jobId, 'runtime_error').map((e) => e.data.code)).not.toContain('cancelled');
 
     const shown = await h.cli(['show', jobId]);
     expect(shown).toMatchObject({ code: 0, stderr: '' });

@@ -127,6 +127,9 @@ test.each([
   [['run', '--goal'], /^airlock run: --goal takes a value \(TEXT\); usage: airlock run --goal TEXT/],
   [['rules', '--json'], /^airlock rules: choose a subcommand \(list, validate, test, rehearse, add, enable, disable\); run airlock rules --help$/],
   [['completion', 'fish'], /^airlock completion: expected one shell, bash or zsh/],
+  // The model is told why; a denial without a reason is refused before anything is sent, as on the approval page.
+  [['deny', 'job-1'], /^airlock deny: deny needs --reason TEXT: the job tells the model why/],
+  [['deny', 'job-1', '--reason', '   '], /^airlock deny: deny needs --reason TEXT/],
 ])('%j is one line on stderr, exit 2', async (args, line) => {
   const out = await cli(args);
   expect(out.code).toBe(2);

@@ -65,6 +65,10 @@ describe('cancel', () => {
     const history = await h.airlock.client.workflow.getHandle(jobId).fetchHistory();
     const requested = history.events?.find((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED);
     expect(requested?.workflowExecutionCancelRequestedEventAttributes?.cause).toBe('wrong folder');
+    // `show` tells it, from that history; the audit has the cancel as its own event.
+    const shown = await cli(['show', jobId]);
+    expect(shown.stdout).toMatch(/^ {2}cancelled by \S+: wrong folder$/m);
+    expect(h.audit(jobId, 'job_cancelled')).toHaveLength(1);
 
     const again = await cli(['cancel', jobId]);
     expect(again.code).toBe(1);
@@ -143,11 +147,16 @@ describe('run --id', () => {
     // Audit: each event names its run, --run picks one, and the two runs are said to be two.
     const audit = await cli(['audit', '--job', jobId]);
     expect(audit.code).toBe(0);
-    const lines = audit.stdout.trim().split('\n');
+    // A table: a header, then one row per event with its time, the start of its run's id, the job and the event.
+    const [header, ...lines] = audit.stdout.trim().split('\n');
+    expect(header).toMatch(/^TIME +RUN +JOB +EVENT +TOOL +TARGET +WHO +OUTCOME$/);
     expect(lines.length).toBeGreaterThanOrEqual(2);
-    for (const line of lines) expect(line).toMatch(new RegExp(`^\\S+ \\w+ ${jobId} \\(run (${firstRun}|${secondRun.runId})\\) \\{`));
-    expect(lines.some((l) => l.includes(`(run ${firstRun})`))).toBe(true);
-    expect(lines.some((l) => l.includes(`(run ${secondRun.runId})`))).toBe(true);
+    const runs = `(${firstRun.slice(0, 8)}|${secondRun.runId.slice(0, 8)})`;
+    for (const line of lines) expect(line).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  ${runs}  ${jobId} +\\w+`));
+    expect(lines.some((l) => l.includes(` ${firstRun.slice(0, 8)} `))).toBe(true);
+    expect(lines.some((l) => l.includes(` ${secondRun.runId.slice(0, 8)} `))).toBe(true);
+    // The job's end is its own event, facts first.
+    expect(lines.some((l) => / job_ended .* completed; /.test(l))).toBe(true);
     expect(audit.stderr.trim()).toBe(`airlock audit: job ${jobId} has events of 2 runs (${firstRun}, ${secondRun.runId}); show one with --run RUN_ID`);
 
     const one = await cli(['audit', '--job', jobId, '--run', firstRun, '--json']);
@@ -187,12 +196,15 @@ test('audit prints events written before runs were recorded as before, and --run
     writeFileSync(join(dir, 'audit', 'audit.jsonl'), `${JSON.stringify(old)}\n${JSON.stringify(now)}\n`);
     const out = await h.cli(['audit', '--job', 'job-old'], { AIRLOCK_DATA_DIR: dir });
     expect(out).toMatchObject({ code: 0, stderr: '' });
-    expect(out.stdout.trim().split('\n')).toEqual([
-      '2025-01-01T00:00:00.000Z runtime_error job-old {"code":"model_error","error":"e1"}',
-      '2025-01-02T00:00:00.000Z runtime_error job-old (run r-2) {"code":"model_error","error":"e2"}',
+    // A row each (the older one without a run), in the reader's time zone.
+    const env = { AIRLOCK_DATA_DIR: dir, TZ: 'UTC' };
+    const rows = (await h.cli(['audit', '--job', 'job-old'], env)).stdout.trim().split('\n');
+    expect(rows.slice(1).map((r) => r.replace(/ +/g, ' '))).toEqual([
+      '2025-01-01 00:00:00 job-old runtime_error model_error: e1',
+      '2025-01-02 00:00:00 r-2 job-old runtime_error model_error: e2',
     ]);
-    const run = await h.cli(['audit', '--job', 'job-old', '--run', 'r-2'], { AIRLOCK_DATA_DIR: dir });
-    expect(run.stdout.trim().split('\n')).toEqual(['2025-01-02T00:00:00.000Z runtime_error job-old (run r-2) {"code":"model_error","error":"e2"}']);
+    const run = await h.cli(['audit', '--job', 'job-old', '--run', 'r-2'], env);
+    expect(run.stdout.trim().split('\n').slice(1).map((r) => r.replace(/ +/g, ' '))).toEqual(['2025-01-02 00:00:00 r-2 job-old runtime_error model_error: e2']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -114,6 +114,10 @@ test('airlock dev: Web UI, search attributes, the demo job parks, Ctrl-C leaves 
   // The built-in rules want a signed decision: a name claimed without its key is refused, nothing runs.
   const claimed = await airlockStatus(['approve', jobId, '--reviewer', 'alice']);
   expect(claimed).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/^rejected \(signature_required\)/) });
+  // Refused before it is sent, saying where a key was looked for and how to make one the workers will read.
+  expect(claimed.stderr).toContain(join(dir, 'data', 'keys', 'reviewers', 'alice.pem'));
+  expect(claimed.stderr).toContain('npx airlock reviewer add alice');
+  expect(claimed.stderr).toContain(join(dir, 'data', 'keys', 'reviewers.yaml'));
   expect((JSON.parse(await airlock(['show', jobId, '--json'])) as { pending: unknown[] }).pending).toHaveLength(1);
   // The local reviewer's key was made by `airlock dev` on first start; the CLI signs with it.
   expect(first.output()).toMatch(/created the signing key of reviewer owner/);

@@ -203,8 +203,13 @@ describe('signed decisions, detectors, notifications and odd batches', () => {
         ],
       },
     });
-    await h.waitForPending(jobId);
+    const [request] = (await h.waitForPending(jobId)).pending;
+    if (request === undefined) throw new Error('no pending request');
+    // airlock's client refuses an unsigned decision before sending it; sent anyway (any Temporal client can), the job rejects it.
     expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: false, code: 'signature_required' });
+    expect(h.audit(jobId, 'approval_rejected')).toEqual([]);
+    const unsigned = { requestId: request.requestId, fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve' as const, reviewer: 'alice' };
+    expect(await h.airlock.sendDecision(jobId, unsigned)).toMatchObject({ accepted: false, code: 'signature_required' });
     expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice', signingKey: mallory.privateKey })).toMatchObject({
       accepted: false,
       code: 'signature_invalid',

@@ -1,5 +1,5 @@
 import { approvalCardSchema } from '../../core/approval/card';
-import { approvalCard, cardMarkdown, cardsMarkdown, cardText, expiresText, humanDuration, shellWord, waitingText } from '../../core/reviewer/approval-card';
+import { approvalCard, cardMarkdown, cardsMarkdown, cardText, expiresText, humanDuration, mayDecideText, shellWord, waitingText } from '../../core/reviewer/approval-card';
 import type { ParkedBatchView } from '../../core/job/batch-view';
 import type { PendingRequestView } from '../../core/job/job-view';
 import { pendingCards, pendingTable } from '../../core/reviewer/pending-table';
@@ -198,13 +198,17 @@ test('the pending table: one row per request, a count line and the hint', () => 
   expect(pendingTable(cards, 'airlock')).toEqual([
     'JOB     REQUEST   TOOL       TARGET                                    RULE                WAITING  EXPIRES',
     'job-42  3f2a9c1e  fs_delete  /srv/root/cache                           approve-deletes v2  3m       in 23h',
-    'job-43  9b1c0d2e  fs_write   /srv/root/notes/a-rather-long-file-name…  approve-writes v1   45s      in 50m',
+    // A long path loses its middle: the root and the file's name stay.
+    'job-43  9b1c0d2e  fs_write   /srv/root/notes…-that-goes-on-and-on.txt  approve-writes v1   45s      in 50m',
     '',
     '2 requests waiting in 2 jobs',
     "full cards (the model's reason, observed state, the batch, the exact commands): airlock pending --card, or airlock show JOB",
     'approve: airlock approve JOB --request REQUEST   deny: airlock deny JOB --request REQUEST --reason TEXT',
   ]);
   expect(pendingTable([], 'airlock')).toEqual(['no job is waiting for approval']);
+  // One request waiting: its exact commands, not placeholders.
+  const one = pendingTable(cards.slice(0, 1), 'airlock');
+  expect(one.slice(-2)).toEqual([`approve: airlock approve job-42 --request ${request.requestId}`, `deny:    airlock deny job-42 --request ${request.requestId} --reason TEXT`]);
 });
 
 describe("a job's status as people see it", () => {
@@ -227,4 +231,18 @@ describe("a job's status as people see it", () => {
   ])('%s with AirlockStatus %s is %s', (name, own, shown) => {
     expect(shownStatus(described(name, own))).toBe(shown);
   });
+});
+
+test('who may decide is said as the rule says it: signature, named reviewers, the requester excluded', () => {
+  const base = { requester: 'bob' };
+  expect(mayDecideText({ ...base, reviewers: null, signatureRequired: true, separateRequester: true })).toBe(
+    'any reviewer with a key or passkey; a signed decision is required (key or passkey); not the requester (bob)',
+  );
+  expect(mayDecideText({ ...base, reviewers: ['alice'], signatureRequired: true, separateRequester: false })).toBe('alice; a signed decision is required (key or passkey)');
+  expect(mayDecideText({ ...base, reviewers: null, signatureRequired: false, separateRequester: false })).toBe('anyone; unsigned decisions count');
+  expect(mayDecideText({ ...base, reviewers: [], signatureRequired: true })).toBe('nobody; a signed decision is required (key or passkey)');
+  // A signing rule's card never says "anyone".
+  const card = approvalCard({ jobId: 'j', goal: 'g', request: { ...request, reviewers: null, signatureRequired: true }, batch: null }, { now: Date.parse(request.createdAt), cli: 'npx airlock' });
+  expect(cardText(card).join('\n')).toContain('may decide: any reviewer with a key or passkey; a signed decision is required');
+  expect(cardMarkdown(card)).not.toContain('anyone');
 });

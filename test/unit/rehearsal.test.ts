@@ -83,3 +83,18 @@ test('facts: recorded ones are used, else those read now, else none (detectors t
   expect(rehearseJob(job([[allowed(written)]]), snapshot, now)[0]).toMatchObject({ facts: 'now', after: { verdict: 'denied', ruleId: 'no-links' } });
   expect(rehearseJob(job([[allowed(written)]]), snapshot)[0]).toMatchObject({ facts: 'none' });
 });
+
+test("a reviewer's denial is not a rule outcome: rules that now deny such a call outright change nothing; one that now allows it is a change", () => {
+  const denyDeletes = { id: 'no-deletes', version: 1, name: 'no deletes', scope: { categories: ['delete'] }, action: 'deny_current_tool', instruction: 'Do not delete.' };
+  const denied = { call: call('c1', 'fs_delete', 'a'), planned: 'approval', ruleId: 'approve-deletes', happened: 'denied by reviewer' } as const;
+  const expired = { call: call('c2', 'fs_delete', 'b'), planned: 'approval', ruleId: 'approve-deletes', happened: 'expired' } as const;
+  const approved = { call: call('c3', 'fs_delete', 'c'), planned: 'approval', ruleId: 'approve-deletes', happened: 'approved' } as const;
+  const out = rehearseJob(job([[denied], [expired], [approved]]), rules([denyDeletes]));
+  expect(out.map((c) => [c.callId, c.after.verdict, c.changed])).toEqual([
+    ['c1', 'denied', false],
+    ['c2', 'denied', false],
+    ['c3', 'denied', true],
+  ]);
+  // Without any rule the denied call would run: that is a change.
+  expect(rehearseJob(job([[denied]]), rules([])).map((c) => [c.after.verdict, c.changed])).toEqual([['allowed', true]]);
+});

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { statePaths } from '../../../host/paths';
 import { localReviewerKeyFile } from '../../../host/reviewer-key-file';
 import { ensureLocalReviewer } from '../../../host/reviewer-identity';
@@ -45,4 +46,6 @@ export const run: CommandRun = async (args, io, command) => {
       : `${name} already has a signing key here: ${keyFile}`,
   );
   io.out('  decisions made on this machine as this reviewer are signed with it; the agent workers read the keys file again when it changes');
+  // The key helps only if the workers read this file: say which file they must be pointed at.
+  io.out(`  the agent workers must read ${paths.reviewerKeys}: they do when their AIRLOCK_DATA_DIR is ${resolve(io.config().dataDir)} (or their AIRLOCK_REVIEWER_KEYS names this file)`);
 };
