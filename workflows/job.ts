@@ -5,6 +5,7 @@ import { FailureTypes } from '../core/temporal/failure-types';
 import { agentJobInputSchema, allowedToolsFor, type AgentJobInput, type AgentJobResult, type JobOutcome, type ParsedAgentJobInput } from '../core/job/job-input';
 import { parkedBatchView } from '../core/job/batch-view';
 import { factsText, jobFacts } from '../core/job/job-facts';
+import { requestTarget } from '../core/job/approval-request';
 import { canonicalJson } from '../core/util/canonical-json';
 import { sha256Hex } from '../core/util/sha256';
 import { jobView, maskedAuditHealth, maskedResult, type AgentJobStateView } from '../core/job/job-view';
@@ -190,7 +191,11 @@ export class Job {
    */
   async cancelled(): Promise<void> {
     this.status = 'cancelled';
-    this.audit.record({ type: 'job_cancelled', data: { turn: this.state?.turns ?? 0 } });
+    const pending = (this.state?.pendingRequests() ?? []).map((r) => {
+      const target = requestTarget(r);
+      return { requestId: r.requestId, toolName: r.toolName, ...(target !== undefined ? { target } : {}) };
+    });
+    this.audit.record({ type: 'job_cancelled', data: { turn: this.state?.turns ?? 0, pending } });
     this.show();
     await this.drain();
   }
@@ -278,6 +283,7 @@ export class Job {
         ...(result.reason !== undefined ? { reason: result.reason } : {}),
         ...(result.detail !== undefined ? { detail: result.detail } : {}),
         facts: factsText(facts),
+        gated: facts.gated.length,
         ...(result.summary !== undefined ? { summary: result.summary } : {}),
       },
     });

@@ -9,6 +9,7 @@ import type { AgentJobResult } from '../core/job/job-input';
 import type { ToolCall } from '../core/job/preflight';
 import type { ApprovedCheck } from '../activities/tool-gate';
 import { getTool } from '../core/tools/registry';
+import { requestTarget } from '../core/job/approval-request';
 import { Texts } from '../core/job/texts';
 import { executeOptions, local, routeOf, tools } from './activities';
 import type { Job } from './job';
@@ -159,7 +160,18 @@ function skipApproved(job: Job, state: JobState, call: ToolCall, approved: Appro
   state.noteOutcome({ requestId: approved.request.requestId, callId: call.callId, toolName: call.toolName, outcome: 'not_needed', detail: reason });
   job.audit.record({
     type: 'tool_executed',
-    data: { callId: call.callId, toolName: call.toolName, fingerprint, ruleId: approved.request.ruleId, ok: true, replayed: false, skipped: 'not_needed', reason },
+    data: {
+      callId: call.callId,
+      toolName: call.toolName,
+      fingerprint,
+      ruleId: approved.request.ruleId,
+      requestId: approved.request.requestId,
+      target: requestTarget(approved.request),
+      ok: true,
+      replayed: false,
+      skipped: 'not_needed',
+      reason,
+    },
   });
   return Texts.notNeeded(reason);
 }
@@ -214,9 +226,11 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
           toolName: call.toolName,
           fingerprint: binding.fingerprint,
           ruleId: binding.ruleId ?? undefined,
+          ...(approved !== undefined ? { requestId: approved.request.requestId, target: requestTarget(approved.request) } : {}),
           ok: result.ok,
           replayed: result.replayed,
           reconciled: result.reconciled,
+          ...(!result.ok ? { reason: result.output.slice(0, 300) } : {}),
           ...route.on,
         },
       });
@@ -231,7 +245,13 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
       }
       job.audit.record({
         type: 'runtime_error',
-        data: { code: isFailureType(type) ? type : 'execute_failed', error: describeError(err), callId: call.callId, toolName: call.toolName },
+        data: {
+          code: isFailureType(type) ? type : 'execute_failed',
+          error: describeError(err),
+          callId: call.callId,
+          toolName: call.toolName,
+          ...(approved !== undefined ? { requestId: approved.request.requestId } : {}),
+        },
       });
       if (approved !== undefined) {
         const outcome = type === FailureTypes.NonceConsumed ? 'unknown' : 'failed';

@@ -137,8 +137,12 @@ export const auditEventSchemas = {
     replayed: z.boolean(),
     /** Settled from the target after the attempt that consumed the nonce died: its effect was in place, it ran now, or unknown. */
     reconciled: z.enum(['ran_before', 'ran_now', 'unknown']).optional(),
+    /** Set for an approved call: its request, and its target as observed for the reviewer. */
+    requestId: z.string().optional(),
+    target: z.string().optional(),
     /** Not run: the approved call's tool found nothing left to do (`reason` says why); no effect, not a failure. */
     skipped: z.literal('not_needed').optional(),
+    /** Why it was not needed, or (when `ok` is false) what the tool reported. */
     reason: z.string().optional(),
     /** The machine whose tools worker ran it, when the tools config lists several. */
     machine: z.string().optional(),
@@ -158,10 +162,15 @@ export const auditEventSchemas = {
     detail: z.string().optional(),
     /** What happened to the calls a reviewer was asked about, in one sentence. */
     facts: z.string(),
+    /** How many calls a reviewer was asked about. */
+    gated: z.number().optional(),
     summary: z.string().optional(),
   }),
-  /** A job was cancelled (the reason a person gave is in the job's history: `airlock show`). */
-  job_cancelled: z.strictObject({ turn: z.number() }),
+  /** A job was cancelled (the reason a person gave is in the job's history: `airlock show`), with the requests it left undecided. */
+  job_cancelled: z.strictObject({
+    turn: z.number(),
+    pending: z.array(z.strictObject({ requestId: z.string(), toolName: z.string(), target: z.string().optional() })).optional(),
+  }),
   judge_result: z.strictObject({
     ...call,
     ruleId: z.string(),

@@ -191,7 +191,8 @@ export function cardMarkdown(card: ApprovalCard): string {
   }
   lines.push(
     `- **may edit:** ${card.editable.length > 0 ? card.editable.map(code).join(', ') : 'nothing'} (${md(card.editNote)})`,
-    `- **requested by** ${md(card.requester)}, ${md(card.waiting)}, ${md(card.expires)} (${md(card.expiresAt)})`,
+    // The Web UI shows this long after it was written: absolute times, never a frozen "waiting 0s".
+    `- **requested by** ${md(card.requester)} at ${md(utcMinute(card.createdAt))}; expires ${md(utcMinute(card.expiresAt))}`,
     `- **may decide:** ${md(card.mayDecide ?? (card.reviewers === null ? 'anyone' : card.reviewers.join(', ')))}`,
     `- **request** ${code(card.requestId)}, fingerprint ${code(card.fingerprint)}`,
     '',
@@ -204,13 +205,19 @@ export function cardMarkdown(card: ApprovalCard): string {
   return lines.join('\n');
 }
 
+/** An ISO time to the minute, in UTC, as people read it: "2026-12-02 16:44 UTC". */
+export function utcMinute(iso: string): string {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 /** The Web UI's current details of a parked job: its cards, or nothing when nothing waits. */
 export function cardsMarkdown(cards: readonly ApprovalCard[], now: number): string {
   if (cards.length === 0) return '';
   return [
     `### Waiting for approval (${cards.length})`,
     '',
-    `As of ${new Date(now).toISOString()} (times below are relative to it).`,
+    `Written ${md(utcMinute(new Date(now).toISOString()))}.`,
     '',
     cards.map(cardMarkdown).join('\n\n---\n\n'),
   ].join('\n');

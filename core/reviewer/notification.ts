@@ -12,7 +12,19 @@ import { sha256Hex } from '../util/sha256';
  * (sanitized, masked), so nothing reaches an endpoint that the audit log
  * would not show. ntfy's form is derived from it.
  */
-export const noticeEvents = ['approval_requested', 'approval_expired', 'approval_decided', 'admin_notification'] as const;
+export const noticeEvents = [
+  'approval_requested',
+  'approval_expired',
+  'approval_decided',
+  'admin_notification',
+  /** An approved call ran (or had nothing left to do). */
+  'call_executed',
+  /** An approved call did not run: refused when checked again, or failed. */
+  'call_not_run',
+  'job_cancelled',
+  /** A job that asked a reviewer something ended: the facts, then the model's words. */
+  'job_ended',
+] as const;
 export type NoticeEvent = (typeof noticeEvents)[number];
 
 const MAX_TEXT = 500;
@@ -48,6 +60,10 @@ export const noticeSchema = z.strictObject({
   commands: z.strictObject({ approve: z.string(), deny: z.string() }).nullable(),
   /** The approval card, the same one `pending`, `show` and the Web UI render (on `approval_requested` from builds that record it). */
   card: approvalCardSchema.nullable(),
+  /** What became of the request or the job, for the closing notices (`call_*`, `job_*`). */
+  outcome: z.string().nullable().optional(),
+  /** The requests a cancelled job left undecided. */
+  closes: z.array(z.string()).optional(),
   title: z.string(),
   text: z.string(),
 });
@@ -170,9 +186,48 @@ export function noticeFor(event: AuditEvent, ctx: NoticeContext): Notice | undef
         card: null,
       });
     }
+    case 'tool_executed': {
+      const d = event.data;
+      // Only approved calls close a reviewer's notice; allowed calls notify nobody.
+      if (d.requestId === undefined) return undefined;
+      const ran = d.ok && d.reconciled !== 'unknown';
+      const outcome = d.skipped === 'not_needed' ? `not needed: ${d.reason ?? ''}` : d.reconciled === 'unknown' ? 'outcome unknown: check the target' : ran ? 'ran' : `failed: ${d.reason ?? ''}`;
+      return withText({
+        ...closing(base, d.requestId, d.toolName, text(d.target)),
+        event: ran ? 'call_executed' : 'call_not_run',
+        outcome: text(outcome),
+      });
+    }
+    case 'runtime_error': {
+      const d = event.data;
+      if (d.requestId === undefined || d.toolName === undefined) return undefined;
+      const why = d.code === 'revalidation_failed' ? `refused when checked again: ${d.error}` : `failed: ${d.error}`;
+      return withText({ ...closing(base, d.requestId, d.toolName, null), event: 'call_not_run', outcome: text(why) });
+    }
+    case 'job_cancelled': {
+      const pending = event.data.pending ?? [];
+      const first = pending[0];
+      return withText({
+        ...closing(base, pending.length === 1 && first !== undefined ? first.requestId : null, first?.toolName ?? '', pending.length === 1 ? text(first?.target) : null),
+        event: 'job_cancelled',
+        outcome: pending.length > 0 ? text(`cancelled; ${pending.length} request(s) no longer wait: ${pending.map((p) => `${p.toolName}${p.target !== undefined ? ` ${p.target}` : ''}`).join(', ')}`) : 'cancelled',
+        closes: pending.map((p) => p.requestId),
+      });
+    }
+    case 'job_ended': {
+      const d = event.data;
+      if ((d.gated ?? 0) === 0) return undefined;
+      const words = d.summary !== undefined ? ` The model says: “${d.summary}”` : '';
+      return withText({ ...closing(base, null, '', null), event: 'job_ended', outcome: text(`${d.status}${d.reason !== undefined ? ` (${d.reason})` : ''}; ${d.facts}.${words}`) });
+    }
     default:
       return undefined;
   }
+}
+
+/** The fields of a closing notice that no request-specific field fills. */
+function closing(base: Pick<Notice, 'schemaVersion' | 'eventId' | 'at' | 'jobId' | 'links'>, requestId: string | null, tool: string, target: string | null) {
+  return { ...base, requestId, tool, target, args: null, rule: null, reason: null, requester: null, expiresAt: null, decision: null, commands: null, card: null };
 }
 
 /**
@@ -223,6 +278,22 @@ function withText(notice: Omit<Notice, 'title' | 'text'>): Notice {
       title = `Rule ${notice.rule?.id ?? ''} noticed ${notice.tool}`;
       lines = [`Job ${notice.jobId} called ${notice.tool}.`, ...(notice.args !== null ? [`arguments: ${notice.args}`] : []), ...rule];
       break;
+    case 'call_executed':
+      title = `Done: ${notice.tool}${on}`;
+      lines = [`The approved ${notice.tool}${on} in job ${notice.jobId} ${notice.outcome ?? 'ran'}.`, ...request];
+      break;
+    case 'call_not_run':
+      title = `Not run: ${notice.tool}${on}`;
+      lines = [`The approved ${notice.tool}${on} in job ${notice.jobId} did not run: ${notice.outcome ?? ''}`, ...request];
+      break;
+    case 'job_cancelled':
+      title = `Cancelled: job ${notice.jobId}`;
+      lines = [`Job ${notice.jobId} was ${notice.outcome ?? 'cancelled'}.`];
+      break;
+    case 'job_ended':
+      title = `Ended: job ${notice.jobId}`;
+      lines = [`Job ${notice.jobId} ${notice.outcome ?? 'ended'}`];
+      break;
   }
   return { ...notice, title, text: lines.join('\n') };
 }
@@ -235,7 +306,20 @@ const ntfyStyle: Record<NoticeEvent | 'denied' | 'edited', { priority: number; t
   edited: { priority: 3, tags: ['pencil2'] },
   denied: { priority: 3, tags: ['no_entry'] },
   admin_notification: { priority: 4, tags: ['warning'] },
+  call_executed: { priority: 2, tags: ['heavy_check_mark'] },
+  call_not_run: { priority: 3, tags: ['x'] },
+  job_cancelled: { priority: 2, tags: ['stop_sign'] },
+  job_ended: { priority: 2, tags: ['checkered_flag'] },
 };
+
+/**
+ * ntfy's sequence id of a request's notices: "Approval needed" is replaced
+ * by what became of it (ntfy 2.16 and later; older servers ignore the field
+ * and show each notice on its own). Letters, digits, - and _ only.
+ */
+export function ntfySequenceId(jobId: string, requestId: string): string {
+  return `airlock-${sha256Hex(`${jobId}\n${requestId}`).slice(0, 32)}`;
+}
 
 export interface NtfyAction {
   readonly action: 'view';
@@ -253,6 +337,8 @@ export interface NtfyMessage {
   readonly tags: readonly string[];
   readonly click: string;
   readonly actions: readonly NtfyAction[];
+  /** Notices of one request share it, so the phone shows one notification per request. */
+  readonly sequence_id?: string;
 }
 
 export function ntfyMessage(notice: Notice, topic: string): NtfyMessage {
@@ -268,5 +354,6 @@ export function ntfyMessage(notice: Notice, topic: string): NtfyMessage {
     tags: ['airlock', ...style.tags, notice.event],
     click: notice.links.approval ?? notice.links.job,
     actions,
+    ...(notice.requestId !== null ? { sequence_id: ntfySequenceId(notice.jobId, notice.requestId) } : {}),
   };
 }

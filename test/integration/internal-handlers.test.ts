@@ -24,15 +24,20 @@ test('the internal report is not listed as a signal, and a rejected update it re
   const { jobId } = await h.start({
     script: { turns: [{ tool_calls: [{ name: 'fs_delete', arguments: { path: 'old.tar' } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] }] },
   });
-  await h.waitForPending(jobId);
+  const [request] = (await h.waitForPending(jobId)).pending;
+  if (request === undefined) throw new Error('no pending request');
   const metadata = await h.env.client.workflow
     .getHandle(jobId)
     .query<{ definition: { signalDefinitions: Array<{ name: string }>; updateDefinitions: Array<{ name: string }> } }>('__temporal_workflow_metadata');
   expect(metadata.definition.signalDefinitions.map((s) => s.name)).toEqual(['approvalDecision']);
   expect(metadata.definition.updateDefinitions.map((u) => u.name)).toEqual(['decide']);
 
-  // alice may not decide: the update's validator refuses (no history), the client reports it, the job audits it.
-  expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: false });
+  // alice may not decide: airlock's client says so without sending anything.
+  expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: false, code: 'reviewer_not_allowed' });
+  expect(h.audit(jobId, 'approval_rejected')).toEqual([]);
+  // Sent anyway (any Temporal client can): the update's validator refuses (no history), the client reports it, the job audits it.
+  const asAlice = { requestId: request.requestId, fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve' as const, reviewer: 'alice' };
+  expect(await h.airlock.sendDecision(jobId, asAlice)).toMatchObject({ accepted: false, code: 'reviewer_not_allowed' });
   await h.waitFor(jobId, () => h.audit(jobId, 'approval_rejected').length > 0, 'the reported rejection audited');
   expect(h.audit(jobId, 'approval_rejected')[0]?.data).toMatchObject({ reviewer: 'alice', via: 'update' });
   expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'bob' })).toMatchObject({ accepted: true });

@@ -316,6 +316,7 @@ test('a parked job notifies once per endpoint, in the generic and the ntfy form,
       { action: 'view', label: 'Open job', url: generic.links.job, clear: false },
       { action: 'view', label: 'Decide', url: generic.links.approval, clear: true },
     ],
+    sequence_id: expect.stringMatching(/^airlock-[0-9a-f]{32}$/),
   });
 
   // The hanging endpoint holds its attempt open; the job is decided and completes regardless.
@@ -351,9 +352,9 @@ test('a parked job notifies once per endpoint, in the generic and the ntfy form,
   // The endpoint that is down: three attempts per event, then one audit event each.
   const failed = await endpoints.until('the audited failures', () => {
     const events = audit(jobId).filter((e) => e.type === 'notification_failed');
-    return events.length >= 3 ? events : undefined;
+    return events.length >= 5 ? events : undefined;
   });
-  expect(failed.map((e) => e.type === 'notification_failed' && e.data.event).sort()).toEqual(['admin_notification', 'approval_decided', 'approval_requested']);
+  expect(failed.map((e) => e.type === 'notification_failed' && e.data.event).sort()).toEqual(['admin_notification', 'approval_decided', 'approval_requested', 'call_executed', 'job_ended']);
   expect(failed.find((e) => e.type === 'notification_failed' && e.data.event === 'approval_requested')?.data).toEqual({
     event: 'approval_requested',
     eventId: generic.eventId,
@@ -366,11 +367,19 @@ test('a parked job notifies once per endpoint, in the generic and the ntfy form,
   expect(audit(jobId).filter((e) => e.type === 'notification_failed' && !e.data.endpoint.endsWith('/down'))).toEqual([]);
 
   // One notification per event and endpoint that answered 2xx.
-  for (const event of ['approval_requested', 'approval_decided', 'admin_notification']) {
+  for (const event of ['approval_requested', 'approval_decided', 'admin_notification', 'call_executed', 'job_ended']) {
     expect(endpoints.at('/generic', event, jobId)).toHaveLength(1);
   }
-  await endpoints.until('three ntfy messages', () => (endpoints.at('/ntfy/').length >= 3 ? true : undefined));
-  expect(endpoints.at('/ntfy/').map((r) => r.body.tags)).toHaveLength(3);
+  // The closing notices: the approved write ran; the job's end leads with its facts, the model's summary labelled.
+  expect(notice(endpoints.at('/generic', 'call_executed', jobId)[0]!)).toMatchObject({ requestId, tool: 'fs_write', target: generic.target, outcome: 'ran' });
+  expect(notice(endpoints.at('/generic', 'job_ended', jobId)[0]!).text).toMatch(/^Job \S+ completed; 1 of 1 approved call ran\. The model says: “/);
+  await endpoints.until('five ntfy messages', () => (endpoints.at('/ntfy/').length >= 5 ? true : undefined));
+  const published = endpoints.at('/ntfy/');
+  expect(published).toHaveLength(5);
+  // The request's notices share one sequence id (the phone replaces "Approval needed"); the job's end and the admin's note have none.
+  const sequences = new Map(published.map((r) => [String(r.body.tags), r.body.sequence_id]));
+  const sequence = ntfy.body.sequence_id;
+  expect([...sequences.entries()].filter(([, id]) => id === sequence).map(([tags]) => tags.split(',').at(-1)).sort()).toEqual(['approval_decided', 'approval_requested', 'call_executed']);
 
   // Nothing secret reached any endpoint, and the ntfy credentials are not in the audit log.
   const sent = JSON.stringify(endpoints.received.map((r) => r.body));

@@ -54,8 +54,8 @@ describe('text from jobs, models, rules and the audit log reaches reviewers esca
     }
     expect(out).toMatchObject({ code: 0, stderr: '' });
     expect(out.stdout).not.toMatch(RAW_UNSAFE);
-    // The table: the target cut to its column, escaped before it is cut.
-    expect(out.stdout).toMatch(/fs_delete {2}\/\S*\/report\\x1b/);
+    // The table: the target escaped, then cut in its middle to its column, so the file's name stays in sight.
+    expect(out.stdout).toMatch(/fs_delete {2}\/tmp\/\S*…\S*\\x1b\[31mred\\u202etxt\.exe {2}/);
     out = await h.cli(['pending', '--card']);
     expect(out).toMatchObject({ code: 0, stderr: '' });
     expect(out.stdout).not.toMatch(RAW_UNSAFE);

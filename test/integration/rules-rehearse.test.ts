@@ -168,7 +168,7 @@ test('stricter rules: exactly the calls whose decision changes, counted per rule
       `${main} fs_write a.txt: allowed → needs approval [approve-writes]`,
       `${main} fs_stat .: allowed → allowed, or needs approval if the judge matches [judge-stat]`,
       `${main} fs_delete old.bak: approved → denied [no-bak-deletes]`,
-      `${main} fs_delete keep.bak: denied by reviewer → denied [no-bak-deletes]`,
+      // keep.bak was denied by the reviewer and would be denied by the rule: it did not run and would not, so no change.
       `${other} fs_write c.txt: allowed → needs approval [approve-writes]`,
     ].sort(),
   );
@@ -183,8 +183,8 @@ test('stricter rules: exactly the calls whose decision changes, counted per rule
   expect(byPath.get('/old.bak')?.after).toEqual({ verdict: 'denied', ruleId: 'no-bak-deletes', judge: [] });
   expect(report.byRule).toEqual([
     { ruleId: 'approve-writes', changes: 3, by: { 'allowed → needs approval': 3 } },
-    { ruleId: 'no-bak-deletes', changes: 2, by: { 'approved → denied': 1, 'denied by reviewer → denied': 1 } },
     { ruleId: 'judge-stat', changes: 1, by: { 'allowed → allowed, or needs approval if the judge matches': 1 } },
+    { ruleId: 'no-bak-deletes', changes: 1, by: { 'approved → denied': 1 } },
   ]);
   expect(report.skipped).toEqual([]);
 
@@ -192,12 +192,12 @@ test('stricter rules: exactly the calls whose decision changes, counted per rule
   const text = await rehearse(['--rules', files.stricter ?? '']);
   expect(text.code).toBe(0);
   const lines = text.stdout.trim().split('\n');
-  expect(lines[0]).toMatch(/^rehearsal of .*stricter\.yaml \(policy [0-9a-f]{12}\) on jobs started in the last 7d: 3 job\(s\), 7 tool call\(s\), 6 decision\(s\) would change$/);
-  expect(lines.filter((l) => l.startsWith(`  ${main} `))).toHaveLength(4);
+  expect(lines[0]).toMatch(/^rehearsal of .*stricter\.yaml \(policy [0-9a-f]{12}\) on jobs started in the last 7d: 3 job\(s\), 7 tool call\(s\), 5 decision\(s\) would change$/);
+  expect(lines.filter((l) => l.startsWith(`  ${main} `))).toHaveLength(3);
   expect(text.stdout).toMatch(new RegExp(`  ${main} \\S+ call_0_2 fs_delete \\{"path":"[^"]*old\\.bak","recursive":false\\}: approved → denied \\(rule no-bak-deletes\\) \\[targets as they are now\\]`));
   expect(lines).toContain('by rule:');
   expect(lines).toContain('  approve-writes: 3 (allowed → needs approval: 3)');
-  expect(lines).toContain('  no-bak-deletes: 2 (approved → denied: 1; denied by reviewer → denied: 1)');
+  expect(lines).toContain('  no-bak-deletes: 1 (approved → denied: 1)');
   expect(text.stdout).toContain('judged rules are not asked in a rehearsal');
 }, 60_000);
 

@@ -123,7 +123,7 @@ test('the card as Markdown (the Web UI current details)', () => {
   expect(text.split('\n')).toEqual([
     '### Waiting for approval (1)',
     '',
-    'As of 2026-11-30T12:00:00.000Z (times below are relative to it).',
+    'Written 2026\\-11\\-30 12:00 UTC.',
     '',
     '#### fs\\_delete on `/srv/root/cache`',
     '',
@@ -135,7 +135,8 @@ test('the card as Markdown (the Web UI current details)', () => {
     '  - fs\\_list `/srv/root`: allowed \\(runs once the batch is decided\\)',
     '  - fs\\_delete `/srv/root/keep`: denied by rule protect\\-keep',
     '- **may edit:** `recursive` (this call only; editing creates a new fingerprint)',
-    `- **requested by** tester, waiting 3m, expires in 23h (${request.expiresAt.replace(/-/g, '\\-')})`,
+    // Absolute times: the Web UI shows the card long after it was written.
+    '- **requested by** tester at 2026\\-11\\-30 11:56 UTC; expires 2026\\-12\\-01 11:10 UTC',
     '- **may decide:** alice, bob',
     `- **request** \`${request.requestId}\`, fingerprint \`${'a'.repeat(64)}\``,
     '',

@@ -97,6 +97,36 @@ test('notices: only the events people are told about, masked again, with a stabl
   expect(ntfyMessage(edited!, 'home').tags).toEqual(['airlock', 'pencil2', 'approval_decided']);
 });
 
+test('closing notices: each ending of a request, and of a job, is told; the request\'s notices share one ntfy sequence id', () => {
+  const envelope = { jobId: 'job-1', at: requested.at, policyVersion: 'v1' };
+  const call = { callId: 'call_0_0', toolName: 'fs_delete', fingerprint: 'f'.repeat(64), ruleId: 'approve-deletes', replayed: false };
+  const ran = noticeFor({ ...envelope, type: 'tool_executed', data: { ...call, requestId: 'r-1', target: '/srv/a', ok: true } }, ctx);
+  expect(ran).toMatchObject({ event: 'call_executed', requestId: 'r-1', title: 'Done: fs_delete on /srv/a' });
+  const failed = noticeFor({ ...envelope, type: 'tool_executed', data: { ...call, requestId: 'r-1', target: '/srv/a', ok: false, reason: 'disk full' } }, ctx);
+  expect(failed).toMatchObject({ event: 'call_not_run', title: 'Not run: fs_delete on /srv/a', outcome: 'failed: disk full' });
+  const refused = noticeFor(
+    { ...envelope, type: 'runtime_error', data: { code: 'revalidation_failed', error: '/srv/a: content changed (sha256 differs)', callId: 'call_0_0', toolName: 'fs_delete', requestId: 'r-1' } },
+    ctx,
+  );
+  expect(refused).toMatchObject({ event: 'call_not_run', outcome: 'refused when checked again: /srv/a: content changed (sha256 differs)' });
+  expect(refused?.text).toContain('did not run: refused when checked again');
+  // An allowed call (no request) notifies nobody.
+  expect(noticeFor({ ...envelope, type: 'tool_executed', data: { ...call, ok: true } }, ctx)).toBeUndefined();
+
+  const cancelled = noticeFor({ ...envelope, type: 'job_cancelled', data: { turn: 2, pending: [{ requestId: 'r-1', toolName: 'fs_delete', target: '/srv/a' }] } }, ctx);
+  expect(cancelled).toMatchObject({ event: 'job_cancelled', requestId: 'r-1', closes: ['r-1'], title: 'Cancelled: job job-1' });
+  const ended = noticeFor({ ...envelope, type: 'job_ended', data: { status: 'completed', facts: '0 of 1 approved call ran: fs_delete /srv/a refused (content changed)', gated: 1, summary: 'Removed a' } }, ctx);
+  expect(ended?.text).toBe('Job job-1 completed; 0 of 1 approved call ran: fs_delete /srv/a refused (content changed). The model says: “Removed a”');
+  // A job no reviewer was asked about ends without a notice.
+  expect(noticeFor({ ...envelope, type: 'job_ended', data: { status: 'completed', facts: '2 calls ran, none needed approval', gated: 0 } }, ctx)).toBeUndefined();
+
+  // On ntfy, every notice of the request replaces "Approval needed" instead of stacking under it.
+  const sequence = ntfyMessage(noticeFor(requested, ctx)!, 'home').sequence_id;
+  expect(sequence).toMatch(/^airlock-[0-9a-f]{32}$/);
+  for (const n of [ran, failed, refused, cancelled]) expect(ntfyMessage(n!, 'home').sequence_id).toBe(sequence);
+  expect(ntfyMessage(ended!, 'home').sequence_id).toBeUndefined();
+});
+
 describe('the outbox', () => {
   let dir: string;
   let server: Server;
