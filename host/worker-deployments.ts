@@ -74,8 +74,11 @@ export async function describeDeployment(input: { readonly service: WorkflowServ
   };
 }
 
-/** `current`: a build was current already (perhaps this one). */
-export type AdoptResult = { readonly kind: 'made_current' } | { readonly kind: 'current'; readonly buildId: string } | { readonly kind: 'not_registered' };
+/** `current`: a build was current already (perhaps this one) and stays so; `made_current`: this build is now, replacing `previous`. */
+export type AdoptResult =
+  | { readonly kind: 'made_current'; readonly previous?: string }
+  | { readonly kind: 'current'; readonly buildId: string }
+  | { readonly kind: 'not_registered' };
 
 /**
  * A first install has no current build: the agent worker makes its own build
@@ -90,11 +93,15 @@ export async function adoptIfNoCurrent(input: {
   readonly buildId: string;
   readonly identity: string;
   readonly timeoutMs?: number;
+  /** Also replace a current build (`airlock dev`, whose server runs one build at a time). */
+  readonly replace?: boolean;
 }): Promise<AdoptResult> {
   const deadline = Date.now() + (input.timeoutMs ?? 30_000);
   for (;;) {
     const state = await describeDeployment({ service: input.service, namespace: input.namespace });
-    if (state?.currentBuildId !== undefined) return { kind: 'current', buildId: state.currentBuildId };
+    const current = state?.currentBuildId;
+    if (current !== undefined && (current === input.buildId || input.replace !== true)) return { kind: 'current', buildId: current };
+    // The server registers a version a moment after its first poll: until then it cannot be made current.
     if (state !== undefined && state.versions.some((v) => v.buildId === input.buildId)) {
       try {
         await input.service.setWorkerDeploymentCurrentVersion({
@@ -104,7 +111,7 @@ export async function adoptIfNoCurrent(input: {
           conflictToken: state.conflictToken,
           identity: input.identity,
         });
-        return { kind: 'made_current' };
+        return current === undefined ? { kind: 'made_current' } : { kind: 'made_current', previous: current };
       } catch (err) {
         // Another worker changed the deployment first, or the version is not ready yet: look again.
         const code = grpcCode(err);

@@ -9,7 +9,7 @@ import { connectionOptionsOf, connectTo, temporalTarget } from '../host/temporal
 import { enableLinearRegexEngine } from '../host/linear-regex-engine';
 import { createWorkers, type BuiltActivities } from './create-workers';
 import type { WorkflowSource } from './workflow-code';
-import { adoptIfNoCurrent, promote, wakeParked, type WorkflowService } from '../host/worker-deployments';
+import { adoptIfNoCurrent, wakeParked, type WorkflowService } from '../host/worker-deployments';
 import { AGENT_DEPLOYMENT } from '../core/temporal/deployments';
 import { dataConverterFor } from '../host/data-converter';
 import { startRetention } from '../host/retention';
@@ -155,11 +155,10 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
 async function adoptBuild(service: WorkflowService, namespace: string, buildId: string, mode: 'first-install' | 'this-build', log: (line: string) => void): Promise<void> {
   try {
     const identity = `airlock worker ${buildId}`;
-    const adopted = await adoptIfNoCurrent({ service, namespace, buildId, identity });
-    if (adopted.kind === 'current' && adopted.buildId !== buildId && mode === 'this-build') {
-      await promote({ service, namespace, buildId, identity });
+    const adopted = await adoptIfNoCurrent({ service, namespace, buildId, identity, replace: mode === 'this-build' });
+    if (adopted.kind === 'made_current' && adopted.previous !== undefined) {
+      log(`airlock: build ${buildId} is now current (was ${adopted.previous})`);
       const woken = await wakeParked({ service, namespace, buildId, identity, jobId: `airlock-wake-${buildId}-${Date.now()}` });
-      log(`airlock: build ${buildId} is now current (was ${adopted.buildId})`);
       if (woken.selected > 0) {
         log(
           `airlock: woke ${woken.selected} parked job(s) of older builds: they continue on this build where the server can move them (1.32 and later); on an older server they wait for their own build's agent worker (airlock deploy status; airlock cancel JOB ends one)`,

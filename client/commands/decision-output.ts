@@ -8,6 +8,7 @@ import { display } from '../../core/redaction/display-text';
 import type { DecideOutcome } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type ParsedArgs } from '../command';
 import { UsageError } from '../errors';
+import { cliName } from '../cli-name';
 
 /** `--reviewer`, else AIRLOCK_REVIEWER, else the login name. */
 export function reviewerName(args: ParsedArgs, io: CommandIo): string {
@@ -18,7 +19,7 @@ export function reviewerName(args: ParsedArgs, io: CommandIo): string {
 export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideOutcome): number {
   if (args.values.json === true) printJson(io, outcome);
   else if (outcome.accepted === 'queued') {
-    io.out(display`sent, not yet applied: ${outcome.reason}; \`airlock show ${outcome.jobId}\` tells when it is`);
+    io.out(display`sent, not yet applied: ${outcome.reason}; \`${cliName(io.env)} show ${outcome.jobId}\` tells when it is`);
   } else if (outcome.accepted) {
     const call = outcome.call !== undefined ? `: ${outcome.call.toolName} ${JSON.stringify(outcome.call.args)}` : '';
     const edited = outcome.editedFingerprint !== null ? ` (edited; new fingerprint ${outcome.editedFingerprint})` : '';

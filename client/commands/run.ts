@@ -6,6 +6,7 @@ import { endExitCode, endText, progressLine } from '../../core/reviewer/progress
 import type { AirlockClient, StartedJob } from '../airlock-client';
 import { printJson, stringOption, type CommandIo, type CommandRun } from '../command';
 import { JobError, UsageError } from '../errors';
+import { cliName } from '../cli-name';
 import { withClient } from '../with-client';
 
 const optionsSchema = z.strictObject({
@@ -43,7 +44,7 @@ export const run: CommandRun = async (args, io, command) => {
     });
     if (args.values.wait !== true) {
       if (args.values.json === true) printJson(io, started);
-      else io.out(display`started job ${started.jobId}\n  follow it: airlock show ${started.jobId}`);
+      else io.out(display`started job ${started.jobId}\n  follow it: ${cliName(io.env)} show ${started.jobId}`);
       return 0;
     }
     if (args.values.json === true) {
@@ -62,6 +63,8 @@ export const run: CommandRun = async (args, io, command) => {
  */
 async function waitWithProgress(io: CommandIo, client: AirlockClient, started: StartedJob): Promise<number> {
   const { jobId } = started;
+  // The prefix the reader types, as every other command prints it.
+  const cli = cliName(io.env);
   // Loaded here: a usage error of `run` loads no Temporal package.
   const { followJob } = await import('../progress/follow-job');
   const { watchWaits } = await import('../progress/waiting-activities');
@@ -78,8 +81,8 @@ async function waitWithProgress(io: CommandIo, client: AirlockClient, started: S
         if (event.kind === 'ended') return;
         io.out(progressLine(jobId, event));
         if (event.kind === 'parked') {
-          io.out(display`  waiting for approval; in another terminal: npx airlock approve ${jobId} --request ${event.requestId}`);
-          io.out(display`  or: npx airlock deny ${jobId} --request ${event.requestId} --reason "…"   (details: npx airlock show ${jobId})`);
+          io.out(display`  waiting for approval; in another terminal: ${cli} approve ${jobId} --request ${event.requestId}`);
+          io.out(display`  or: ${cli} deny ${jobId} --request ${event.requestId} --reason "…"   (details: ${cli} show ${jobId})`);
         }
       },
     });
@@ -87,7 +90,7 @@ async function waitWithProgress(io: CommandIo, client: AirlockClient, started: S
     waits.abort();
     await watching;
   }
-  if (end === undefined) throw new JobError(`lost track of job ${jobId}; see npx airlock show ${jobId}`);
+  if (end === undefined) throw new JobError(`lost track of job ${jobId}; see ${cli} show ${jobId}`);
   io.out(display`job ${jobId} ${endText(end)}`);
   return endExitCode(end);
 }

@@ -65,11 +65,14 @@ function observedList(card: ApprovalCard): Html {
 /** The approval card, the fields every other surface shows; `link` makes its title open the card's own page. */
 export function cardHtml(card: ApprovalCard, options: { readonly base: string; readonly link: boolean }): Html {
   const href = `${options.base}/jobs/${encodeURIComponent(card.jobId)}/requests/${encodeURIComponent(card.requestId)}`;
-  const title = html`<span class="tool">${card.operation.tool}</span> <span class="mono target">${card.operation.target}</span>`;
+  const call = html`<span class="tool">${card.operation.tool}</span> <span class="mono target">${card.operation.target}</span>`;
+  // The sentence is the title; the exact call stays under it.
+  const title = card.action !== undefined ? html`<span class="action">${card.action}</span>` : call;
   const heading = options.link ? html`<h2><a href="${href}">${title}</a></h2>` : html`<h1>${title}</h1>`;
   const others = card.otherCalls.length === 0 ? html`` : html`<dt>Same batch</dt>${card.otherCalls.map((c) => html`<dd><span class="mono">${c.tool} ${c.target}</span>: ${c.decision}</dd>`)}`;
   return html`<article class="card" data-job="${card.jobId}" data-request="${card.requestId}">
 ${heading}
+${card.action !== undefined ? html`<p class="call">${call}</p>` : html``}
 <p class="when"><span>${card.waiting}</span> · <span class="${card.expires.startsWith('expired') ? 'late' : ''}">${card.expires}</span></p>
 <dl>
 <dt>Job</dt><dd><span class="mono">${card.jobId}</span>: ${card.goal}</dd>

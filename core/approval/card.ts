@@ -18,6 +18,8 @@ export const approvalCardSchema = z.object({
   jobId: z.string(),
   requestId: z.string(),
   goal: z.string(),
+  /** What will happen, in one sentence: "Delete old-backup.tar (256 KiB) in airlock-demo — cannot be undone" (absent in cards of builds before). */
+  action: z.string().optional(),
   /** `target` is `machine:target` on a machine of several. */
   operation: z.object({ tool: z.string(), target: z.string(), args: z.unknown(), summary: z.string() }),
   /** The machine the call runs on; absent with one machine (and in cards of builds before machines). */

@@ -15,6 +15,7 @@ import type { PendingRequestView } from '../job/job-view';
 import { maskPreview, maskString, maskValue, summarizeArgs } from '../redaction/masking';
 import { describeObserved, isFileState, observedSubject } from '../tools/observed-state';
 import { EDIT_NOTE, type ApprovalCard, type CliName } from '../approval/card';
+import { actionSentence } from './action-sentence';
 
 /**
  * The approval card: everything a reviewer needs to decide one request,
@@ -98,6 +99,7 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
     jobId,
     requestId: r.requestId,
     goal: maskPreview(source.goal, 500),
+    action: maskString(actionSentence({ toolName: r.toolName, args: r.args, observed: r.observed, target: callTarget(r.toolName, record) })),
     operation: { tool: r.toolName, target: onMachine(r.machine, callTarget(r.toolName, record)), args, summary: summarizeArgs(args, 300) },
     ...(r.machine !== undefined ? { machine: r.machine } : {}),
     observed: r.observed.map((o) => {
@@ -136,6 +138,8 @@ const STATED_REASON_LINES = 8;
 export function cardText(card: ApprovalCard, indent = '  '): string[] {
   const i = indent;
   const lines = [
+    // The sentence first: what will happen, in words; the exact call follows.
+    ...(card.action !== undefined ? [display`${i}${card.action}`] : []),
     display`${i}request ${card.requestId}: ${card.operation.tool} ${card.operation.target}`,
     display`${i}  arguments: ${card.operation.summary}`,
     ...card.observed.map((o) => display`${i}  target ${o.path}: ${o.text}`),
@@ -154,7 +158,7 @@ export function cardText(card: ApprovalCard, indent = '  '): string[] {
   const editable = card.editable.length > 0 ? card.editable.join(', ') : 'nothing';
   lines.push(display`${i}  may edit: ${editable} (${card.editNote})`);
   const reviewers = card.mayDecide ?? (card.reviewers === null ? 'anyone' : card.reviewers.join(', '));
-  lines.push(display`${i}  requested by ${card.requester}, ${card.waiting}, ${card.expires} (${card.expiresAt}); may decide: ${reviewers}`);
+  lines.push(display`${i}  requested by ${card.requester}, ${card.waiting}, ${card.expires} (${utcMinute(card.expiresAt)}); may decide: ${reviewers}`);
   lines.push(display`${i}  fingerprint ${card.fingerprint}`);
   lines.push(display`${i}  approve: ${card.commands.approve}`);
   if (card.commands.edit !== null) lines.push(display`${i}  edit:    ${card.commands.edit}`);
@@ -179,8 +183,7 @@ export function md(text: string): string {
 /** One card in Markdown. */
 export function cardMarkdown(card: ApprovalCard): string {
   const lines = [
-    `#### ${md(card.operation.tool)} on ${code(card.operation.target)}`,
-    '',
+    ...(card.action !== undefined ? [`#### ${md(card.action)}`, '', `- **call:** ${md(card.operation.tool)} on ${code(card.operation.target)}`] : [`#### ${md(card.operation.tool)} on ${code(card.operation.target)}`, '']),
     `- **arguments:** ${code(card.operation.summary)}`,
     ...card.observed.map((o) => `- **target** ${code(o.path)}: ${md(o.text)}`),
     `- **rule:** ${code(card.rule.id)} v${card.rule.version} — ${md(card.rule.reason)}`,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { humanSize, sizeChange } from '../util/human-size';
 
 /**
  * Everything below a folder, as one comparable value. Absent in states
@@ -134,7 +135,7 @@ function describeTree(before: TreeState, now: TreeState): string[] {
   if (!before.complete) return [`cannot be compared: when it was observed for approval, ${before.reason}`];
   if (!now.complete) return [`cannot be compared now: ${now.reason}`];
   if (before.sha256 === now.sha256) return [];
-  const totals = `entries ${before.entries} → ${now.entries}, ${before.bytes} → ${now.bytes} bytes`;
+  const totals = `entries ${before.entries} → ${now.entries}, ${sizeChange(before.bytes, now.bytes)}`;
   const delta = now.entries - before.entries;
   if (delta > 0) return [`${entriesText(delta)} added below (${totals})`];
   if (delta < 0) return [`${entriesText(-delta)} removed below (${totals})`];
@@ -152,7 +153,7 @@ function describeFileChanges(before: FileState, now: FileState): string[] {
   const changes: string[] = [];
   if (before.type !== now.type) changes.push(`type ${before.type} → ${now.type}`);
   if (before.dev !== now.dev || before.ino !== now.ino) changes.push('it was replaced by another file');
-  if (before.size !== now.size) changes.push(`size ${before.size} → ${now.size} bytes`);
+  if (before.size !== now.size) changes.push(`size ${sizeChange(before.size, now.size)}`);
   if (before.sha256 !== now.sha256) changes.push('content changed (sha256 differs)');
   // A state from before recursive digests compares as it did then: its own entries only.
   if (before.tree !== undefined && now.tree !== undefined) changes.push(...describeTree(before.tree, now.tree));
@@ -166,7 +167,7 @@ function describeFileChanges(before: FileState, now: FileState): string[] {
 /** A folder's totals: files (when counted), entries and bytes below it. */
 export function folderTotals(tree: Extract<TreeState, { complete: true }>): string {
   const files = tree.files !== undefined ? `${tree.files} ${tree.files === 1 ? 'file' : 'files'}, ` : '';
-  return `${files}${entriesText(tree.entries)}, ${tree.bytes} bytes`;
+  return `${files}${entriesText(tree.entries)}, ${humanSize(tree.bytes)}`;
 }
 
 /** One line for a reviewer: what the file is now, with a folder's totals below it. */
@@ -177,7 +178,7 @@ function describeFile(o: FileState): string {
     if (o.tree?.complete === true) parts.push(`${folderTotals(o.tree)} below`);
     else if (o.tree?.complete === false) parts.push(`too large to observe exactly (${o.tree.reason})`);
     else if (o.entries !== null) parts.push(entriesText(o.entries));
-  } else parts.push(`${o.size} bytes`);
+  } else parts.push(humanSize(o.size));
   parts.push(`mode ${o.mode}`);
   if (o.links !== undefined) parts.push(`${o.links} names (hard links: changing it changes it under every name)`);
   if (o.sha256 !== null) parts.push(`sha256 ${o.sha256.slice(0, 16)}…`);

@@ -71,7 +71,7 @@ async function pendingUntil(args: string[], listed: (stdout: string) => boolean)
 /** The card fields every surface shows for the parked folder delete. */
 function expectCardText(text: string, jobId: string, requestId: string, folder: string): void {
   expect(text).toContain(`request ${requestId}: fs_delete ${join(h.root, folder)}`);
-  expect(text).toContain(`target ${join(h.root, folder)}: folder, 2 files, 2 entries, 1024 bytes below`);
+  expect(text).toContain(`target ${join(h.root, folder)}: folder, 2 files, 2 entries, 1 KiB below`);
   expect(text).toContain('rule approve-deletes v1: deletes — a person looks first');
   expect(text).toContain("the model's reason:");
   expect(text).toContain('The cache folder is stale, so I list the root and remove it. The config said PASSWORD=***');
@@ -162,7 +162,7 @@ describe('a parked job', () => {
     const metadata = await h.airlock.client.workflow.getHandle(jobId).query<{ currentDetails: string }>('__temporal_workflow_metadata');
     const text = metadata.currentDetails;
     expect(text).toContain('### Waiting for approval (1)');
-    expect(text).toContain('folder, 2 files, 2 entries, 1024 bytes below');
+    expect(text).toContain('folder, 2 files, 2 entries, 1 KiB below');
     expect(text).toContain('`approve-deletes` v1');
     expect(text).toContain('PASSWORD=\\*\\*\\*');
     expect(text).toContain('this call only; editing creates a new fingerprint');

@@ -117,7 +117,8 @@ test(`a folder swapped with a link to outside (renameat2 RENAME_EXCHANGE) never 
     process.stderr.write(`fs-race: ${ITERATIONS} rounds, ${outputs.length} tool calls, ${swaps} exchanges (${exchanger.kind}) in ${Date.now() - started} ms\n`);
     expect(swaps).toBeGreaterThan(ITERATIONS);
   }
-  expect(fdsAfter).toBe(fdsBefore);
+  // No descriptor leaked by the tools (others of this test process, opened before, may have closed meanwhile).
+  expect(fdsAfter).toBeLessThanOrEqual(fdsBefore);
   expect(snapshot(outside)).toEqual(before);
   const revealing = outputs.filter(
     (o) =>

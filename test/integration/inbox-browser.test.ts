@@ -160,7 +160,7 @@ describe('the approval inbox in a browser with a passkey', () => {
     const text = (await card.textContent()) ?? '';
     expect(text).toContain('fs_delete');
     expect(text).toContain('victim.txt');
-    expect(text).toMatch(/file, 2048 bytes/);
+    expect(text).toMatch(/file, 2 KiB/);
     expect(text).toContain('approve-deletes v2: Deleting files needs approval');
     expect(text).toContain('The file victim.txt looks unused, so I propose this.');
     expect(text).toMatch(/waiting \d+s/);

@@ -14,6 +14,7 @@ import type { Notice } from '../../core/reviewer/notification';
 import { TaskQueues } from '../../core/temporal/task-queues';
 import { repoRoot, spawnNode, type Spawned } from '../helpers/processes';
 import { createTestEnv, type TestEnv } from '../helpers/temporal-env';
+import { utcMinute } from '../../core/reviewer/approval-card';
 
 /**
  * Notifications end to end: a real worker process (every queue) configured
@@ -293,7 +294,7 @@ test('a parked job notifies once per endpoint, in the generic and the ntfy form,
     text: expect.stringContaining(`approve: npx airlock approve ${jobId} --request ${requestId}`),
   });
   expect(generic.text).toContain('rule approve-writes v2: Writes need approval — Ask ops first (their token: ***)');
-  expect(generic.text).toContain(`(${requested.data.expiresAt})`);
+  expect(generic.text).toContain(`(${utcMinute(requested.data.expiresAt)})`);
   expect(generic.text).toContain('this call only; editing creates a new fingerprint');
 
   const ntfyRequests = await endpoints.until('the ntfy message', () => {

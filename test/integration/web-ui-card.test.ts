@@ -61,7 +61,7 @@ test("the Web UI shows a parked job's approval card with every field and the exa
 
   expect(text).toContain('Waiting for approval (1)');
   expect(text).toMatch(/fs_delete on \S*old-backup\.tar/);
-  expect(text).toMatch(/target \S*old-backup\.tar: file, 262144 bytes/);
+  expect(text).toMatch(/target \S*old-backup\.tar: file, 256 KiB/);
   expect(text).toMatch(/rule: approve-deletes v\d+ — /);
   // The UI renders the apostrophe typographically.
   expect(text).toMatch(/the model.s reason: The note says old-backup\.tar is superseded\. Deleting it needs approval\./);

@@ -61,7 +61,7 @@ test('with the codec on, the Web UI shows a parked job decoded through the codec
   }
   expect(text).toContain('Waiting for approval (1)');
   expect(text).toContain('fs_delete on');
-  expect(text).toMatch(/old-backup\.tar: file, 262144 bytes/);
+  expect(text).toMatch(/old-backup\.tar: file, 256 KiB/);
   expect(text).toContain('approve-deletes');
   expect(text).toContain('airlock job: Free some space');
   expect(decoded.length).toBeGreaterThan(0);

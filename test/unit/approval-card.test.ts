@@ -1,4 +1,6 @@
 import { approvalCardSchema } from '../../core/approval/card';
+import { actionSentence, rwx } from '../../core/reviewer/action-sentence';
+import type { ObservedState } from '../../core/tools/observed-state';
 import { approvalCard, cardMarkdown, cardsMarkdown, cardText, expiresText, humanDuration, mayDecideText, shellWord, waitingText } from '../../core/reviewer/approval-card';
 import type { ParkedBatchView } from '../../core/job/batch-view';
 import type { PendingRequestView } from '../../core/job/job-view';
@@ -99,9 +101,11 @@ test('the card as an object (for --json and notifications)', () => {
 
 test('the card as terminal text', () => {
   expect(cardText(card)).toEqual([
+    // What will happen, in words, before the exact call.
+    '  Delete cache (folder, 9 files, 512 KiB) in root — cannot be undone',
     `  request ${request.requestId}: fs_delete /srv/root/cache`,
     '    arguments: {"path":"/srv/root/cache","recursive":true}',
-    '    target /srv/root/cache: folder, 9 files, 12 entries, 524288 bytes below, mode 755',
+    '    target /srv/root/cache: folder, 9 files, 12 entries, 512 KiB below, mode 755',
     '    rule approve-deletes v2: deletes — a person looks first',
     "    the model's reason:",
     '      The cache is stale; I will list the root, then remove the cache.',
@@ -110,7 +114,7 @@ test('the card as terminal text', () => {
     '      fs_list /srv/root: allowed (runs once the batch is decided)',
     '      fs_delete /srv/root/keep: denied by rule protect-keep',
     '    may edit: recursive (this call only; editing creates a new fingerprint)',
-    `    requested by tester, waiting 3m, expires in 23h (${request.expiresAt}); may decide: alice, bob`,
+    '    requested by tester, waiting 3m, expires in 23h (2026-12-01 11:10 UTC); may decide: alice, bob',
     `    fingerprint ${'a'.repeat(64)}`,
     `    approve: npx airlock approve job-42 --request ${request.requestId}`,
     `    edit:    npx airlock approve job-42 --request ${request.requestId} --set recursive=VALUE`,
@@ -125,10 +129,11 @@ test('the card as Markdown (the Web UI current details)', () => {
     '',
     'Written 2026\\-11\\-30 12:00 UTC.',
     '',
-    '#### fs\\_delete on `/srv/root/cache`',
+    '#### Delete cache \\(folder, 9 files, 512 KiB\\) in root — cannot be undone',
     '',
+    '- **call:** fs\\_delete on `/srv/root/cache`',
     '- **arguments:** `{"path":"/srv/root/cache","recursive":true}`',
-    '- **target** `/srv/root/cache`: folder, 9 files, 12 entries, 524288 bytes below, mode 755',
+    '- **target** `/srv/root/cache`: folder, 9 files, 12 entries, 512 KiB below, mode 755',
     '- **rule:** `approve-deletes` v2 — deletes — a person looks first',
     "- **the model's reason:** The cache is stale; I will list the root, then remove the cache. I found PASSWORD=\\*\\*\\* in a config file.",
     '- **same batch:**',
@@ -246,4 +251,21 @@ test('who may decide is said as the rule says it: signature, named reviewers, th
   const card = approvalCard({ jobId: 'j', goal: 'g', request: { ...request, reviewers: null, signatureRequired: true }, batch: null }, { now: Date.parse(request.createdAt), cli: 'npx airlock' });
   expect(cardText(card).join('\n')).toContain('may decide: any reviewer with a key or passkey; a signed decision is required');
   expect(cardMarkdown(card)).not.toContain('anyone');
+});
+
+test('the action sentence says what will happen, from the tool, its arguments and the target as observed', () => {
+  const file = (path: string, size: number, mode = '644') => ({ path, exists: true as const, type: 'file' as const, size, mtimeMs: 0, mode, sha256: null, dev: 1, ino: 1, entries: null });
+  const say = (toolName: string, args: unknown, observed: ObservedState[] = []) => actionSentence({ toolName, args, observed, target: 'T' });
+  expect(say('fs_delete', { path: '/srv/airlock-demo/old-backup.tar' }, [file('/srv/airlock-demo/old-backup.tar', 262_144)])).toBe('Delete old-backup.tar (256 KiB) in airlock-demo — cannot be undone');
+  expect(say('fs_write', { path: '/srv/notes/a.txt', content: 'hello', mode: 'create' })).toBe('Create a.txt (5 bytes) in notes');
+  expect(say('fs_write', { path: '/srv/notes/a.txt', content: 'x'.repeat(2048), mode: 'overwrite' }, [file('/srv/notes/a.txt', 10)])).toBe('Replace a.txt (10 bytes) in notes with 2 KiB — the old content is lost');
+  expect(say('fs_write', { path: '/srv/notes/a.txt', content: 'more', mode: 'append' }, [file('/srv/notes/a.txt', 10)])).toBe('Append 4 bytes to a.txt (10 bytes now) in notes');
+  expect(say('fs_chmod', { path: '/srv/app/run.sh', mode: '750' }, [file('/srv/app/run.sh', 10, '777')])).toBe('Change the permissions of run.sh in app to rwxr-x--- (now rwxrwxrwx)');
+  expect(say('fs_move', { from: '/srv/in/a.mkv', to: '/srv/media/a.mkv' }, [file('/srv/in/a.mkv', 3 * 1024 ** 3)])).toBe('Move a.mkv (3 GiB) in in to /srv/media/a.mkv');
+  const service = { kind: 'service' as const, service: 'jellyfin', adapter: 'docker', exists: true, identity: 'c1', running: true, health: 'healthy' as const, status: 'running', facts: {} };
+  expect(say('service_restart', { service: 'jellyfin' }, [service])).toBe('Restart service jellyfin (running, healthy)');
+  // A tool without its own wording, or arguments its schema refuses: the tool and its target.
+  expect(say('fs_read', { path: '/srv/a' })).toBe('fs_read T');
+  expect(say('fs_delete', { nonsense: true })).toBe('fs_delete T');
+  expect(rwx('0640')).toBe('rw-r-----');
 });
