@@ -32,6 +32,12 @@ export const run: CommandRun = async (args, io, command) => {
     io.out(`open this link on the device that will hold ${name}'s passkey (it works once, until ${expiresAt}):`);
     io.out(`  ${link}`);
     io.out(`  the approval page (airlock inbox) must be serving ${site.publicUrl}; the passkey's public key is added to ${paths.reviewerKeys}`);
+    // Browsers allow passkeys on http only for localhost: a phone needs the page over HTTPS at a name it can reach.
+    if (isLoopbackUrl(site.publicUrl)) {
+      io.err(
+        `airlock reviewer add: ${site.publicUrl} opens only on this machine; for a phone, serve the approval page over HTTPS (a reverse proxy such as Caddy or Tailscale Serve) and set AIRLOCK_APPROVAL_PAGE_URL to its https:// address before making the link`,
+      );
+    }
     return;
   }
   const { keyFile, created } = ensureLocalReviewer(paths, name);
@@ -49,3 +55,8 @@ export const run: CommandRun = async (args, io, command) => {
   // The key helps only if the workers read this file: say which file they must be pointed at.
   io.out(`  the agent workers must read ${paths.reviewerKeys}: they do when their AIRLOCK_DATA_DIR is ${resolve(io.config().dataDir)} (or their AIRLOCK_REVIEWER_KEYS names this file)`);
 };
+
+function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\./.test(host);
+}
