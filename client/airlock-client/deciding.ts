@@ -3,7 +3,7 @@ import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, Wo
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { ZodType } from 'zod';
-import { decisionSigningText, type DecisionPayload } from '../../core/approval/approvals';
+import { deciderProblem, decisionSigningText, editOutsideRule, type DecisionPayload } from '../../core/approval/approvals';
 import type { PendingRequestView } from '../../core/job/job-view';
 import { argAt } from '../../core/policy/conditions';
 import { maskValue } from '../../core/redaction/masking';
@@ -83,13 +83,8 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
   const refused = edited === undefined ? undefined : editProblem(request.toolName, request.editable, edited);
   if (refused !== undefined) return { accepted: false, jobId, requestId: request.requestId, ...refused };
   // What the job would reject for who decides is said here, unsent: the reviewer's name, the requester, a missing signature.
-  const reviewer = options.reviewer.trim();
-  if (request.reviewers !== null && !request.reviewers.includes(reviewer)) {
-    return { accepted: false, jobId, requestId: request.requestId, code: 'reviewer_not_allowed', reason: `reviewer ${reviewer} may not decide this request (allowed: ${request.reviewers.join(', ')})` };
-  }
-  if (request.separateRequester === true && reviewer === request.requester) {
-    return { accepted: false, jobId, requestId: request.requestId, code: 'requester_cannot_decide', reason: `the requester ${request.requester} may not decide their own request` };
-  }
+  const decider = deciderProblem(request, options.reviewer.trim());
+  if (decider !== undefined) return { accepted: false, jobId, requestId: request.requestId, code: decider.code, reason: decider.message };
   if (request.signatureRequired === true && options.signingKey === undefined) {
     const reason = `request ${request.requestId} needs a signed decision and there is no signing key for reviewer ${options.reviewer.trim()}${options.noKeyAdvice !== undefined ? `: ${options.noKeyAdvice}` : ''}`;
     return { accepted: false, jobId, requestId: request.requestId, code: 'signature_required', reason };
@@ -185,11 +180,9 @@ export function reportedRejection(payload: DecisionPayload): unknown {
  * schema refuses. The job checks the whole edited call again.
  */
 export function editProblem(toolName: string, editable: readonly string[], edits: Readonly<Record<string, unknown>>): { code: string; reason: string } | undefined {
-  const tool = getTool(toolName);
-  const allowed = editable.filter((field) => tool === undefined || tool.editable.includes(field.split('.')[0] ?? field));
-  const outside = Object.keys(edits).filter((field) => !allowed.includes(field));
-  if (outside.length > 0) return { code: 'edit_not_allowed', reason: `field(s) ${outside.join(', ')} are not editable (editable: ${allowed.length > 0 ? allowed.join(', ') : 'none'})` };
-  const shape = (tool?.parameters as { shape?: Record<string, ZodType> } | undefined)?.shape ?? {};
+  const outside = editOutsideRule(toolName, editable, Object.keys(edits));
+  if (outside !== undefined) return { code: outside.code, reason: outside.message };
+  const shape = (getTool(toolName)?.parameters as { shape?: Record<string, ZodType> } | undefined)?.shape ?? {};
   for (const [field, value] of Object.entries(edits)) {
     const checked = shape[field]?.safeParse(value);
     if (checked !== undefined && !checked.success) return { code: 'edit_invalid', reason: `edited call is invalid: ${field}: ${checked.error.issues[0]?.message ?? 'invalid value'} (got ${JSON.stringify(value)})` };

@@ -234,16 +234,8 @@ export function checkDecision(
   if (ctx.now >= request.expiresAt) {
     return reject('expired', `request ${request.requestId} has expired`, raw);
   }
-  if (request.reviewers !== null && !request.reviewers.includes(payload.reviewer)) {
-    return reject(
-      'reviewer_not_allowed',
-      `reviewer ${payload.reviewer} may not decide this request (allowed: ${request.reviewers.join(', ')})`,
-      raw,
-    );
-  }
-  if (request.separateRequester && payload.reviewer === request.requester) {
-    return reject('requester_cannot_decide', `the requester ${request.requester} may not decide their own request`, raw);
-  }
+  const decider = deciderProblem(request, payload.reviewer);
+  if (decider !== undefined) return reject(decider.code, decider.message, raw);
   if (request.signatureRequired && payload.signature === undefined && payload.passkey === undefined) {
     return reject(
       'signature_required',
@@ -257,14 +249,9 @@ export function checkDecision(
   if (payload.decision === 'deny') {
     return reject('edit_on_deny', 'a denial cannot carry edited arguments', raw);
   }
+  const outside = editOutsideRule(request.toolName, request.editable, Object.keys(payload.args));
+  if (outside !== undefined) return reject(outside.code, outside.message, raw);
   const tool = getTool(request.toolName);
-  // The rule names what may be edited, within what the tool allows at all (a service's name never is).
-  const editable = request.editable.filter((field) => tool === undefined || tool.editable.includes(field.split('.')[0] ?? field));
-  const outside = Object.keys(payload.args).filter((field) => !editable.includes(field));
-  if (outside.length > 0) {
-    const allowed = editable.length > 0 ? editable.join(', ') : 'none';
-    return reject('edit_not_allowed', `field(s) ${outside.join(', ')} are not editable (editable: ${allowed})`, raw);
-  }
   if (tool === undefined) return reject('edit_invalid', `tool ${request.toolName} is no longer registered`, raw);
   const merged = argsRecord.parse(JSON.parse(JSON.stringify(request.args)));
   for (const [field, value] of Object.entries(payload.args)) setAt(merged, field, value);
@@ -284,6 +271,29 @@ export function checkDecision(
     ruleVersion: request.ruleVersion,
   });
   return { ok: true, payload, request, edit: { args, fingerprint } };
+}
+
+/** Who may not decide a request: a reviewer its rule does not name, or its requester when the rule keeps them apart. */
+export function deciderProblem(
+  request: { readonly reviewers: readonly string[] | null; readonly separateRequester?: boolean; readonly requester: string },
+  reviewer: string,
+): { readonly code: 'reviewer_not_allowed' | 'requester_cannot_decide'; readonly message: string } | undefined {
+  if (request.reviewers !== null && !request.reviewers.includes(reviewer)) {
+    return { code: 'reviewer_not_allowed', message: `reviewer ${reviewer} may not decide this request (allowed: ${request.reviewers.join(', ')})` };
+  }
+  if (request.separateRequester === true && reviewer === request.requester) {
+    return { code: 'requester_cannot_decide', message: `the requester ${request.requester} may not decide their own request` };
+  }
+  return undefined;
+}
+
+/** Edited fields outside what the rule names, within what the tool allows at all (a service's name never is). */
+export function editOutsideRule(toolName: string, editable: readonly string[], fields: readonly string[]): { readonly code: 'edit_not_allowed'; readonly message: string } | undefined {
+  const tool = getTool(toolName);
+  const allowed = editable.filter((field) => tool === undefined || tool.editable.includes(field.split('.')[0] ?? field));
+  const outside = fields.filter((field) => !allowed.includes(field));
+  if (outside.length === 0) return undefined;
+  return { code: 'edit_not_allowed', message: `field(s) ${outside.join(', ')} are not editable (editable: ${allowed.length > 0 ? allowed.join(', ') : 'none'})` };
 }
 
 /**
