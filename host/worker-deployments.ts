@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { AGENT_DEPLOYMENT, jobsOnBuildQuery, parkedElsewhereQuery } from '../core/temporal/deployments';
@@ -171,7 +172,8 @@ async function untilPropagated(service: WorkflowService, namespace: string, time
  * from 1.32 tell a pinned job that its target changed; older ones leave it
  * where it is). Returns how many were selected.
  */
-export async function wakeParked(input: { readonly service: WorkflowService; readonly namespace: string; readonly buildId: string; readonly identity: string; readonly jobId: string }): Promise<{ readonly selected: number }> {
+export async function wakeParked(input: { readonly service: WorkflowService; readonly namespace: string; readonly buildId: string; readonly identity: string }): Promise<{ readonly selected: number }> {
+  const jobId = `airlock-wake-${randomUUID()}`;
   await untilPropagated(input.service, input.namespace);
   const visibilityQuery = parkedElsewhereQuery(input.buildId);
   const count = await input.service.countWorkflowExecutions({ namespace: input.namespace, query: visibilityQuery });
@@ -179,16 +181,16 @@ export async function wakeParked(input: { readonly service: WorkflowService; rea
   if (selected === 0) return { selected };
   await input.service.startBatchOperation({
     namespace: input.namespace,
-    jobId: input.jobId,
+    jobId,
     reason: `build ${input.buildId} is current: parked jobs of older builds move to it`,
     visibilityQuery,
     signalOperation: { signal: newBuildSignal.name, identity: input.identity },
   });
   for (;;) {
-    const d = await input.service.describeBatchOperation({ namespace: input.namespace, jobId: input.jobId });
+    const d = await input.service.describeBatchOperation({ namespace: input.namespace, jobId });
     if (d.state !== temporal.api.enums.v1.BatchOperationState.BATCH_OPERATION_STATE_RUNNING) {
       if (d.state !== temporal.api.enums.v1.BatchOperationState.BATCH_OPERATION_STATE_COMPLETED) {
-        throw new DeploymentError(`the batch signal ${input.jobId} ended ${temporal.api.enums.v1.BatchOperationState[d.state ?? 0] ?? 'unknown'}; see temporal batch describe --job-id ${input.jobId}`);
+        throw new DeploymentError(`the batch signal ${jobId} ended ${temporal.api.enums.v1.BatchOperationState[d.state ?? 0] ?? 'unknown'}; see temporal batch describe --job-id ${jobId}`);
       }
       return { selected };
     }

@@ -158,7 +158,7 @@ async function adoptBuild(service: WorkflowService, namespace: string, buildId: 
     const adopted = await adoptIfNoCurrent({ service, namespace, buildId, identity, replace: mode === 'this-build' });
     if (adopted.kind === 'made_current' && adopted.previous !== undefined) {
       log(`airlock: build ${buildId} is now current (was ${adopted.previous})`);
-      const woken = await wakeParked({ service, namespace, buildId, identity, jobId: `airlock-wake-${buildId}-${Date.now()}` });
+      const woken = await wakeParked({ service, namespace, buildId, identity });
       if (woken.selected > 0) {
         log(
           `airlock: woke ${woken.selected} parked job(s) of older builds: they continue on this build where the server can move them (1.32 and later); on an older server they wait for their own build's agent worker (airlock deploy status; airlock cancel JOB ends one)`,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { printJson, type CommandRun } from '../../command';
 import { withClient } from '../../with-client';
 import { buildIdArg } from './build';
@@ -13,7 +12,7 @@ export const run: CommandRun = async (args, io, command) => {
     const namespace = client.client.options.namespace;
     const identity = `airlock deploy promote (${client.client.options.identity})`;
     const { previous } = await promote({ service, namespace, buildId, identity });
-    const woken = args.values['keep-parked'] === true ? undefined : await wakeParked({ service, namespace, buildId, identity, jobId: `airlock-wake-${randomUUID()}` });
+    const woken = args.values['keep-parked'] === true ? undefined : await wakeParked({ service, namespace, buildId, identity });
     return { buildId, previous: previous ?? null, woken: woken?.selected ?? null };
   });
   if (args.values.json === true) {
