@@ -178,5 +178,6 @@ export function snapshotSettingsOf(config: AirlockConfig, setup: ToolsSetup): Sn
     judgeTimeoutMs: config.judge.timeoutMs,
     availableTools: setup.availableTools,
     ...(setup.machines !== undefined ? { machines: setup.machines } : {}),
+    ...(config.notify.approvalPageUrl !== undefined ? { approvalPageUrl: config.notify.approvalPageUrl } : {}),
   };
 }

@@ -181,7 +181,7 @@ export class Job {
 
   show(): void {
     const parked = this.state?.parked ?? null;
-    this.visibility.show(this.status, this.state?.pendingRequests() ?? [], parked === null ? null : parkedBatchView(parked));
+    this.visibility.show(this.status, this.state?.pendingRequests() ?? [], parked === null ? null : parkedBatchView(parked), this.state?.snapshot.links?.approvalPage);
   }
 
   /**

@@ -26,7 +26,8 @@ export class Visibility {
     private readonly goal: string,
   ) {}
 
-  show(status: JobStatus, pending: readonly PendingRequest[], batch: ParkedBatchView | null): void {
+  /** `approvalPage`: the approval page's URL from the worker's configuration, for the card's link. */
+  show(status: JobStatus, pending: readonly PendingRequest[], batch: ParkedBatchView | null, approvalPage?: string): void {
     const tools = [...new Set(pending.map((r) => r.toolName))].sort();
     const key = tools.join(',');
     if (this.shownStatus !== status || this.shownTools !== key) {
@@ -45,7 +46,7 @@ export class Visibility {
     // Not a command: the Web UI reads it by query. The workflow cannot know how the reader runs the CLI; `npx airlock` works in both cases.
     const now = Date.now();
     const cards = pending.map((r) => approvalCard({ jobId: this.jobId, goal: this.goal, request: pendingView(r), batch }, { now, cli: 'npx airlock' }));
-    setCurrentDetails(cardsMarkdown(cards, now));
+    setCurrentDetails(cardsMarkdown(cards, now, approvalPage));
   }
 
   /** The Web UI's details of an ended job: how it ended, the job's facts before the model's words. */

@@ -40,7 +40,9 @@ export function createToolGateActivities(deps: ToolGateDeps) {
           const tool = toolOrFail(input.toolName);
           const args = argsOrFail(tool, input.args);
           const { observed, warnings } = await runner.observeTargets(tool, args);
-          return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings };
+          // A preview that cannot be made leaves the card without it; it never stops the request.
+          const preview = await runner.previewOf(tool, args, observed).catch(() => undefined);
+          return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings, ...(preview !== undefined ? { preview } : {}) };
         },
       );
     },

@@ -1,5 +1,6 @@
 import type { Grant } from '../../core/approval/grants';
 import type { JobScope } from '../../core/policy/rules';
+import type { ContentPreview } from '../../core/tools/content-preview';
 import type { ObservedState } from '../../core/tools/observed-state';
 import type { ToolOutcome } from '../../core/tools/tool-module';
 import type { Reconciled } from '../../host/nonces/nonce-store';
@@ -26,6 +27,8 @@ export interface PrepareApprovalResult {
   readonly observed: ObservedState[];
   /** Problems the reviewer should know about, e.g. a target the tool will refuse. */
   readonly warnings: string[];
+  /** What a write would change in the file's content (absent for other tools, and from builds before). */
+  readonly preview?: ContentPreview;
 }
 
 export interface RevalidateInput extends OnMachine {

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureTypes } from '../../core/temporal/failure-types';
+import type { ContentPreview } from '../../core/tools/content-preview';
 import type { ObservedState } from '../../core/tools/observed-state';
 import { lendHost } from '../../core/tools/lend';
 import { getTool, type AnyTool } from '../../core/tools/registry';
@@ -50,6 +51,8 @@ export interface ToolRunner {
   callHost(tool: AnyTool, nonce: string): HostFor<Capability>;
   /** The tool's `prepare`, whose per-target problems become the reviewer's warnings. */
   observeTargets(tool: AnyTool, args: unknown): Promise<Prepared & { warnings: string[] }>;
+  /** What the call would change, for the reviewer (tools without a preview: undefined). */
+  previewOf(tool: AnyTool, args: unknown, observed: readonly ObservedState[]): Promise<ContentPreview | undefined>;
   /** Runs the tool itself; a failure inside it is an outcome (the nonce is spent), never a retry. */
   runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, nonce: string): Promise<ToolOutcome>;
   /** TEST ONLY: stops here for good when the test asked for it, so it can kill the process at exactly this point. */
@@ -149,6 +152,9 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
       const prepared = await tool.prepare(lent(tool), args);
       const warnings = prepared.problems.flatMap((p) => (p === undefined ? [] : [p.kind === 'refused' ? `the tool will refuse this call: ${p.reason}` : p.reason]));
       return { ...prepared, warnings };
+    },
+    async previewOf(tool, args, observed) {
+      return tool.preview === undefined ? undefined : tool.preview(lent(tool), args, observed);
     },
     async runTool(tool, args, before, nonce) {
       // Temporal already gave up on this attempt (another may be running): start no effect; the next attempt reconciles.

@@ -1,3 +1,4 @@
+import type { CliName } from '../../core/approval/card';
 import { sign, type KeyObject } from 'node:crypto';
 import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -25,6 +26,8 @@ import { pendingOf } from './listing';
 
 export interface DecideOptions {
   readonly decision: 'approve' | 'deny';
+  /** How the reader types airlock, for the commands messages suggest (default `npx airlock`, which works everywhere). */
+  readonly cli?: CliName;
   /** Which request; may be omitted when exactly one is pending. */
   readonly requestId?: string;
   /** New values for editable fields (approve only), as typed on a command line. */
@@ -76,8 +79,9 @@ export type DecideOutcome =
  */
 export async function decide(client: Client, jobId: string, options: DecideOptions): Promise<DecideOutcome> {
   const found = await pendingOf(client, jobId);
-  if (found.execution !== 'RUNNING') throw new JobError(closedJobMessage(jobId, found.status));
-  const request = pickRequest(jobId, found, options.requestId);
+  const cli = options.cli ?? 'npx airlock';
+  if (found.execution !== 'RUNNING') throw new JobError(closedJobMessage(jobId, found.status, cli));
+  const request = pickRequest(jobId, found, options.requestId, cli);
   const edited = options.set !== undefined && Object.keys(options.set).length > 0 ? coerceEdits(request.toolName, options.set) : undefined;
   // What the job would refuse for sure is refused here, before anything is sent or signed.
   const refused = edited === undefined ? undefined : editProblem(request.toolName, request.editable, edited);
@@ -224,20 +228,22 @@ const closedWords: Partial<Record<ShownStatus, string>> = {
 };
 
 /** Why a closed job takes no decision, in one line. */
-export function closedJobMessage(jobId: string, status: ShownStatus): string {
-  return `job ${jobId} ${closedWords[status] ?? `is ${status}`}; there is nothing left to approve or deny (see \`airlock show ${jobId}\`)`;
+export function closedJobMessage(jobId: string, status: ShownStatus, cli: CliName = 'npx airlock'): string {
+  return `job ${jobId} ${closedWords[status] ?? `is ${status}`}; there is nothing left to approve or deny (see \`${cli} show ${jobId}\`)`;
 }
 
 function pickRequest(
   jobId: string,
   state: { readonly status: string; readonly pending: readonly PendingRequestView[] },
-  requestId: string | undefined): PendingRequestView {
+  requestId: string | undefined,
+  cli: CliName,
+): PendingRequestView {
   if (requestId !== undefined) {
     // The full id, or a prefix that names one request (the `pending` table shows the first characters).
     const prefixed = requestId.length >= 4 ? state.pending.filter((r) => r.requestId.startsWith(requestId)) : [];
     const found = state.pending.find((r) => r.requestId === requestId) ?? (prefixed.length === 1 ? prefixed[0] : undefined);
     if (found === undefined) {
-      throw new JobError(`job ${jobId} has no pending request ${requestId}; see \`airlock show ${jobId}\``);
+      throw new JobError(`job ${jobId} has no pending request ${requestId}; see \`${cli} show ${jobId}\``);
     }
     return found;
   }

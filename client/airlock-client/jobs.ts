@@ -1,3 +1,4 @@
+import type { CliName } from '../../core/approval/card';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandleWithFirstExecutionRunId, WorkflowStartOptions } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
@@ -14,6 +15,8 @@ import { JobError } from '../errors';
 
 export interface StartJobOptions {
   readonly goal: string;
+  /** How the reader types airlock, for the commands messages suggest (default `npx airlock`, which works everywhere). */
+  readonly cli?: CliName;
   readonly jobId?: string;
   readonly maxTurns?: number;
   readonly tools?: string[];
@@ -47,8 +50,31 @@ function notRunning(jobId: string, status: string): JobError {
 /** How long `cancel` waits for an agent worker to end the run, and `decide` for one to take a decision. */
 export const WORKER_WAIT_MS = 10_000;
 
+/**
+ * A job id people can read in the Web UI's list and type in a command: a
+ * few words of the (masked) goal, then 48 random bits — "job-free-some-space-3f2a9c1e0b7d".
+ */
+export function newJobId(goal: string): string {
+  const words = maskString(goal)
+    .toLowerCase()
+    .normalize('NFKD')
+    // Accents fold to their letter: "é" is "e" and a combining mark, which goes.
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter((w) => w !== '');
+  let slug = '';
+  for (const w of words) {
+    if (`${slug}-${w}`.length > 32) break;
+    slug = slug === '' ? w : `${slug}-${w}`;
+  }
+  const random = randomUUID().replace(/-/g, '').slice(0, 12);
+  return slug === '' ? `job-${random}` : `job-${slug}-${random}`;
+}
+
 export async function startJob(client: Client, options: StartJobOptions): Promise<StartedJob> {
-  const jobId = options.jobId ?? `job-${randomUUID()}`;
+  const jobId = options.jobId ?? newJobId(options.goal);
   const input: AgentJobInput = {
     schemaVersion: 1,
     goal: options.goal,
@@ -57,7 +83,7 @@ export async function startJob(client: Client, options: StartJobOptions): Promis
     ...(options.tools !== undefined ? { tools: options.tools } : {}),
     ...(options.historyEventLimit !== undefined ? { historyEventLimit: options.historyEventLimit } : {}),
   };
-  const handle = await startOrExplain(client, jobId, options.newRun === true, {
+  const handle = await startOrExplain(client, jobId, options.newRun === true, options.cli ?? 'npx airlock', {
     taskQueue: TaskQueues.agent,
     workflowId: jobId,
     args: [input],
@@ -112,6 +138,7 @@ async function startOrExplain(
   client: Client,
   jobId: string,
   newRun: boolean,
+  cli: CliName,
   options: WorkflowStartOptions<typeof agentJob>,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentJob>> {
   try {
@@ -124,7 +151,7 @@ async function startOrExplain(
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     const existing = await client.workflow.getHandle(jobId).describe();
     if (existing.status.name === 'RUNNING') {
-      throw new JobError(`job ${jobId} is running (run ${existing.runId}); choose another --id, or cancel it with \`airlock cancel ${jobId}\``);
+      throw new JobError(`job ${jobId} is running (run ${existing.runId}); choose another --id, or cancel it with \`${cli} cancel ${jobId}\``);
     }
     throw new JobError(
       `job ${jobId} already ran and ended ${temporalStatusText(existing.status.name)} (run ${existing.runId}); pass --new-run to start a new run under this id, or choose another --id`,

@@ -1,3 +1,4 @@
+import { cliName } from '../cli-name';
 import { jobIdArg, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
@@ -22,6 +23,7 @@ export const run: CommandRun = async (args, io, command) => {
   const outcome = await withClient(io, (client) =>
     client.decide(jobId, {
       decision: 'approve',
+      cli: cliName(io.env),
       reviewer: reviewerName(args, io),
       ...(signed.key !== undefined ? { signingKey: signed.key } : { noKeyAdvice: signed.advice }),
       set,

@@ -37,6 +37,7 @@ export const run: CommandRun = async (args, io, command) => {
   return withClient(io, async (client) => {
     const started = await client.startJob({
       goal: options.goal,
+      cli: cliName(io.env),
       requester: io.config().reviewer ?? userInfo().username,
       ...(options.id !== undefined ? { jobId: options.id, newRun } : {}),
       ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),

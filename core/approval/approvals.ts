@@ -13,6 +13,7 @@ import { canonicalJson } from '../util/canonical-json';
 import { callFingerprint } from './fingerprint';
 import { observedStateSchema } from '../tools/observed-state';
 import type { JobScope } from '../policy/rules';
+import { contentPreviewSchema } from '../tools/content-preview';
 import { canonicalArgs, getTool } from '../tools/registry';
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-character hex fingerprint');
@@ -31,7 +32,9 @@ export function slimmed(request: ApprovalRequest): ApprovalRequest {
   const args = Object.fromEntries(
     Object.entries(request.args).map(([k, v]) => [k, typeof v === 'string' && v.length > KEPT_ARG_CHARS ? `${v.slice(0, KEPT_ARG_CHARS)}… (${v.length - KEPT_ARG_CHARS} more characters)` : v]),
   );
-  return { ...request, args };
+  // The preview is for deciding; a decided request keeps the call, not the diff.
+  const { preview: _preview, ...kept } = request;
+  return { ...kept, args };
 }
 
 const argsRecord = z.record(z.string(), z.unknown());
@@ -56,6 +59,8 @@ const requestFields = {
   signatureRequired: z.boolean(),
   requester: z.string(),
   observed: z.array(observedStateSchema),
+  /** What a write would change in the file's content, as the tools side saw it when the call parked (absent for other tools and from builds before). */
+  preview: contentPreviewSchema.optional(),
   /** The machine the call runs on, when the tools config lists several (absent: one machine). */
   machine: z.string().optional(),
   createdAt: z.number(),

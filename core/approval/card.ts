@@ -13,6 +13,25 @@ export const EDIT_NOTE = 'this call only; editing creates a new fingerprint';
 export const cliNames = ['airlock', 'npx airlock'] as const;
 export type CliName = (typeof cliNames)[number];
 
+/**
+ * What the call changes, shown beside the observed state: a diff of a
+ * file's content, a mode before → after, the moves of a bulk move, a
+ * service's state before an action. Absent when a tool changes nothing a
+ * reviewer could compare (and in cards of builds before).
+ */
+export const cardChangeSchema = z.discriminatedUnion('kind', [
+  /** Unified diff lines of the file as it is against what it would hold (masked, capped). */
+  z.object({ kind: z.literal('diff'), path: z.string(), lines: z.array(z.string()), added: z.number(), removed: z.number(), omitted: z.number() }),
+  /** No line diff, and why, in words: "binary, 12 KiB → 14 KiB", "too large to compare (3 MiB)". */
+  z.object({ kind: z.literal('note'), path: z.string(), text: z.string() }),
+  /** Permissions in `rwx` form; `before` null when the target does not exist now. */
+  z.object({ kind: z.literal('mode'), path: z.string(), before: z.string().nullable(), after: z.string() }),
+  z.object({ kind: z.literal('moves'), rows: z.array(z.object({ from: z.string(), to: z.string() })), more: z.number(), total: z.string() }),
+  /** The service as it is before the action: "running, healthy". */
+  z.object({ kind: z.literal('service'), service: z.string(), action: z.string(), now: z.string() }),
+]);
+export type CardChange = z.infer<typeof cardChangeSchema>;
+
 export const approvalCardSchema = z.object({
   schemaVersion: z.literal(1),
   jobId: z.string(),
@@ -24,6 +43,8 @@ export const approvalCardSchema = z.object({
   operation: z.object({ tool: z.string(), target: z.string(), args: z.unknown(), summary: z.string() }),
   /** The machine the call runs on; absent with one machine (and in cards of builds before machines). */
   machine: z.string().optional(),
+  /** What the call changes (absent when there is nothing to compare, and in cards of builds before). */
+  change: cardChangeSchema.optional(),
   observed: z.array(
     z.object({
       path: z.string(),

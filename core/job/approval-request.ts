@@ -1,5 +1,6 @@
 import type { ApprovalRequest, PendingRequest } from '../approval/approvals';
 import { approvalRules, type Planned } from './batch-plan';
+import type { ContentPreview } from '../tools/content-preview';
 import { observedSubject, type ObservedState } from '../tools/observed-state';
 import { mergeApprovalSettings } from '../policy/approval-settings';
 import { ruleById } from '../policy/evaluate';
@@ -13,6 +14,7 @@ export interface PreparedTarget {
   readonly nonce: string;
   readonly observed: readonly ObservedState[];
   readonly warnings: readonly string[];
+  readonly preview?: ContentPreview;
 }
 
 /**
@@ -54,6 +56,7 @@ export function buildApprovalRequest(input: {
     signatureRequired: settings.signatureRequired,
     requester: input.requester,
     observed: [...prepared.observed],
+    ...(prepared.preview !== undefined ? { preview: prepared.preview } : {}),
     ...(machine !== undefined ? { machine } : {}),
     createdAt: now,
     expiresAt: now + settings.ttlMs,

@@ -5,6 +5,7 @@ import type { CallOutcome, CarriedState, ReconciledCall } from './carried-state'
 import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
 import type { JobFacts } from './job-facts';
 import { maskPreview, maskString, maskValue } from '../redaction/masking';
+import type { ContentPreview } from '../tools/content-preview';
 import { mapObservedText, type ObservedState } from '../tools/observed-state';
 import type { JobStatus } from '../temporal/search-attributes';
 
@@ -20,6 +21,8 @@ export interface PendingRequestView {
   readonly fingerprint: string;
   readonly nonce: string;
   readonly observed: readonly ObservedState[];
+  /** What a write would change in the file's content, masked. */
+  readonly preview?: ContentPreview;
   /** The machine the call runs on, when the tools config lists several. */
   readonly machine?: string;
   readonly editable: readonly string[];
@@ -91,6 +94,13 @@ export interface AgentJobStateView {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** A preview as it may leave the job: masked as one text, so a secret over several lines (a PEM key) is still one secret. */
+function maskedPreview(preview: ContentPreview): ContentPreview {
+  const path = maskString(preview.path);
+  if (preview.kind !== 'text') return { ...preview, path };
+  return { ...preview, path, lines: maskString(preview.lines.join('\n')).split('\n') };
+}
+
 export function pendingView(request: PendingRequest): PendingRequestView {
   return {
     requestId: request.requestId,
@@ -103,6 +113,7 @@ export function pendingView(request: PendingRequest): PendingRequestView {
     fingerprint: request.fingerprint,
     nonce: request.nonce,
     observed: request.observed.map((o) => mapObservedText(o, maskString)),
+    ...(request.preview !== undefined ? { preview: maskedPreview(request.preview) } : {}),
     ...(request.machine !== undefined ? { machine: request.machine } : {}),
     editable: request.editable,
     reviewers: request.reviewers,

@@ -34,6 +34,12 @@ export const policySnapshotSchema = z.strictObject({
    * Absent: one machine, the plain tools queue.
    */
   machines: machineTableSchema.optional(),
+  /**
+   * Where people decide, from the agent worker's configuration (never from
+   * a client): the Web UI card links each request to the approval page.
+   * Absent: no approval page configured (and in snapshots from before).
+   */
+  links: z.strictObject({ approvalPage: z.string().url().max(2000) }).optional(),
   /** Judge settings fixed for the job: a model change only affects later jobs. */
   judge: z.strictObject({
     model: z.string(),
@@ -53,6 +59,8 @@ export interface SnapshotSettings {
   readonly availableTools?: readonly string[];
   /** The tools config's machines; unset: one machine. */
   readonly machines?: MachineTable;
+  /** The approval page's public URL (`AIRLOCK_APPROVAL_PAGE_URL`); unset: none. */
+  readonly approvalPageUrl?: string;
 }
 
 export const defaultSnapshotSettings: SnapshotSettings = { roots: [], judgeModel: 'unset', judgeTimeoutMs: 3000 };
@@ -71,6 +79,7 @@ export function buildSnapshot(file: RulesFile, source: string, settings: Snapsho
     // Not part of `version`: that names the rules; this is what the machine offers.
     ...(settings.availableTools !== undefined ? { tools: { available: [...settings.availableTools] } } : {}),
     ...(settings.machines !== undefined ? { machines: settings.machines.map((m) => ({ ...m })) } : {}),
+    ...(settings.approvalPageUrl !== undefined ? { links: { approvalPage: settings.approvalPageUrl } } : {}),
     judge,
   };
 }

@@ -16,6 +16,7 @@ import { maskPreview, maskString, maskValue, summarizeArgs } from '../redaction/
 import { describeObserved, isFileState, observedSubject } from '../tools/observed-state';
 import { EDIT_NOTE, type ApprovalCard, type CliName } from '../approval/card';
 import { actionSentence } from './action-sentence';
+import { changeLines, changeOf } from './change-view';
 
 /**
  * The approval card: everything a reviewer needs to decide one request,
@@ -94,6 +95,7 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
   const args = maskValue(r.args);
   const record = args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
   const others: BatchCallView[] = (source.batch?.calls ?? []).filter((c) => c.callId !== r.callId);
+  const change = changeOf(r);
   return {
     schemaVersion: 1,
     jobId,
@@ -102,6 +104,7 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
     action: maskString(actionSentence({ toolName: r.toolName, args: r.args, observed: r.observed, target: callTarget(r.toolName, record) })),
     operation: { tool: r.toolName, target: onMachine(r.machine, callTarget(r.toolName, record)), args, summary: summarizeArgs(args, 300) },
     ...(r.machine !== undefined ? { machine: r.machine } : {}),
+    ...(change !== undefined ? { change } : {}),
     observed: r.observed.map((o) => {
       // Services and other subjects have no folder totals; their line says what they are.
       const file = isFileState(o) ? o : undefined;
@@ -134,14 +137,16 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
 
 const STATED_REASON_LINES = 8;
 
-/** The card as terminal lines, every value escaped for the terminal (one value, one line). */
-export function cardText(card: ApprovalCard, indent = '  '): string[] {
+/** The card as terminal lines, every value escaped for the terminal (one value, one line); `changeLines` caps the diff (notifications). */
+export function cardText(card: ApprovalCard, indent = '  ', options: { readonly changeLines?: number } = {}): string[] {
   const i = indent;
+  const change = card.change === undefined ? [] : changeLines(card.change, options.changeLines);
   const lines = [
     // The sentence first: what will happen, in words; the exact call follows.
     ...(card.action !== undefined ? [display`${i}${card.action}`] : []),
     display`${i}request ${card.requestId}: ${card.operation.tool} ${card.operation.target}`,
     display`${i}  arguments: ${card.operation.summary}`,
+    ...change.map((line, n) => (n === 0 ? display`${i}  changes: ${line}` : display`${i}    ${line}`)),
     ...card.observed.map((o) => display`${i}  target ${o.path}: ${o.text}`),
     display`${i}  rule ${card.rule.id} v${card.rule.version}: ${card.rule.reason}`,
   ];
@@ -180,11 +185,41 @@ export function md(text: string): string {
   return displayText(text).replace(/[\\`*_{}[\]()<>#+!|~-]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : `\\${c}`));
 }
 
-/** One card in Markdown. */
-export function cardMarkdown(card: ApprovalCard): string {
+/** A fenced block that holds any lines: a fence longer than any backtick run in them. */
+function fenced(lines: readonly string[], info: string): string[] {
+  const clean = lines.map((l) => displayText(l));
+  const longest = Math.max(2, ...clean.flatMap((l) => [...l.matchAll(/`+/g)].map((m) => m[0].length)));
+  const fence = '`'.repeat(longest + 1);
+  return [`${fence}${info}`, ...clean, fence];
+}
+
+/** The change as a list item: its heading, then the diff or the moves in a fenced block (indented under the item). */
+function changeMarkdown(card: ApprovalCard): string[] {
+  if (card.change === undefined) return [];
+  const [heading = '', ...body] = changeLines(card.change);
+  return [`- **changes:** ${md(heading)}`, ...(body.length > 0 ? ['', ...fenced(body, card.change.kind === 'diff' ? 'diff' : '').map((l) => `  ${l}`), ''] : [])];
+}
+
+/** A command as shell lines of `--option value` pairs, so a narrow box wraps it where a shell reads it the same (` \\` continues the line). */
+function wrappedCommand(command: string): string[] {
+  // A quoted word may hold " --" itself: such a command stays on one line.
+  if (command.includes("'")) return [command];
+  const parts = command.split(/ (?=--)/);
+  return parts.map((p, n) => `${n === 0 ? '' : '  '}${p}${n < parts.length - 1 ? ' \\' : ''}`);
+}
+
+/** The approval page's address of one request (`encodeURIComponent`, and parentheses too, which close a Markdown link). */
+export function requestPageUrl(approvalPage: string, jobId: string, requestId: string): string {
+  const enc = (s: string) => encodeURIComponent(s).replace(/\(/g, '%28').replace(/\)/g, '%29');
+  return `${approvalPage.replace(/\/+$/, '')}/jobs/${enc(jobId)}/requests/${enc(requestId)}`;
+}
+
+/** One card in Markdown; `approvalPage` (the page's URL) adds a link to decide there. */
+export function cardMarkdown(card: ApprovalCard, approvalPage?: string): string {
   const lines = [
     ...(card.action !== undefined ? [`#### ${md(card.action)}`, '', `- **call:** ${md(card.operation.tool)} on ${code(card.operation.target)}`] : [`#### ${md(card.operation.tool)} on ${code(card.operation.target)}`, '']),
     `- **arguments:** ${code(card.operation.summary)}`,
+    ...changeMarkdown(card),
     ...card.observed.map((o) => `- **target** ${code(o.path)}: ${md(o.text)}`),
     `- **rule:** ${code(card.rule.id)} v${card.rule.version} — ${md(card.rule.reason)}`,
     `- **the model's reason:** ${card.statedReason === null ? '(none given)' : md(card.statedReason.replace(/\s+/g, ' '))}`,
@@ -199,12 +234,17 @@ export function cardMarkdown(card: ApprovalCard): string {
     `- **may decide:** ${md(card.mayDecide ?? (card.reviewers === null ? 'anyone' : card.reviewers.join(', ')))}`,
     `- **request** ${code(card.requestId)}, fingerprint ${code(card.fingerprint)}`,
     '',
-    '**Decide** from a terminal where airlock is configured for this server:',
-    '',
-    `- approve: ${code(card.commands.approve)}`,
   );
-  if (card.commands.edit !== null) lines.push(`- approve with an edit: ${code(card.commands.edit)}`);
-  lines.push(`- deny: ${code(card.commands.deny)}`);
+  if (approvalPage !== undefined) lines.push(`**Decide** on the approval page: [open this request](${requestPageUrl(approvalPage, card.jobId, card.requestId)}), or from a terminal where airlock is configured for this server:`);
+  else lines.push('**Decide** from a terminal where airlock is configured for this server:');
+  const commands = [
+    '# approve',
+    ...wrappedCommand(card.commands.approve),
+    ...(card.commands.edit !== null ? ['# approve with an edit', ...wrappedCommand(card.commands.edit)] : []),
+    '# deny',
+    ...wrappedCommand(card.commands.deny),
+  ];
+  lines.push('', ...fenced(commands, 'sh'));
   return lines.join('\n');
 }
 
@@ -214,14 +254,14 @@ export function utcMinute(iso: string): string {
   return Number.isNaN(t) ? iso : `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-/** The Web UI's current details of a parked job: its cards, or nothing when nothing waits. */
-export function cardsMarkdown(cards: readonly ApprovalCard[], now: number): string {
+/** The Web UI's current details of a parked job: its cards, or nothing when nothing waits; `approvalPage` links each to the page. */
+export function cardsMarkdown(cards: readonly ApprovalCard[], now: number, approvalPage?: string): string {
   if (cards.length === 0) return '';
   return [
     `### Waiting for approval (${cards.length})`,
     '',
     `Written ${md(utcMinute(new Date(now).toISOString()))}.`,
     '',
-    cards.map(cardMarkdown).join('\n\n---\n\n'),
+    cards.map((card) => cardMarkdown(card, approvalPage)).join('\n\n---\n\n'),
   ].join('\n');
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { approvalCardSchema, type ApprovalCard } from '../approval/card';
-import { cardText, requestCommands } from './approval-card';
+import { cardText, requestCommands, requestPageUrl } from './approval-card';
 import type { AuditEvent } from '../audit/events';
 import { canonicalJson } from '../util/canonical-json';
 import { maskPreview, maskValue } from '../redaction/masking';
@@ -28,6 +28,8 @@ export const noticeEvents = [
 export type NoticeEvent = (typeof noticeEvents)[number];
 
 const MAX_TEXT = 500;
+/** Lines of a diff in a notification's text. */
+const NOTICE_DIFF_LINES = 8;
 
 export const noticeSchema = z.strictObject({
   schemaVersion: z.literal(1),
@@ -82,8 +84,7 @@ export function jobUrl(ctx: NoticeContext, jobId: string): string {
 
 /** The approval page of a request, when one is configured. */
 export function approvalUrl(ctx: NoticeContext, jobId: string, requestId: string): string | null {
-  if (ctx.approvalPageUrl === undefined) return null;
-  return `${ctx.approvalPageUrl.replace(/\/+$/, '')}/jobs/${encodeURIComponent(jobId)}/requests/${encodeURIComponent(requestId)}`;
+  return ctx.approvalPageUrl === undefined ? null : requestPageUrl(ctx.approvalPageUrl, jobId, requestId);
 }
 
 /** The exact commands for one request (the CLI as installed with npm), worded as on the approval card. */
@@ -245,7 +246,8 @@ function withText(notice: Omit<Notice, 'title' | 'text'>): Notice {
       title = `Approval needed: ${notice.tool}${on}`;
       // The card is the one wording of a waiting request; events from builds before it fall back to the fields.
       if (notice.card !== null) {
-        lines = [`Job ${notice.jobId} waits for a decision:`, ...cardText(notice.card, '')];
+        // A phone shows a few lines of a diff; the card's other surfaces show it all.
+        lines = [`Job ${notice.jobId} waits for a decision:`, ...cardText(notice.card, '', { changeLines: NOTICE_DIFF_LINES })];
         break;
       }
       lines = [

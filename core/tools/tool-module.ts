@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ContentPreview } from './content-preview';
 import type { ObservedState } from './observed-state';
 import type { CallFacts } from './facts';
 import type { ToolOutcome } from './outcome';
@@ -98,6 +99,8 @@ export interface ToolModule<S extends z.ZodType = z.ZodType, N extends Capabilit
   facts?(host: HostFor<N>, args: z.output<S>): Promise<CallFacts>;
   /** The targets as they are now, for the reviewer and for the precondition. */
   prepare(host: HostFor<N>, args: z.output<S>): Promise<Prepared>;
+  /** What the call would change, for the reviewer, from the targets `prepare` saw; asked only when a call parks. */
+  preview?(host: HostFor<N>, args: z.output<S>, observed: readonly ObservedState[]): Promise<ContentPreview | undefined>;
   /** Default: any difference between `approved` and `now` (position by position, `describeChanges`) is `changed`. */
   revalidate?(host: HostFor<N>, check: RevalidateCheck<z.output<S>>): RevalidateVerdict | Promise<RevalidateVerdict>;
   /** Runs the call; `before` is what it was checked against right before (absent for reads). Throw `ToolRefusal` to refuse. */

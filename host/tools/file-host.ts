@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { FileState } from '../../core/tools/observed-state';
-import type { FileCapability } from '../../core/tools/capabilities/files';
+import type { FileCapability, FileContents } from '../../core/tools/capabilities/files';
 import type { Roots } from '../roots';
 import { callFacts } from '../target-facts';
-import { ErrnoError, fstatFd, O_NONBLOCK, O_RDONLY, openFd, release } from './descriptors';
+import { ErrnoError, fstatFd, O_NONBLOCK, O_RDONLY, openFd, readAt, release } from './descriptors';
 import { createFsTools } from './fs-tools';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from './observe';
 import { pin } from './pinned-path';
@@ -59,6 +59,40 @@ async function appendedOnce(roots: Roots, path: string, content: string, before:
   }
 }
 
+/** A regular file's bytes as text through its pinned descriptor (not following a final link, as writes do not). */
+async function contents(roots: Roots, path: string, maxBytes: number): Promise<FileContents> {
+  let target;
+  try {
+    target = pin(roots, path, { follow: false });
+  } catch (err) {
+    if (err instanceof ErrnoError) return { kind: 'missing' };
+    throw err;
+  }
+  try {
+    if (target.stats === null) return { kind: 'missing' };
+    if (!target.stats.isFile()) return { kind: 'not_a_file' };
+    const fd = openFd(target.selfPath(), O_RDONLY | O_NONBLOCK);
+    try {
+      const size = fstatFd(fd).size;
+      if (size > maxBytes) return { kind: 'file', size, sha256: null, text: null };
+      const buffer = Buffer.alloc(size);
+      const n = await readAt(fd, buffer);
+      const bytes = buffer.subarray(0, n);
+      let text: string | null;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      } catch {
+        text = null;
+      }
+      return { kind: 'file', size: n, sha256: createHash('sha256').update(bytes).digest('hex'), text: text !== null && text.includes('\0') ? null : text };
+    } finally {
+      release(fd);
+    }
+  } finally {
+    target.close();
+  }
+}
+
 /** The file capability over the configured roots: every path pinned from a root, descriptor by descriptor. */
 export function createFileCapability(roots: Roots, options: FileHostOptions = {}): FileCapability {
   const fs = createFsTools(roots, { treeLimits: options.treeLimits, ...(options.midWrite !== undefined ? { midWrite: options.midWrite } : {}) });
@@ -74,6 +108,7 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     move: (from, to, overwrite) => fs.fs_move({ from, to, overwrite }),
     remove: (path, recursive) => fs.fs_delete({ path, recursive }),
     chmod: (path, mode) => fs.fs_chmod({ path, mode }),
+    contents: (path, maxBytes) => contents(roots, path, maxBytes),
     appendedOnce: (path, content, before) => appendedOnce(roots, path, content, before),
   };
 }

@@ -98,6 +98,8 @@ export interface DemoStack {
   readonly webUi: string;
   /** The codec server (used with `--codec`). */
   readonly codecUrl: string;
+  /** The approval page, as the stack prints it. */
+  readonly inbox: string;
   /** Stops the whole stack as Ctrl-C would. */
   stop(): Promise<void>;
 }
@@ -113,6 +115,7 @@ export async function startDemo(dataDir: string, args: string[] = []): Promise<D
     address: env.TEMPORAL_ADDRESS ?? '',
     webUi: `http://127.0.0.1:${env.AIRLOCK_UI_PORT ?? ''}`,
     codecUrl: `http://127.0.0.1:${env.AIRLOCK_CODEC_PORT ?? ''}`,
+    inbox: /Approval page\s+(\S+)/.exec(dev.output())?.[1] ?? '',
     async stop() {
       if (dev.child.pid === undefined) return;
       process.kill(-dev.child.pid, 'SIGINT');

@@ -166,7 +166,7 @@ describe('a parked job', () => {
     expect(text).toContain('`approve-deletes` v1');
     expect(text).toContain('PASSWORD=\\*\\*\\*');
     expect(text).toContain('this call only; editing creates a new fingerprint');
-    expect(text).toContain(`npx airlock approve ${jobId} --request ${requestId}`);
+    expect(text).toContain(`npx airlock approve ${jobId} \\\n  --request ${requestId}`);
     expect(text).not.toContain(SECRET);
   });
 
@@ -222,7 +222,7 @@ describe('a job that ends while it waits', () => {
     for (const args of [['approve', jobId], ['deny', jobId, '--reason', 'x']]) {
       const refused = await h.cli(args);
       expect(refused.code).toBe(1);
-      expect(refused.stderr.trim()).toBe(`airlock ${args[0]}: job ${jobId} was cancelled; there is nothing left to approve or deny (see \`airlock show ${jobId}\`)`);
+      expect(refused.stderr.trim()).toBe(`airlock ${args[0]}: job ${jobId} was cancelled; there is nothing left to approve or deny (see \`npx airlock show ${jobId}\`)`);
     }
     // A list filter finds it by its status.
     let found = false;

@@ -175,7 +175,7 @@ describe('run --id', () => {
     for (const extra of [[], ['--new-run']]) {
       const busy = await cli(['run', '--goal', 'again', '--id', parked, ...extra]);
       expect(busy.code).toBe(1);
-      expect(busy.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^airlock run: job ${parked} is running \\(run [0-9a-f-]+\\); choose another --id, or cancel it with \`airlock cancel ${parked}\`$`))]);
+      expect(busy.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^airlock run: job ${parked} is running \\(run [0-9a-f-]+\\); choose another --id, or cancel it with \`npx airlock cancel ${parked}\`$`))]);
     }
     expect((await cli(['cancel', parked])).code).toBe(0);
   });

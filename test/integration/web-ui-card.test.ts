@@ -49,7 +49,7 @@ test("the Web UI shows a parked job's approval card with every field and the exa
   await page.goto(`${demo.webUi}/namespaces/default/workflows/${jobId}`, { waitUntil: 'load' });
   await page.getByText('User Metadata').first().click();
   // The card is Markdown the UI renders in a frame of its own: read every frame.
-  const command = `npx airlock approve ${jobId} --request ${requestId}`;
+  const command = `npx airlock approve ${jobId} \\\n  --request ${requestId}`;
   let text = '';
   for (let i = 0; i < 120 && !text.includes(command); i++) {
     await page.waitForTimeout(500);
@@ -70,6 +70,16 @@ test("the Web UI shows a parked job's approval card with every field and the exa
   expect(text).toMatch(/requested by \S+ at \d{4}-\d\d-\d\d \d\d:\d\d UTC; expires \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
   expect(text).not.toMatch(/waiting \d+s/);
   expect(text).toContain(`request ${requestId}, fingerprint `);
+  // Commands wrap where a shell reads them the same, so the box clips none of them.
   expect(text).toContain(command);
-  expect(text).toContain(`npx airlock deny ${jobId} --request ${requestId} --reason TEXT`);
+  expect(text).toContain(`npx airlock deny ${jobId} \\\n  --request ${requestId} \\\n  --reason TEXT`);
+  const boxes = await Promise.all(
+    page.frames().map((f) => f.evaluate('[...document.querySelectorAll("pre")].map((p) => [p.scrollWidth, p.clientWidth])').catch(() => [])),
+  );
+  const widths = boxes.flat() as Array<[number, number]>;
+  expect(widths.length).toBeGreaterThan(0);
+  for (const [scroll, client] of widths) expect(scroll).toBeLessThanOrEqual(client + 1);
+  // `airlock dev` serves the approval page: the card links to this request there.
+  const links = (await Promise.all(page.frames().map((f) => f.evaluate('[...document.querySelectorAll("a")].map((a) => a.href)').catch(() => [])))).flat() as string[];
+  expect(links).toContain(`${demo.inbox}/jobs/${encodeURIComponent(jobId)}/requests/${requestId}`);
 });

@@ -147,11 +147,26 @@ test('the card as Markdown (the Web UI current details)', () => {
     '',
     '**Decide** from a terminal where airlock is configured for this server:',
     '',
-    `- approve: \`npx airlock approve job-42 --request ${request.requestId}\``,
-    `- approve with an edit: \`npx airlock approve job-42 --request ${request.requestId} --set recursive=VALUE\``,
-    `- deny: \`npx airlock deny job-42 --request ${request.requestId} --reason TEXT\``,
+    // Wrapped where a shell reads it the same: the Web UI's box does not clip it.
+    '```sh',
+    '# approve',
+    'npx airlock approve job-42 \\',
+    `  --request ${request.requestId}`,
+    '# approve with an edit',
+    'npx airlock approve job-42 \\',
+    `  --request ${request.requestId} \\`,
+    '  --set recursive=VALUE',
+    '# deny',
+    'npx airlock deny job-42 \\',
+    `  --request ${request.requestId} \\`,
+    '  --reason TEXT',
+    '```',
   ]);
   expect(cardsMarkdown([], now)).toBe('');
+  // With the approval page configured on the agent workers, each card links to its request there.
+  expect(cardsMarkdown([card], now, 'https://airlock.example.net/')).toContain(
+    `**Decide** on the approval page: [open this request](https://airlock.example.net/jobs/job-42/requests/${request.requestId}), or from a terminal`,
+  );
 });
 
 test('text from the job cannot format, link or inject HTML in the Markdown card', () => {
@@ -268,4 +283,54 @@ test('the action sentence says what will happen, from the tool, its arguments an
   expect(say('fs_read', { path: '/srv/a' })).toBe('fs_read T');
   expect(say('fs_delete', { nonsense: true })).toBe('fs_delete T');
   expect(rwx('0640')).toBe('rw-r-----');
+});
+
+describe('what a call changes, on the card', () => {
+  const service: ObservedState = {
+    kind: 'service',
+    service: 'jellyfin',
+    adapter: 'docker',
+    exists: true,
+    identity: 'c0ffee',
+    running: true,
+    health: 'healthy',
+    status: 'running',
+    facts: { image: 'jellyfin/jellyfin:10.9', restarts: 2 },
+  };
+  const cardOf = (r: Partial<PendingRequestView>) => approvalCard({ jobId: 'job-9', goal: 'g', request: { ...request, editable: [], ...r }, batch: null }, { now, cli: 'airlock' });
+
+  test("a service action shows the service's state now", () => {
+    const c = cardOf({ toolName: 'service_restart', args: { service: 'jellyfin' }, observed: [service] });
+    expect(c.change).toEqual({ kind: 'service', service: 'jellyfin', action: 'restart', now: 'running, healthy, image jellyfin/jellyfin:10.9, restarts 2' });
+    expect(cardText(c)).toContain('    changes: jellyfin now: running, healthy, image jellyfin/jellyfin:10.9, restarts 2; will restart');
+    expect(cardMarkdown(c)).toContain('- **changes:** jellyfin now: running, healthy, image jellyfin/jellyfin:10.9, restarts 2; will restart');
+  });
+
+  test('a diff: a key over several lines is masked as one secret; notifications show a few lines, the other surfaces all; a fence in the content cannot close the block', () => {
+    const lines = ['@@ -1,2 +1,12 @@', ' [server]', '+-----BEGIN PRIVATE KEY-----', '+MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', '+-----END PRIVATE KEY-----', '+```', ...Array.from({ length: 7 }, (_, i) => `+line ${i}`), ' port = 80'];
+    const c = cardOf({ toolName: 'fs_write', args: { path: '/srv/root/app.conf', content: 'x', mode: 'overwrite' }, preview: { kind: 'text', path: '/srv/root/app.conf', lines, added: 11, removed: 0, omitted: 0 } });
+    const shown = JSON.stringify(c);
+    expect(shown).not.toContain('MIIEvQIBADANBgkqhkiG9w0BAQEFAASC');
+    expect(c.change).toMatchObject({ kind: 'diff', added: 11, removed: 0 });
+    const text = cardText(c);
+    expect(text).toContain('    changes: /srv/root/app.conf: +11 −0 lines');
+    expect(text).toContain('      +line 6');
+    const notice = cardText(c, '', { changeLines: 8 });
+    // The key became one masked line: 12 diff lines, 8 shown.
+    expect(notice).toContain('    +***');
+    expect(notice).toContain('    +line 3');
+    expect(notice).not.toContain('    +line 4');
+    expect(notice).toContain('    … 4 more lines');
+    const md = cardMarkdown(c);
+    expect(md).toContain('  ````diff\n  @@ -1,2 +1,12 @@\n');
+    expect(md).toContain('  +```\n');
+    expect(md).toContain('\n  ````\n');
+  });
+
+  test('binary and not comparable contents say so in words', () => {
+    const bin = cardOf({ toolName: 'fs_write', args: { path: '/srv/root/a.bin', content: 'x', mode: 'overwrite' }, preview: { kind: 'binary', path: '/srv/root/a.bin', beforeBytes: 3 * 1024 * 1024, afterBytes: 12 } });
+    expect(bin.change).toEqual({ kind: 'note', path: '/srv/root/a.bin', text: 'binary, 3 MiB → 12 bytes' });
+    const large = cardOf({ toolName: 'fs_write', args: { path: '/srv/root/big.log', content: 'x', mode: 'overwrite' }, preview: { kind: 'unavailable', path: '/srv/root/big.log', why: 'the file is too large to compare (3 MiB)' } });
+    expect(cardText(large)).toContain('    changes: /srv/root/big.log: no diff: the file is too large to compare (3 MiB)');
+  });
 });

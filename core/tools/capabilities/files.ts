@@ -2,6 +2,12 @@ import type { FileState } from '../observed-state';
 import type { CallFacts } from '../facts';
 import type { ToolOutcome } from '../outcome';
 
+/** What `contents` found at a path. */
+export type FileContents =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'not_a_file' }
+  | { readonly kind: 'file'; readonly size: number; readonly sha256: string | null; readonly text: string | null };
+
 /**
  * The file system inside the configured roots, as the tools worker offers
  * it to tool modules. Every operation walks its path from a root by pinned
@@ -26,6 +32,12 @@ export interface FileCapability {
   move(from: string, to: string, overwrite: boolean): Promise<ToolOutcome>;
   remove(path: string, recursive: boolean): Promise<ToolOutcome>;
   chmod(path: string, mode: string): Promise<ToolOutcome>;
+  /**
+   * A regular file's content as text, for a reviewer's diff (never for the
+   * model: `read` is the tool's). `text` is null past `maxBytes` or when
+   * the bytes are not UTF-8 text; `sha256` is of the bytes read.
+   */
+  contents(path: string, maxBytes: number): Promise<FileContents>;
   /** Whether the file holds exactly `before`'s bytes followed by `content`, read through its pinned descriptor. */
   appendedOnce(path: string, content: string, before: FileState): Promise<{ readonly present: boolean; readonly detail: string }>;
 }

@@ -1,7 +1,40 @@
 import { z } from 'zod';
+import { humanSize } from '../../util/human-size';
 import { sha256Hex } from '../../util/sha256';
+import type { FileCapability } from '../capabilities/files';
+import { looksLikeText, PREVIEW_READ_LIMIT, textPreview, type ContentPreview } from '../content-preview';
+import type { FileState } from '../observed-state';
 import { defineTool } from '../tool-module';
 import { fileAt, pathArg, prepareFiles } from './file-targets';
+
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
+/**
+ * What the write changes, as a reviewer reads it: a diff of the file as it
+ * is against what it would hold. Only what was observed is diffed: content
+ * read after the file changed (another digest) is not shown as if it were.
+ */
+async function writePreview(
+  files: FileCapability,
+  args: { readonly path: string; readonly content: string; readonly mode: 'create' | 'overwrite' | 'append' },
+  observed: FileState | undefined,
+): Promise<ContentPreview | undefined> {
+  const path = observed?.path ?? args.path;
+  const incoming = looksLikeText(args.content);
+  if (observed === undefined || !observed.exists) {
+    return incoming ? textPreview(path, null, args.content) : { kind: 'binary', path, beforeBytes: null, afterBytes: utf8Bytes(args.content) };
+  }
+  // A create over an existing file, or a folder or link: the tool refuses it, and the card says so already.
+  if (observed.type !== 'file' || args.mode === 'create') return undefined;
+  const now = await files.contents(args.path, PREVIEW_READ_LIMIT);
+  if (now.kind !== 'file') return undefined;
+  const after = (before: string) => (args.mode === 'append' ? before + args.content : args.content);
+  const afterBytes = args.mode === 'append' ? now.size + utf8Bytes(args.content) : utf8Bytes(args.content);
+  if (now.sha256 === null) return { kind: 'unavailable', path, why: `the file is too large to compare (${humanSize(now.size)})` };
+  if (observed.sha256 !== null && now.sha256 !== observed.sha256) return { kind: 'unavailable', path, why: 'the file changed while it was being read' };
+  if (now.text === null || !incoming) return { kind: 'binary', path, beforeBytes: now.size, afterBytes };
+  return textPreview(path, now.text, after(now.text));
+}
 
 export const fsWrite = defineTool({
   name: 'fs_write',
@@ -18,6 +51,7 @@ export const fsWrite = defineTool({
   targetFields: ['path'],
   pathFields: ['path'],
   prepare: (host, args) => prepareFiles(host.files, [args.path], false),
+  preview: (host, args, observed) => writePreview(host.files, args, fileAt(observed, 0)),
   execute: (host, args) => host.files.write(args.path, args.content, args.mode),
 
   async postcondition(host, args, before) {
