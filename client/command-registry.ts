@@ -316,10 +316,17 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
     name: 'inbox',
     summary: 'Serve the approval page: pending requests as cards, decided with a passkey from a phone or browser',
     details:
-      'Listens on 127.0.0.1:7244 unless --listen or AIRLOCK_INBOX_LISTEN say otherwise; the page is opened at AIRLOCK_APPROVAL_PAGE_URL (put it behind a TLS proxy to use it from another device), else http://localhost:PORT. Register a passkey with `airlock reviewer add NAME --passkey`.',
-    usage: 'airlock inbox [--listen ADDRESS]   (AIRLOCK_INBOX_LISTEN, AIRLOCK_APPROVAL_PAGE_URL)',
-    options: { listen: { type: 'string', value: 'ADDRESS', description: 'Where to listen, IP:PORT (default: AIRLOCK_INBOX_LISTEN, else 127.0.0.1:7244)' } },
-    examples: ['airlock inbox', 'AIRLOCK_APPROVAL_PAGE_URL=https://airlock.home.example airlock inbox --listen 127.0.0.1:7244'],
+      'Listens on 127.0.0.1:7244 unless --listen or AIRLOCK_INBOX_LISTEN say otherwise; the page is opened at AIRLOCK_APPROVAL_PAGE_URL (to use it from another device, put it behind a TLS proxy or serve HTTPS itself with --tls), else http://localhost:PORT. With --tls it makes a local CA under the data folder (trust it once on each phone; the start output says how) and serves https. Register a passkey with `airlock reviewer add NAME --passkey`.',
+    usage: 'airlock inbox [--listen ADDRESS] [--tls]   (AIRLOCK_INBOX_LISTEN, AIRLOCK_INBOX_TLS, AIRLOCK_APPROVAL_PAGE_URL)',
+    options: {
+      listen: { type: 'string', value: 'ADDRESS', description: 'Where to listen, IP:PORT (default: AIRLOCK_INBOX_LISTEN, else 127.0.0.1:7244)' },
+      tls: { type: 'boolean', description: 'Serve HTTPS with a certificate from a local CA kept in the data folder, so a phone can use passkeys without a proxy (default: AIRLOCK_INBOX_TLS)' },
+    },
+    examples: [
+      'airlock inbox',
+      'AIRLOCK_APPROVAL_PAGE_URL=https://airlock.home.example airlock inbox --listen 127.0.0.1:7244',
+      'AIRLOCK_APPROVAL_PAGE_URL=https://homeserver.lan:7244 airlock inbox --tls --listen 0.0.0.0:7244',
+    ],
     load: async () => (await import('./commands/inbox')).run,
   },
   {

@@ -30,7 +30,7 @@ export const decisionRequestSchema = z.strictObject({
 const unsignedPayloadSchema = decisionPayloadSchema.omit({ signature: true, passkey: true });
 
 /** The browser's `startAuthentication` answer (AuthenticationResponseJSON). */
-const authenticationResponseSchema = z.object({
+export const authenticationResponseSchema = z.object({
   id: b64url,
   rawId: b64url,
   type: z.literal('public-key'),

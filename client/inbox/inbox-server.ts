@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { ApprovalCard, CliName } from '../../core/approval/card';
@@ -14,12 +16,14 @@ import { PAGE_SCRIPT } from './assets/page-script';
 import { PAGE_STYLE } from './assets/page-style';
 import { prepareDecision, submitDecision } from './decisions';
 import { checkHost, checkPost, HttpError, readJson, send, sendError, sendJson } from './http-guard';
+import { Identify } from './identify';
 import { cardPage, errorPage, listFragment, listPage, registerPage, requestGonePage } from './pages';
 import { DEFAULT_DECISION_LIMITS, RateLimit, type DecisionLimits } from './rate-limit';
 import { startRetention } from '../../host/retention';
+import type { LocalTls } from '../../host/tls/local-ca';
 import { openInviteStores } from './invite-stores';
 import { Registration } from './registration';
-import type { InboxSite } from './site';
+import { CA_CERT_PATH, type InboxSite, type InboxTls } from './site';
 import { TemporalLink, TemporalUnavailable } from './temporal-link';
 
 export interface InboxServerOptions {
@@ -46,8 +50,27 @@ export interface InboxServer {
   readonly url: string;
   /** Where it listens (the port the OS gave, for `:0`). */
   readonly address: string;
+  /** With TLS: the local CA phones must trust, and the certificate served at start. */
+  readonly tls: InboxTlsState | undefined;
   close(): Promise<void>;
 }
+
+export interface InboxTlsState {
+  /** The CA certificate's file, also served at `<url>/ca.crt`. */
+  readonly caFile: string;
+  /** Its SHA-256, `AB:CD:…`, to compare with what the phone shows. */
+  readonly caFingerprint: string;
+  /** Its name, as a phone's trust settings list it. */
+  readonly caName: string;
+  /** The names the server certificate carries, and when it expires. */
+  readonly hosts: readonly string[];
+  readonly notAfter: Date;
+  /** Made by this start: a new CA (phones must trust it), a new server certificate, or neither. */
+  readonly issued: 'ca' | 'certificate' | undefined;
+}
+
+/** How often a long-running inbox checks that its certificate is not near its end. */
+const TLS_CHECK_MS = 12 * 3_600_000;
 
 /** The WebAuthn browser library as its package ships it, read once. */
 function webauthnBundle(): Buffer {
@@ -55,27 +78,40 @@ function webauthnBundle(): Buffer {
   return readFileSync(join(dirname(main), '..', 'dist', 'bundle', 'index.umd.min.js'));
 }
 
+/** The local CA and server certificate (host/tls, loaded only when TLS is on). */
+async function localTls(tls: InboxTls): Promise<LocalTls> {
+  const { ensureLocalTls } = await import('../../host/tls/local-ca');
+  return ensureLocalTls({ dir: tls.dir, hosts: tls.hosts, label: hostname() });
+}
+
 const JS = 'text/javascript; charset=utf-8';
+const CA_TYPE = 'application/x-x509-ca-cert';
 const HTML = 'text/html; charset=utf-8';
 
 /**
- * The approval inbox: a node:http server with server-rendered pages, one
- * script and one stylesheet. It holds no secret and sets no cookie: a
- * decision counts only with the reviewer's passkey assertion, which the
- * job verifies. Temporal being unreachable is shown, never fatal.
+ * The approval inbox: a node:http server (node:https with `site.tls`) with
+ * server-rendered pages, one script and one stylesheet. It holds no secret
+ * and sets no cookie: a decision counts only with the reviewer's passkey
+ * assertion, which the job verifies. Temporal being unreachable is shown,
+ * never fatal.
  */
 export async function startInboxServer(options: InboxServerOptions): Promise<InboxServer> {
   const { site, log } = options;
+  // First: a CA that cannot be made or read stops the start before anything is opened.
+  const tls = site.tls === undefined ? undefined : await localTls(site.tls);
   const paths = statePaths(options.config);
   const temporal = new TemporalLink(options.config);
   const inviteStores = await openInviteStores(options.config);
   const retention = startRetention([{ name: 'expired passkey invites', run: () => inviteStores.invites.prune(options.config.retention.finishedMs) }], { log });
   const registration = new Registration({ site, invites: inviteStores.invites, challenges: inviteStores.challenges, keysFile: paths.reviewerKeys });
+  const identify = new Identify({ site, keysFile: paths.reviewerKeys, challenges: inviteStores.challenges });
   const assets = new Map<string, { readonly type: string; readonly body: string | Buffer }>([
     ['/assets/inbox.js', { type: JS, body: PAGE_SCRIPT }],
     ['/assets/inbox.css', { type: 'text/css; charset=utf-8', body: PAGE_STYLE }],
     ['/assets/webauthn.js', { type: JS, body: webauthnBundle() }],
   ]);
+  // PEM, which iOS and Android both install from a download; this content type makes them offer to.
+  if (tls !== undefined) assets.set(CA_CERT_PATH, { type: CA_TYPE, body: tls.caPem });
   const base = site.basePath;
   const limits = options.decisionLimits ?? DEFAULT_DECISION_LIMITS;
   const perJob = new RateLimit(limits.perJob, limits.windowMs);
@@ -118,6 +154,10 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
           return sendJson(res, 200, await prepareDecision({ temporal, site, keysFile: paths.reviewerKeys }, body));
         case '/api/decision':
           return sendJson(res, 200, await submitDecision({ temporal, admit }, body));
+        case '/api/identify/options':
+          return sendJson(res, 200, await identify.options(body));
+        case '/api/identify':
+          return sendJson(res, 200, await identify.answer(body));
         case '/api/register/options':
           return sendJson(res, 200, await registration.options(body));
         case '/api/register': {
@@ -160,7 +200,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     throw new HttpError(404, `nothing at ${path}`);
   }
 
-  const server: Server = createServer((req, res) => {
+  const handle: RequestListener = (req, res) => {
     route(req, res).catch((err: unknown) => {
       const wantsHtml = req.method !== 'POST' && !(req.url ?? '').includes('/api/');
       const [status, message] = failure(err);
@@ -174,7 +214,9 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       if (wantsHtml) send(res, status, HTML, errorPage(status === 503 ? 'Temporal is not reachable' : 'Not available', message, base));
       else sendError(res, status, message);
     });
-  });
+  };
+  const secure = tls === undefined ? undefined : createHttpsServer({ cert: tls.certPem, key: tls.keyPem, handshakeTimeout: 20_000 }, handle);
+  const server: Server = secure ?? createServer(handle);
   server.headersTimeout = 20_000;
   server.requestTimeout = 30_000;
   server.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
@@ -187,10 +229,23 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   });
   const bound = server.address() as AddressInfo;
   const address = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
+  const renewal =
+    secure === undefined || site.tls === undefined
+      ? undefined
+      : renewTls({
+          tls: site.tls,
+          log,
+          serve: (fresh) => {
+            secure.setSecureContext({ cert: fresh.certPem, key: fresh.keyPem });
+            assets.set(CA_CERT_PATH, { type: CA_TYPE, body: fresh.caPem });
+          },
+        });
   return {
     url: site.publicUrl,
     address,
+    tls: tls === undefined ? undefined : { caFile: tls.caFile, caFingerprint: tls.caFingerprint, caName: tls.caName, hosts: tls.hosts, notAfter: tls.notAfter, issued: tls.issued },
     close: async () => {
+      if (renewal !== undefined) clearInterval(renewal);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await temporal.close();
@@ -198,6 +253,27 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       await inviteStores.close();
     },
   };
+}
+
+/**
+ * An inbox that runs for months outlives its certificate: check twice a day,
+ * and serve a new one (same CA) to new connections once it is issued.
+ */
+function renewTls(input: { tls: InboxTls; log: (line: string) => void; serve: (fresh: LocalTls) => void }): NodeJS.Timeout {
+  const { log } = input;
+  const timer = setInterval(() => {
+    localTls(input.tls)
+      .then((fresh) => {
+        if (fresh.issued === undefined) return;
+        input.serve(fresh);
+        // Only if its files were deleted meanwhile: phones trust the old CA, not this one.
+        if (fresh.issued === 'ca') log(`airlock inbox: made a new local CA, ${fresh.caFile} (SHA-256 ${fresh.caFingerprint}); trust it on your phones again`);
+        log(`airlock inbox: serving a new TLS certificate, valid until ${fresh.notAfter.toISOString()}`);
+      })
+      .catch((err: unknown) => log(`airlock inbox: cannot renew the TLS certificate: ${describeError(err)}`));
+  }, TLS_CHECK_MS);
+  timer.unref();
+  return timer;
 }
 
 /** A path segment as text; a malformed escape (`%zz`, a cut UTF-8 sequence) is the client's error. */

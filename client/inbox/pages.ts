@@ -1,16 +1,17 @@
 import type { ApprovalCard } from '../../core/approval/card';
 import { argAt } from '../../core/policy/conditions';
-import { cardHtml, html, page, type Html } from './html';
+import { actionText, callHtml, detailsHtml, html, page, rowHtml, whenHtml, type Html } from './html';
 
 function isCards(cards: readonly ApprovalCard[] | { readonly error: string }): cards is readonly ApprovalCard[] {
   return Array.isArray(cards);
 }
 
-/** The cards of the list, or what stands in for them (nothing waits; Temporal is unreachable). */
+/** The rows of the list, newest first, or what stands in for them (nothing waits; Temporal is unreachable). */
 export function listFragment(cards: readonly ApprovalCard[] | { readonly error: string }, base: string): Html {
   if (!isCards(cards)) return html`<p class="notice error" data-state="unavailable">${cards.error}</p>`;
   if (cards.length === 0) return html`<p class="notice" data-state="empty">Nothing is waiting for approval.</p>`;
-  return html`${cards.map((card) => cardHtml(card, { base, link: true }))}`;
+  const newest = [...cards].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return html`<ol class="rows">${newest.map((card) => rowHtml(card, base))}</ol>`;
 }
 
 export function listPage(cards: readonly ApprovalCard[] | { readonly error: string }, base: string): string {
@@ -19,9 +20,10 @@ export function listPage(cards: readonly ApprovalCard[] | { readonly error: stri
     title: 'Waiting for approval',
     base,
     kind: 'list',
+    // The status line announces a change of count; the rows (whose times tick each minute) are not a live region.
     body: html`<h1>Waiting for approval</h1>
 <p id="list-status" class="status" role="status" aria-live="polite">${count === undefined ? 'Not connected' : `${count} waiting`}</p>
-<div id="list" aria-live="polite">${listFragment(cards, base)}</div>`,
+<div id="list">${listFragment(cards, base)}</div>`,
   });
 }
 
@@ -32,12 +34,10 @@ function fieldText(args: unknown, field: string): string {
   return typeof at === 'string' ? at : JSON.stringify(at);
 }
 
-export function cardPage(card: ApprovalCard, base: string): string {
+function editsHtml(card: ApprovalCard): Html {
+  if (card.editable.length === 0) return html``;
   const fieldId = (field: string) => `edit-${field.replace(/[^A-Za-z0-9_-]/g, '-')}`;
-  const edits =
-    card.editable.length === 0
-      ? html``
-      : html`<fieldset id="edits">
+  return html`<fieldset id="edits">
 <legend>Edit before approving (optional)</legend>
 <p class="hint">Only these fields may change; an edited call is a new call with its own fingerprint.</p>
 ${card.editable.map((field) => {
@@ -47,28 +47,50 @@ ${card.editable.map((field) => {
 })}
 <div id="edit-preview" class="preview" aria-live="polite" hidden><p>You will approve this edited call:</p><ul id="edit-changes"></ul></div>
 </fieldset>`;
+}
+
+/**
+ * One request as a decision screen: what will happen, how long it waits,
+ * who decides, and Approve / Deny in a bar that stays on screen (at the
+ * bottom of a phone; beside the details on a wide screen). The reviewer is
+ * whoever the passkey says: the script fills in the name it remembers.
+ */
+export function cardPage(card: ApprovalCard, base: string): string {
   return page({
-    title: `${card.operation.tool} ${card.operation.target}`,
+    title: actionText(card),
     base,
     kind: 'card',
     passkeys: true,
     body: html`<p class="back"><a href="${base}/">← All waiting requests</a></p>
-${cardHtml(card, { base, link: false })}
+<div class="decision">
+<div class="primary">
+<article class="card summary" data-job="${card.jobId}" data-request="${card.requestId}">
+<h1 id="action" class="action">${actionText(card)}</h1>
+${card.action !== undefined ? html`<p class="call">${callHtml(card)}</p>` : html``}
+<p id="when" class="when">${whenHtml(card)}</p>
+</article>
 <form id="decide" class="decide" data-job="${card.jobId}" data-request="${card.requestId}" novalidate>
-<h2>Decide</h2>
+<p id="who" class="who"><span id="who-text">Your passkey tells the page who you are when you decide.</span><button type="button" id="not-you" class="quiet" hidden>not you?</button></p>
+${editsHtml(card)}
+<div id="bar" class="bar">
 <p id="gone" class="notice" role="alert" hidden>This request is no longer waiting: it was decided elsewhere, or it expired.</p>
-<div class="field"><label for="reviewer">Your reviewer name</label>
-<input id="reviewer" name="reviewer" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="200"></div>
-${edits}
-<div class="field"><label for="reason">Reason <span class="hint">(recorded; the model is told when you deny, so a denial needs one)</span></label>
-<textarea id="reason" name="reason" rows="3" maxlength="2000"></textarea></div>
+<div id="result" class="result" role="status" aria-live="polite"></div>
+<div id="reason-box" class="field reason-box"><label for="reason">Reason <span class="hint">(the model is told it; a denial needs one)</span></label>
+<textarea id="reason" name="reason" rows="2" maxlength="2000"></textarea></div>
 <div class="actions">
 <button type="button" id="approve" data-decision="approve">Approve</button>
 <button type="button" id="deny" data-decision="deny" class="deny">Deny</button>
+<button type="button" id="reason-toggle" class="quiet" aria-controls="reason-box">Add reason</button>
 </div>
-<p class="hint">Your passkey signs exactly this decision: the job checks the signature before anything runs.</p>
-<div id="result" class="result" role="status" aria-live="polite"></div>
-</form>`,
+</div>
+<p class="hint sign-note">Your passkey signs exactly this decision: the job checks the signature before anything runs.</p>
+</form>
+</div>
+<section class="details" aria-labelledby="details-title">
+<h2 id="details-title">Details</h2>
+${detailsHtml(card)}
+</section>
+</div>`,
   });
 }
 
@@ -95,7 +117,7 @@ export function registerPage(base: string): string {
     passkeys: true,
     body: html`<h1>Register a passkey</h1>
 <p id="register-for">Checking the registration link…</p>
-<p class="hint">The passkey stays on your device; this server keeps only its public key, and jobs accept your decisions when your passkey signs them.</p>
+<p class="hint">The passkey stays on your device; this server keeps only its public key, and jobs accept your decisions when your passkey signs them. This browser remembers your reviewer name, so the approval page can say who is deciding.</p>
 <div class="actions"><button type="button" id="register" disabled>Create passkey</button></div>
 <div id="result" class="result" role="status" aria-live="polite"></div>`,
   });

@@ -82,8 +82,7 @@ export class Registration {
       rpID: site.rpId,
       userName: reviewer,
       userDisplayName: `${reviewer} (airlock reviewer)`,
-      // The same reviewer is the same user on an authenticator.
-      userID: new Uint8Array(createHash('sha256').update(`airlock-reviewer:${reviewer}`).digest()),
+      userID: reviewerUserHandle(reviewer),
       attestationType: 'none',
       excludeCredentials: existing.map((p) => ({ id: p.id, ...(p.transports !== undefined ? { transports: [...p.transports] } : {}) })),
       authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
@@ -140,6 +139,11 @@ export class Registration {
       return inviteFailure(err);
     }
   }
+}
+
+/** The WebAuthn user handle of a reviewer: the same reviewer is the same user on an authenticator. */
+export function reviewerUserHandle(reviewer: string): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(createHash('sha256').update(`airlock-reviewer:${reviewer}`).digest());
 }
 
 function hash(text: string): string {

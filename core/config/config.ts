@@ -83,6 +83,13 @@ const pathList = z
 
 const DAY_MS = 86_400_000;
 
+/** A switch: 1/true/yes/on or 0/false/no/off, in any case. */
+const onOff = z
+  .string()
+  .transform((v) => v.trim().toLowerCase())
+  .refine((v) => ['1', 'true', 'yes', 'on', '0', 'false', 'no', 'off'].includes(v), 'expected 1 (on) or 0 (off)')
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+
 const logLevel = z.enum(['error', 'warn', 'info', 'debug'], {
   error: 'expected one of error, warn, info, debug',
 });
@@ -142,6 +149,7 @@ const variables = {
   AIRLOCK_WEB_UI_URL: httpUrl.optional(),
   AIRLOCK_APPROVAL_PAGE_URL: httpUrl.optional(),
   AIRLOCK_INBOX_LISTEN: bindAddress.default('127.0.0.1:7244'),
+  AIRLOCK_INBOX_TLS: onOff.default(false),
   // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.
   AIRLOCK_TEST_CRASH_AT: z
     .string()
@@ -254,8 +262,12 @@ export interface AirlockConfig {
     /** An approval page to link to, when one is served; unset: notifications link to the Web UI only. */
     readonly approvalPageUrl: string | undefined;
   };
-  /** `airlock inbox`: where it listens; its public URL is `notify.approvalPageUrl`, else `http://localhost:<port>`. */
-  readonly inbox: { readonly listen: string };
+  /**
+   * `airlock inbox`: where it listens, and whether it serves HTTPS itself
+   * with a certificate from its own local CA (`--tls`); its public URL is
+   * `notify.approvalPageUrl`, else `http(s)://localhost:<port>`.
+   */
+  readonly inbox: { readonly listen: string; readonly tls: boolean };
   /** TEST ONLY (AIRLOCK_TEST_CRASH_AT): where a tools worker's `execute` stops and waits to be killed; never set it in production. */
   readonly testCrashAt: 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}` | undefined;
   readonly judge: {
@@ -348,7 +360,7 @@ export function parseConfig(env: Env): AirlockConfig {
       webUiUrl: p.AIRLOCK_WEB_UI_URL ?? `http://localhost:${p.AIRLOCK_UI_PORT}`,
       approvalPageUrl: p.AIRLOCK_APPROVAL_PAGE_URL,
     },
-    inbox: { listen: p.AIRLOCK_INBOX_LISTEN },
+    inbox: { listen: p.AIRLOCK_INBOX_LISTEN, tls: p.AIRLOCK_INBOX_TLS },
     testCrashAt: p.AIRLOCK_TEST_CRASH_AT,
     judge: {
       baseUrl: p.AIRLOCK_JUDGE_BASE_URL ?? baseUrl,

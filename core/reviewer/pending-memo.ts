@@ -3,12 +3,22 @@ import type { PendingRequest } from '../approval/approvals';
 import { parkedBatchViewSchema, type ParkedBatchView } from '../job/batch-view';
 import { pendingView, type PendingRequestView } from '../job/job-view';
 import { maskPreview } from '../redaction/masking';
+import { contentPreviewSchema, type ContentPreview } from '../tools/content-preview';
 import { observedStateSchema } from '../tools/observed-state';
 
 /** The memo key under which a parked job publishes what waits, for list views. */
 export const PENDING_MEMO_KEY = 'airlockPending';
 
 const KEPT_ARG_CHARS = 300;
+/** Diff lines a list keeps (`show` has them all): a memo rides in every visibility listing. */
+const KEPT_DIFF_LINES = 40;
+
+/** A write's preview as a list keeps it: the first lines of the diff, the rest counted. */
+function previewOf(preview: ContentPreview | undefined): { preview?: ContentPreview } {
+  if (preview === undefined) return {};
+  if (preview.kind !== 'text' || preview.lines.length <= KEPT_DIFF_LINES) return { preview };
+  return { preview: { ...preview, lines: preview.lines.slice(0, KEPT_DIFF_LINES), omitted: preview.omitted + preview.lines.length - KEPT_DIFF_LINES } };
+}
 
 /** Arguments as a list shows them: masked, long texts shortened (a write's content can be a megabyte). */
 function previewArgs(args: unknown): unknown {
@@ -28,7 +38,7 @@ export function pendingMemo(goal: string, pending: readonly PendingRequest[], ba
     ...(batch !== null && pending.length > 0 ? { batch } : {}),
     requests: pending.map((r) => {
       const view = pendingView(r);
-      return { ...view, args: previewArgs(view.args) };
+      return { ...view, args: previewArgs(view.args), ...previewOf(view.preview) };
     }),
   };
 }
@@ -48,6 +58,8 @@ export const pendingMemoSchema = z.object({
       fingerprint: z.string(),
       nonce: z.string(),
       observed: z.array(observedStateSchema),
+      /** What a write changes (absent for other tools and in memos of older builds). */
+      preview: contentPreviewSchema.optional(),
       /** The machine the call runs on, when the tools config lists several. */
       machine: z.string().optional(),
       editable: z.array(z.string()),

@@ -1,5 +1,9 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { freePort } from '../../client/dev/ports';
+import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
+import { inboxSite } from '../../client/inbox/site';
+import { parseConfig } from '../../core/config/config';
 import { cardsMarkdown } from '../../core/reviewer/approval-card';
 import { JobHarness } from '../helpers/job-harness';
 
@@ -12,6 +16,7 @@ import { JobHarness } from '../helpers/job-harness';
 const SECRET = 'hunter2-in-the-new-config';
 
 let h: JobHarness;
+let inbox: InboxServer;
 beforeAll(async () => {
   h = await JobHarness.create({
     rules: {
@@ -19,8 +24,13 @@ beforeAll(async () => {
       rules: [{ id: 'look-at-changes', version: 1, name: 'file changes', scope: { categories: ['file_change'] }, action: 'request_approval' }],
     },
   });
+  const config = parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace, AIRLOCK_DATA_DIR: join(h.dir, 'data'), AIRLOCK_INBOX_LISTEN: `127.0.0.1:${await freePort()}` });
+  inbox = await startInboxServer({ config, site: inboxSite(config), cli: 'airlock', log: () => undefined });
 });
-afterAll(async () => h.close());
+afterAll(async () => {
+  await inbox?.close();
+  await h.close();
+});
 
 /** One job, one batch of calls, every one parked; the cards as `airlock show` prints them and the job's `--json` cards. */
 async function parkBatch(name: string, calls: Array<{ name: string; arguments: Record<string, unknown> }>) {
@@ -37,6 +47,8 @@ async function parkBatch(name: string, calls: Array<{ name: string; arguments: R
   const cards = (JSON.parse(json.stdout) as { cards: Array<{ change?: unknown; operation: { tool: string } }> }).cards;
   return { jobId, state, text: shown.stdout, cards };
 }
+
+const parkedState = async (jobId: string) => ({ state: await h.state(jobId) });
 
 /** The lines from the one starting with `first` on, as many as `expected` has, indentation dropped. */
 function block(text: string, first: string, count: number): string[] {
@@ -62,6 +74,12 @@ describe('the card shows what a call changes', () => {
     const md = cardsMarkdown(cards as never, Date.now());
     expect(md).toContain('  ```diff\n  @@ -10,7 +10,8 @@\n');
     expect(md).toContain('  +password = ***\n');
+    // The approval page: a "What changes" section, each diff line marked for its colour.
+    const { state } = await parkedState(jobId);
+    const page = await (await fetch(`${inbox.url}/jobs/${encodeURIComponent(jobId)}/requests/${state.pending[0]?.requestId ?? ''}`)).text();
+    expect(page).toContain('<summary>What changes</summary>');
+    expect(page).toContain('<span class="del">-setting_12 = 12</span>\n<span class="add">+setting_12 = 13</span>\n<span class="add">+password = ***</span>');
+    expect(page).not.toContain(SECRET);
     // The job's state view, what any Temporal client queries, masks it too.
     expect(JSON.stringify(await h.state(jobId))).not.toContain(SECRET);
   });

@@ -89,7 +89,7 @@ test('denied, edited into a refusal, approved: every surface leads with the fact
   expect(d.last).toBe(`job ${denied.job} ${deniedFacts}${d.last.slice(d.last.indexOf(says) + says.length)}`);
   expect(d.devLine.startsWith(`${denied.job} ${deniedFacts}`)).toBe(true);
   expect(d.shown).toContain(`what happened: ${deniedFacts.slice('completed; '.length, -`. ${says}`.length)}`);
-  expect(d.shown).toMatch(/\n  the model says: Removed the obsolete old-backup.tar/);
+  expect(d.shown).toMatch(/\n {2}the model says: Removed the obsolete old-backup\.tar/);
   expect(d.notice.startsWith(`Job ${denied.job} ${deniedFacts}`)).toBe(true);
   expect(d.webUi.startsWith('**Ended:** completed; 1 denied: fs\\_delete')).toBe(true);
   expect(d.webUi).toContain('The model says: “');

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Identify } from '../../client/inbox/identify';
 import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
 import { inboxSite } from '../../client/inbox/site';
 import { freePort } from '../../client/dev/ports';
@@ -154,6 +156,90 @@ describe('deciding through the server with a passkey', () => {
     const replayed = await post('/api/decision', { jobId, payload, response });
     expect(replayed.status).toBe(404);
     expect(errorOf(replayed)).toBe(`job ${jobId} is not running (it has ended, or there is no such job)`);
+  });
+});
+
+describe('identifying the reviewer by a passkey (a browser that remembers no name)', () => {
+  let carol: SoftPasskey;
+  const handleOf = (reviewer: string) => createHash('sha256').update(`airlock-reviewer:${reviewer}`).digest().toString('base64url');
+  /** The browser's answer as the page sends it. */
+  const answer = (a: ReturnType<SoftPasskey['assert']>) => ({
+    response: {
+      id: a.credentialId,
+      rawId: a.credentialId,
+      type: 'public-key',
+      clientExtensionResults: {},
+      response: { clientDataJSON: a.clientDataJSON, authenticatorData: a.authenticatorData, signature: a.signature, ...(a.userHandle !== undefined ? { userHandle: a.userHandle } : {}) },
+    },
+  });
+  const challenge = async (): Promise<string> => {
+    const asked = await post('/api/identify/options', {});
+    expect(asked.status).toBe(200);
+    return (JSON.parse(asked.body) as { options: { challenge: string } }).options.challenge;
+  };
+
+  beforeAll(() => {
+    // Carol's passkey made on this site (the port is the one the page is opened at), next to whatever else is registered.
+    carol = new SoftPasskey('localhost', origin);
+    updateReviewerKeysFile(statePaths(config).reviewerKeys, (entries) => ({ ...entries, carol: { passkeys: [carol.registered()] } }));
+  });
+
+  test('any passkey of this site may answer a one-time challenge; the answer is the reviewer it is registered to', async () => {
+    const asked = await post('/api/identify/options', {});
+    expect(asked.status).toBe(200);
+    const { options } = JSON.parse(asked.body) as { options: Record<string, unknown> & { challenge: string } };
+    // No credential named: the authenticator offers its discoverable passkeys for this site.
+    expect(options).toEqual({ challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), rpId: 'localhost', allowCredentials: [], userVerification: 'required', timeout: 60_000 });
+    const signed = answer(carol.assert(options.challenge, { userHandle: handleOf('carol') }));
+    const named = await post('/api/identify', signed);
+    expect([named.status, JSON.parse(named.body)]).toEqual([200, { reviewer: 'carol' }]);
+    // Used once.
+    const again = await post('/api/identify', signed);
+    expect([again.status, errorOf(again)]).toEqual([409, 'this identification was not started here, or took too long; try again']);
+    // Without a user handle (some authenticators send none) the credential id alone names her.
+    expect(JSON.parse((await post('/api/identify', answer(carol.assert(await challenge())))).body)).toEqual({ reviewer: 'carol' });
+  });
+
+  test('what does not name a reviewer is refused, and uses its challenge up', async () => {
+    const never = await post('/api/identify', answer(carol.assert('A'.repeat(43))));
+    expect([never.status, errorOf(never)]).toEqual([409, 'this identification was not started here, or took too long; try again']);
+
+    const stranger = await post('/api/identify', answer(new SoftPasskey('localhost', origin).assert(await challenge())));
+    expect([stranger.status, errorOf(stranger)]).toEqual([404, `this passkey is not registered to any reviewer on ${origin}; run \`airlock reviewer add NAME --passkey\` and open the link it prints`]);
+
+    // A passkey registered for another address of the page is not one of this site's.
+    const elsewhere = new SoftPasskey('localhost', 'http://localhost:1');
+    updateReviewerKeysFile(statePaths(config).reviewerKeys, (entries) => ({ ...entries, erin: { passkeys: [elsewhere.registered()] } }));
+    expect((await post('/api/identify', answer(elsewhere.assert(await challenge())))).status).toBe(404);
+
+    // Carol's passkey, but signed on another origin, without user verification, or naming another user: no name, and the challenge is gone.
+    const c1 = await challenge();
+    const otherOrigin = await post('/api/identify', answer(carol.assert(c1, { origin: 'https://attacker.example' })));
+    expect([otherOrigin.status, errorOf(otherOrigin)]).toEqual([400, expect.stringMatching(/^the passkey does not verify: /)]);
+    expect((await post('/api/identify', answer(carol.assert(c1)))).status).toBe(409);
+    const unverified = await post('/api/identify', answer(carol.assert(await challenge(), { userVerified: false })));
+    expect([unverified.status, errorOf(unverified)]).toEqual([400, expect.stringMatching(/^the passkey does not verify: .*user could not be verified/i)]);
+    const asBob = await post('/api/identify', answer(carol.assert(await challenge(), { userHandle: handleOf('bob') })));
+    expect([asBob.status, errorOf(asBob)]).toEqual([400, 'the passkey names another user than reviewer carol, whose passkey it is registered as']);
+
+    // Bodies are exactly what the page sends.
+    expect((await post('/api/identify/options', { reviewer: 'carol' })).status).toBe(400);
+    expect((await post('/api/identify', { ...answer(carol.assert(await challenge())), reviewer: 'mallory' })).status).toBe(400);
+    const noChallenge = await post('/api/identify', answer(carol.assert('x', { clientData: { type: 'webauthn.get' } })));
+    expect([noChallenge.status, errorOf(noChallenge)]).toEqual([400, 'invalid request: response.response.clientDataJSON: no challenge']);
+  });
+
+  test('challenges are rate-limited and expire', async () => {
+    let now = Date.now();
+    const identify = new Identify({ site: inboxSite(config), keysFile: statePaths(config).reviewerKeys, limits: { overall: 2, windowMs: 60_000 }, now: () => now });
+    const first = (await identify.options({})) as { options: { challenge: string } };
+    await identify.options({});
+    await expect(identify.options({})).rejects.toMatchObject({ status: 429, message: 'the page took 2 passkey identifications in 1 minutes; try again later' });
+    // After the prompt's time and a little more, the challenge is no longer good.
+    now += 91_000;
+    await expect(identify.answer(answer(carol.assert(first.options.challenge)))).rejects.toMatchObject({ status: 409 });
+    // A new window: challenges again.
+    await expect(identify.options({})).resolves.toBeDefined();
   });
 });
 

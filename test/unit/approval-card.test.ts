@@ -6,6 +6,7 @@ import type { ParkedBatchView } from '../../core/job/batch-view';
 import type { PendingRequestView } from '../../core/job/job-view';
 import { pendingCards, pendingTable } from '../../core/reviewer/pending-table';
 import { shownStatus } from '../../client/airlock-client';
+import { pendingMemo, pendingMemoSchema } from '../../core/reviewer/pending-memo';
 
 const now = Date.parse('2026-11-30T12:00:00.000Z');
 const minutes = (n: number) => n * 60_000;
@@ -333,4 +334,29 @@ describe('what a call changes, on the card', () => {
     const large = cardOf({ toolName: 'fs_write', args: { path: '/srv/root/big.log', content: 'x', mode: 'overwrite' }, preview: { kind: 'unavailable', path: '/srv/root/big.log', why: 'the file is too large to compare (3 MiB)' } });
     expect(cardText(large)).toContain('    changes: /srv/root/big.log: no diff: the file is too large to compare (3 MiB)');
   });
+});
+
+test('the memo a list reads keeps the first 40 diff lines, counts the rest, and parses back with the diff', () => {
+  const lines = ['@@ -0,0 +1,60 @@', ...Array.from({ length: 60 }, (_, i) => `+line ${i} password=hunter2`)];
+  const memo = pendingMemo('g', [
+    {
+      ...request,
+      editable: [],
+      reviewers: null,
+      args: { path: '/srv/root/new.txt', content: 'x', mode: 'create' },
+      toolName: 'fs_write',
+      separateRequester: false,
+      signatureRequired: false,
+      status: 'pending',
+      createdAt: now,
+      expiresAt: now + 1000,
+      observed: [],
+      preview: { kind: 'text', path: '/srv/root/new.txt', lines, added: 60, removed: 0, omitted: 0 },
+    },
+  ]);
+  const parsed = pendingMemoSchema.parse(JSON.parse(JSON.stringify(memo)));
+  expect(parsed.requests[0]?.preview).toMatchObject({ kind: 'text', added: 60, omitted: 21 });
+  const kept = parsed.requests[0]?.preview;
+  expect(kept?.kind === 'text' ? kept.lines : []).toHaveLength(40);
+  expect(JSON.stringify(parsed)).not.toContain('hunter2');
 });

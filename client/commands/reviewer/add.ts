@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { statePaths } from '../../../host/paths';
 import { localReviewerKeyFile } from '../../../host/reviewer-key-file';
@@ -13,7 +14,7 @@ export const run: CommandRun = async (args, io, command) => {
   if (args.values.passkey === true) {
     // The same names as a key file: they travel in decisions and in the keys file.
     localReviewerKeyFile(paths, name);
-    const [{ openInviteStores }, { inboxSite }] = await Promise.all([import('../../inbox/invite-stores'), import('../../inbox/site')]);
+    const [{ openInviteStores }, { inboxSite, isLoopbackHost, CA_CERT_PATH }] = await Promise.all([import('../../inbox/invite-stores'), import('../../inbox/site')]);
     const stores = await openInviteStores(config);
     let invite: { readonly token: string; readonly expiresAt: number };
     try {
@@ -31,12 +32,20 @@ export const run: CommandRun = async (args, io, command) => {
     }
     io.out(`open this link on the device that will hold ${name}'s passkey (it works once, until ${expiresAt}):`);
     io.out(`  ${link}`);
-    io.out(`  the approval page (airlock inbox) must be serving ${site.publicUrl}; the passkey's public key is added to ${paths.reviewerKeys}`);
+    io.out(`  the approval page (${site.tls === undefined ? 'airlock inbox' : 'airlock inbox --tls'}) must be serving ${site.publicUrl}; the passkey's public key is added to ${paths.reviewerKeys}`);
+    const loopback = isLoopbackHost(site.rpId);
     // Browsers allow passkeys on http only for localhost: a phone needs the page over HTTPS at a name it can reach.
-    if (isLoopbackUrl(site.publicUrl)) {
+    if (loopback && site.tls === undefined) {
       io.err(
         `airlock reviewer add: ${site.publicUrl} opens only on this machine; for a phone, serve the approval page over HTTPS (a reverse proxy such as Caddy or Tailscale Serve) and set AIRLOCK_APPROVAL_PAGE_URL to its https:// address before making the link`,
       );
+    } else if (loopback) {
+      io.err(
+        `airlock reviewer add: ${site.publicUrl} opens only on this machine; for a phone, set AIRLOCK_APPROVAL_PAGE_URL to https://NAME:${site.port} with a NAME the phone resolves (for example ${hostname()}), serve it (airlock inbox --tls --listen 0.0.0.0:${site.port}) and make the link again`,
+      );
+    } else if (site.tls !== undefined) {
+      // The page's certificate comes from airlock's own CA: a device that does not trust it yet cannot open the link.
+      io.out(`  the device must trust airlock's CA first: open ${site.publicUrl}${CA_CERT_PATH} on it (airlock inbox --tls prints the steps and the CA's SHA-256)`);
     }
     return;
   }
@@ -55,8 +64,3 @@ export const run: CommandRun = async (args, io, command) => {
   // The key helps only if the workers read this file: say which file they must be pointed at.
   io.out(`  the agent workers must read ${paths.reviewerKeys}: they do when their AIRLOCK_DATA_DIR is ${resolve(io.config().dataDir)} (or their AIRLOCK_REVIEWER_KEYS names this file)`);
 };
-
-function isLoopbackUrl(url: string): boolean {
-  const host = new URL(url).hostname;
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\./.test(host);
-}

@@ -2,8 +2,9 @@
  * The inbox's one script, served as `/assets/inbox.js` (no build step: it
  * is plain ES2017 for the browser). Every text it shows goes in through
  * `textContent`; list updates are the server's escaped HTML. It keeps no
- * secret: the reviewer's name is remembered, and a passkey signs each
- * decision.
+ * secret: it remembers the reviewer name a passkey ceremony gave it
+ * (registration, or identification on a browser that has none), and a
+ * passkey signs each decision.
  */
 export const PAGE_SCRIPT = String.raw`(function () {
   'use strict';
@@ -11,9 +12,32 @@ export const PAGE_SCRIPT = String.raw`(function () {
   var base = body.getAttribute('data-base') || '';
   var kind = body.getAttribute('data-page');
   var REFRESH_MS = 5000;
-  var REVIEWER_KEY = 'airlock.reviewer';
+  var MINUTE_MS = 60000;
+  // Only names a passkey ceremony gave: registration, or identification.
+  var REVIEWER_KEY = 'airlock.passkeyReviewer';
+  // The name typed into the page before passkeys identified the reviewer.
+  var OLD_REVIEWER_KEY = 'airlock.reviewer';
+  // The server's clock minus this device's: relative times stay right when the device's clock is off.
+  var skew = (function () {
+    var server = Date.parse(body.getAttribute('data-now') || '');
+    return isNaN(server) ? 0 : server - Date.now();
+  })();
+  // Times shown as local date and time instead of "waiting 3m" (the card page's when line toggles it).
+  var absolute = false;
 
   function byId(id) { return document.getElementById(id); }
+
+  function remembered() {
+    try { return localStorage.getItem(REVIEWER_KEY) || ''; } catch (e) { return ''; }
+  }
+
+  function remember(name) {
+    try {
+      localStorage.removeItem(OLD_REVIEWER_KEY);
+      if (name) localStorage.setItem(REVIEWER_KEY, name);
+      else localStorage.removeItem(REVIEWER_KEY);
+    } catch (e) { /* storage off: the passkey says who it is each time */ }
+  }
 
   function postJson(path, value) {
     return fetch(base + path, {
@@ -56,14 +80,57 @@ export const PAGE_SCRIPT = String.raw`(function () {
     return window.SimpleWebAuthnBrowser;
   }
 
-  function time() {
+  function clock() {
     return new Date().toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  }
+
+  // As the server words it (core/reviewer/approval-card.ts humanDuration).
+  function duration(ms) {
+    var s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return s + 's';
+    var m = Math.floor(s / 60);
+    if (m < 60) return m + 'm';
+    var h = Math.floor(m / 60);
+    if (h < 24) return h + 'h';
+    var d = Math.floor(h / 24);
+    return h % 24 === 0 ? d + 'd' : d + 'd ' + (h % 24) + 'h';
+  }
+
+  function localTime(t) {
+    return new Date(t).toLocaleString([], { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+  }
+
+  // A <time data-rel> in the reader's words: relative (or local with absolute on), its title the local time.
+  function timeText(el) {
+    var t = Date.parse(el.getAttribute('datetime') || '');
+    if (isNaN(t)) return;
+    var rel = el.getAttribute('data-rel');
+    var now = Date.now() + skew;
+    var local = localTime(t);
+    var text;
+    if (rel === 'at') text = local;
+    else if (rel === 'since') text = absolute ? 'waiting since ' + local : 'waiting ' + duration(now - t);
+    else if (t > now) text = absolute ? 'expires ' + local : 'expires in ' + duration(t - now);
+    else text = absolute ? 'expired ' + local : 'expired ' + duration(now - t) + ' ago';
+    if (el.textContent !== text) el.textContent = text;
+    el.title = local;
+    if (rel === 'until') el.classList.toggle('late', t <= now);
+  }
+
+  function times() {
+    Array.prototype.forEach.call(document.querySelectorAll('time[data-rel]'), timeText);
   }
 
   function listPage() {
     var list = byId('list');
     var status = byId('list-status');
     var last = list.innerHTML;
+    var said = status.textContent;
+    // Announced only when it changes (a count, the connection); the refresh time is its title.
+    function say(text) {
+      if (text !== said) status.textContent = said = text;
+      status.title = 'updated ' + clock();
+    }
     function refresh() {
       fetch(base + '/partials/list', { cache: 'no-store', credentials: 'omit' }).then(function (res) {
         var count = res.headers.get('X-Airlock-Count');
@@ -72,34 +139,97 @@ export const PAGE_SCRIPT = String.raw`(function () {
             last = text;
             // The server's HTML, every value in it escaped.
             list.innerHTML = text;
+            times();
           }
-          status.textContent = (count === null || count === '' ? 'Not connected to Temporal' : count + ' waiting') + ' · updated ' + time();
+          say(count === null || count === '' ? 'Not connected to Temporal' : count + ' waiting');
         });
       }).catch(function () {
-        status.textContent = 'The inbox server cannot be reached; trying again · ' + time();
+        say('The inbox server cannot be reached; trying again');
       }).then(function () { setTimeout(refresh, REFRESH_MS); });
     }
     setTimeout(refresh, REFRESH_MS);
   }
 
   function cardPage() {
+    var main = byId('main');
     var form = byId('decide');
     var jobId = form.getAttribute('data-job');
     var requestId = form.getAttribute('data-request');
-    var reviewer = byId('reviewer');
+    var bar = byId('bar');
     var reason = byId('reason');
     var result = byId('result');
     var approve = byId('approve');
     var deny = byId('deny');
+    var reasonToggle = byId('reason-toggle');
+    var whoText = byId('who-text');
+    var notYou = byId('not-you');
+    var when = byId('when');
     var edits = Array.prototype.slice.call(document.querySelectorAll('input.edit'));
     var decided = false;
     var busy = false;
 
-    try { reviewer.value = localStorage.getItem(REVIEWER_KEY) || ''; } catch (e) { /* storage off */ }
-    reviewer.addEventListener('change', function () {
-      try { localStorage.setItem(REVIEWER_KEY, reviewer.value.trim()); } catch (e) { /* storage off */ }
-    });
     form.addEventListener('submit', function (e) { e.preventDefault(); });
+
+    // On a narrow screen the bar is fixed to the bottom: the page ends, and scrolls focus, above it.
+    function fitBar() {
+      var fixed = getComputedStyle(bar).position === 'fixed';
+      var room = fixed ? (bar.offsetHeight + 24) + 'px' : '';
+      main.style.paddingBottom = room;
+      document.documentElement.style.scrollPaddingBottom = room;
+    }
+    fitBar();
+    window.addEventListener('resize', fitBar);
+    if (typeof window.ResizeObserver === 'function') new window.ResizeObserver(fitBar).observe(bar);
+
+    function say(state, lines) {
+      show(result, state, lines);
+      fitBar();
+    }
+
+    // Relative times, each minute; a tap (or Enter) on the when line shows the local date and time instead.
+    when.setAttribute('role', 'button');
+    when.setAttribute('tabindex', '0');
+    when.setAttribute('aria-pressed', 'false');
+    function flip() {
+      absolute = !absolute;
+      when.setAttribute('aria-pressed', absolute ? 'true' : 'false');
+      times();
+    }
+    when.addEventListener('click', flip);
+    when.addEventListener('keydown', function (e) {
+      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); flip(); }
+    });
+
+    function showWho() {
+      var name = remembered();
+      whoText.textContent = '';
+      if (name) {
+        whoText.appendChild(document.createTextNode('Deciding as '));
+        var strong = document.createElement('strong');
+        strong.textContent = name;
+        whoText.appendChild(strong);
+        whoText.appendChild(document.createTextNode(' · '));
+      } else {
+        whoText.textContent = 'Your passkey tells the page who you are when you decide.';
+      }
+      notYou.hidden = name === '';
+    }
+    showWho();
+    notYou.addEventListener('click', function () {
+      remember('');
+      showWho();
+      say('info', ['Forgotten here: your passkey says who you are when you decide.']);
+      approve.focus();
+    });
+
+    function reasonShown() { return reason.getClientRects().length > 0; }
+    function openReason() {
+      bar.classList.add('open');
+      deny.textContent = 'Deny with this reason';
+      fitBar();
+      reason.focus();
+    }
+    reasonToggle.addEventListener('click', openReason);
 
     function changed() {
       var out = {};
@@ -132,6 +262,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
       busy = on;
       approve.disabled = on || decided;
       deny.disabled = on || decided;
+      reasonToggle.disabled = on || decided;
     }
 
     function outcomeLines(outcome, decision) {
@@ -145,45 +276,66 @@ export const PAGE_SCRIPT = String.raw`(function () {
       return ['rejected', ['The job rejected this ' + decision + ' (' + outcome.code + '): ' + outcome.reason, 'Nothing ran. The rejection is in the audit log.']];
     }
 
+    // The reviewer with a discoverable passkey: the server answers whose passkey signed its one-time challenge.
+    function identify() {
+      say('working', ['Confirm with your passkey who you are…']);
+      return postJson('/api/identify/options', {}).then(function (prepared) {
+        return webauthn().startAuthentication({ optionsJSON: prepared.options }).catch(function (err) {
+          throw new Error(passkeyError(err));
+        });
+      }).then(function (response) {
+        return postJson('/api/identify', { response: response });
+      }).then(function (done) {
+        remember(done.reviewer);
+        showWho();
+        return done.reviewer;
+      });
+    }
+
     function decide(decision) {
       if (busy || decided) return;
-      var name = reviewer.value.trim();
-      if (name === '') {
-        show(result, 'error', ['Enter your reviewer name first.']);
-        reviewer.focus();
-        return;
-      }
       var why = reason.value.trim();
       if (decision === 'deny' && why === '') {
-        show(result, 'error', ['Say why you deny it: the model is told your reason.']);
+        say('error', ['Say why you deny it: the model is told your reason.']);
         reason.focus();
         return;
       }
-      try { localStorage.setItem(REVIEWER_KEY, name); } catch (e) { /* storage off */ }
-      var request = { jobId: jobId, requestId: requestId, decision: decision, reviewer: name };
-      if (why !== '') request.reason = why;
       var args = changed();
-      if (decision === 'approve' && Object.keys(args).length > 0) request.args = args;
+      var name = remembered();
       setBusy(true);
-      show(result, 'working', ['Preparing the decision…']);
-      postJson('/api/decision/options', request).then(function (prepared) {
-        show(result, 'working', prepared.summary.concat(['Confirm with your passkey…']));
+      (name ? Promise.resolve(name) : identify()).then(function (reviewer) {
+        var request = { jobId: jobId, requestId: requestId, decision: decision, reviewer: reviewer };
+        if (why !== '') request.reason = why;
+        if (decision === 'approve' && Object.keys(args).length > 0) request.args = args;
+        say('working', ['Preparing the decision…']);
+        return postJson('/api/decision/options', request);
+      }).then(function (prepared) {
+        say('working', prepared.summary.concat(['Confirm with your passkey…']));
         return webauthn().startAuthentication({ optionsJSON: prepared.options }).catch(function (err) {
           throw new Error(passkeyError(err));
         }).then(function (response) {
-          show(result, 'working', ['Sending the signed decision to the job…']);
+          say('working', ['Sending the signed decision to the job…']);
           return postJson('/api/decision', { jobId: jobId, payload: prepared.payload, response: response });
         });
       }).then(function (outcome) {
         var shown = outcomeLines(outcome, decision);
         if (shown[0] === 'accepted' || shown[0] === 'queued') decided = true;
-        show(result, shown[0], shown[1]);
+        say(shown[0], shown[1]);
       }).catch(function (err) {
-        show(result, 'error', [err && err.message ? err.message : String(err)]);
+        var lines = [err && err.message ? err.message : String(err)];
+        if (name) lines.push('Not ' + name + '? Choose “not you?” and decide again: your passkey says who you are.');
+        say('error', lines);
       }).then(function () { setBusy(false); });
     }
     approve.addEventListener('click', function () { decide('approve'); });
-    deny.addEventListener('click', function () { decide('deny'); });
+    deny.addEventListener('click', function () {
+      // Deny opens the reason first where it is folded away (a phone's bar), then denies with it.
+      if (!reasonShown()) {
+        openReason();
+        return;
+      }
+      decide('deny');
+    });
 
     function watch() {
       fetch(base + '/api/jobs/' + encodeURIComponent(jobId) + '/requests/' + encodeURIComponent(requestId), { cache: 'no-store', credentials: 'omit' })
@@ -193,6 +345,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
             decided = true;
             byId('gone').hidden = false;
             setBusy(false);
+            fitBar();
           }
         })
         .catch(function () { /* the next round tries again */ })
@@ -222,7 +375,9 @@ export const PAGE_SCRIPT = String.raw`(function () {
           return postJson('/api/register', { token: token, response: response });
         }).then(function (done) {
           history.replaceState(null, '', location.pathname);
-          show(result, 'accepted', ['Passkey registered for ' + done.reviewer + '. Decisions you sign with it on this site are accepted by the jobs.']);
+          // The approval page says who is deciding without asking: this browser now knows.
+          remember(done.reviewer);
+          show(result, 'accepted', ['Passkey registered for ' + done.reviewer + '. Decisions you sign with it on this site are accepted by the jobs.', 'This browser remembers you as ' + done.reviewer + '.']);
           var a = document.createElement('a');
           a.href = base + '/';
           a.textContent = 'See what is waiting';
@@ -238,6 +393,8 @@ export const PAGE_SCRIPT = String.raw`(function () {
     });
   }
 
+  times();
+  setInterval(times, MINUTE_MS);
   if (kind === 'list') listPage();
   else if (kind === 'card') cardPage();
   else if (kind === 'register') registerPage();
