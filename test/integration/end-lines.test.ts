@@ -72,7 +72,7 @@ async function endsOf(job: string, waiting: Spawned) {
   return { code, last, devLine, shown, notice: ended.text, webUi: metadata.currentDetails ?? '' };
 }
 
-test('denied, edited into a refusal, approved: every surface leads with the facts and labels the model’s words', async () => {
+test('denied, edited into a refusal, approved, cancelled: every surface leads with the facts and labels the model’s words; each ending sends its notice', async () => {
   dev = await startDev(env, ['--demo']);
   await dev.waitFor(/Demo job (demo-\S+) started/);
   const demo = /Demo job (demo-\S+) started/.exec(dev.output())?.[1] ?? '';
@@ -93,6 +93,7 @@ test('denied, edited into a refusal, approved: every surface leads with the fact
   expect(d.notice.startsWith(`Job ${denied.job} ${deniedFacts}`)).toBe(true);
   expect(d.webUi.startsWith('**Ended:** completed; 1 denied: fs\\_delete')).toBe(true);
   expect(d.webUi).toContain('The model says: “');
+  expect(notices(denied.job, 'approval_decided')[0]).toMatchObject({ requestId: denied.request, decision: { outcome: 'denied', reviewer: 'owner', reason: 'keep it for now' } });
 
   // 2. Approved with an edit, but the file changed meanwhile: refused when checked again, nothing deleted.
   const edited = await parkedRun();
@@ -106,6 +107,9 @@ test('denied, edited into a refusal, approved: every surface leads with the fact
   expect(e.shown).toMatch(new RegExp(`what happened: 0 of 1 approved call ran: fs_delete ${escape(target)} refused`));
   expect(e.notice.replace(`Job ${edited.job} `, '')).toMatch(refused);
   expect(e.webUi).toMatch(/^\*\*Ended:\*\* completed; 0 of 1 approved call ran: fs\\_delete .* refused/);
+  // The phone's "Approval needed" is closed by a notice saying why the approved call did not run.
+  expect(notices(edited.job, 'approval_decided')[0]).toMatchObject({ requestId: edited.request, decision: { outcome: 'edited' } });
+  expect(notices(edited.job, 'call_not_run')[0]).toMatchObject({ requestId: edited.request, outcome: expect.stringMatching(/^refused when checked again: .*size 262144 → 262157 bytes/) });
 
   // 3. Approved, and it ran.
   const approved = await parkedRun();
@@ -117,6 +121,12 @@ test('denied, edited into a refusal, approved: every surface leads with the fact
   expect(a.shown).toContain('what happened: 1 of 1 approved call ran');
   expect(a.notice.startsWith(`Job ${approved.job} completed; 1 of 1 approved call ran. ${says}`)).toBe(true);
   expect(a.webUi.startsWith('**Ended:** completed; 1 of 1 approved call ran. The model says: “')).toBe(true);
+  expect(notices(approved.job, 'call_executed')[0]).toMatchObject({ requestId: approved.request, outcome: 'ran' });
+
+  // The demo job, still parked, is cancelled: its notice closes the request it left waiting.
+  const demoRequest = (await until('the demo request', () => notices(demo, 'approval_requested')[0])).requestId;
+  expect(await airlock(env, ['cancel', demo, '--reason', 'not today'])).toMatchObject({ code: 0 });
+  expect(await until('the cancel notice', () => notices(demo, 'job_cancelled')[0])).toMatchObject({ closes: [demoRequest] });
 
   // The note for the record: the exact end lines of the three.
   process.stdout.write(`end lines:\n${[d.last, e.last, a.last].join('\n')}\n`);
