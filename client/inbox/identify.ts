@@ -84,7 +84,6 @@ export class Identify {
   /** The reviewer whose registered passkey (for this site) signed a challenge this page issued, which is then used up. */
   async answer(body: unknown): Promise<{ readonly reviewer: string }> {
     const { response } = parseBody(identifyRequestSchema, body);
-    this.admit('answer');
     if (response.id !== response.rawId) throw new HttpError(400, 'invalid request: response: id and rawId differ');
     const challenge = challengeOf(response.response.clientDataJSON);
     const key = challengeKey(challenge);
@@ -95,6 +94,8 @@ export class Identify {
       // Used up before it is checked: a failed answer cannot be tried again with the same challenge.
       await this.challenges.delete(key);
       if (issued === undefined) throw new HttpError(409, 'this identification was not started here, or took too long; try again');
+      // Counted only for a challenge this page issued: answers to nothing cannot use up the identifications of the people it served.
+      this.admit('answer');
       const found = this.passkeyOf(response.id);
       if (response.response.userHandle !== undefined && response.response.userHandle !== Buffer.from(reviewerUserHandle(found.reviewer)).toString('base64url')) {
         throw new HttpError(400, `the passkey names another user than reviewer ${found.reviewer}, whose passkey it is registered as`);

@@ -55,19 +55,8 @@ export interface InboxServer {
   close(): Promise<void>;
 }
 
-export interface InboxTlsState {
-  /** The CA certificate's file, also served at `<url>/ca.crt`. */
-  readonly caFile: string;
-  /** Its SHA-256, `AB:CD:…`, to compare with what the phone shows. */
-  readonly caFingerprint: string;
-  /** Its name, as a phone's trust settings list it. */
-  readonly caName: string;
-  /** The names the server certificate carries, and when it expires. */
-  readonly hosts: readonly string[];
-  readonly notAfter: Date;
-  /** Made by this start: a new CA (phones must trust it), a new server certificate, or neither. */
-  readonly issued: 'ca' | 'certificate' | undefined;
-}
+/** What the command prints of the inbox's certificates: the CA a phone trusts (its file is also served at `<url>/ca.crt`) and the server certificate's names and end. */
+export type InboxTlsState = Pick<LocalTls, 'caFile' | 'caFingerprint' | 'caName' | 'hosts' | 'notAfter' | 'issued'>;
 
 /** How often a long-running inbox checks that its certificate is not near its end. */
 const TLS_CHECK_MS = 12 * 3_600_000;

@@ -85,7 +85,8 @@ export class Registration {
       userID: reviewerUserHandle(reviewer),
       attestationType: 'none',
       excludeCredentials: existing.map((p) => ({ id: p.id, ...(p.transports !== undefined ? { transports: [...p.transports] } : {}) })),
-      authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
+      // Discoverable: a passkey then says whose it is on any browser (the page identifies the reviewer by it).
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       timeout: PROMPT_TIMEOUT_MS,
     });
     await this.challenges.put(hash(input.token), options.challenge, Math.min(expiresAt - this.now(), 2 * PROMPT_TIMEOUT_MS));

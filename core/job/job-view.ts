@@ -94,11 +94,15 @@ export interface AgentJobStateView {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** A preview as it may leave the job: masked as one text, so a secret over several lines (a PEM key) is still one secret. */
+/**
+ * A preview as it may leave the job. The tools side masked each whole text
+ * before the diff; this masks again line by line (a mask here cannot span
+ * lines, so it cannot hide one side's lines behind the other's).
+ */
 function maskedPreview(preview: ContentPreview): ContentPreview {
   const path = maskString(preview.path);
   if (preview.kind !== 'text') return { ...preview, path };
-  return { ...preview, path, lines: maskString(preview.lines.join('\n')).split('\n') };
+  return { ...preview, path, lines: preview.lines.map(maskString) };
 }
 
 export function pendingView(request: PendingRequest): PendingRequestView {

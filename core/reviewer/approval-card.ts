@@ -237,14 +237,9 @@ export function cardMarkdown(card: ApprovalCard, approvalPage?: string): string 
   );
   if (approvalPage !== undefined) lines.push(`**Decide** on the approval page: [open this request](${requestPageUrl(approvalPage, card.jobId, card.requestId)}), or from a terminal where airlock is configured for this server:`);
   else lines.push('**Decide** from a terminal where airlock is configured for this server:');
-  const commands = [
-    '# approve',
-    ...wrappedCommand(card.commands.approve),
-    ...(card.commands.edit !== null ? ['# approve with an edit', ...wrappedCommand(card.commands.edit)] : []),
-    '# deny',
-    ...wrappedCommand(card.commands.deny),
-  ];
-  lines.push('', ...fenced(commands, 'sh'));
+  // One block per command: copying one never runs another (and no `#` line trips a shell without comments).
+  const commands: Array<[string, string]> = [['approve', card.commands.approve], ...(card.commands.edit !== null ? [['approve with an edit', card.commands.edit] as [string, string]] : []), ['deny', card.commands.deny]];
+  for (const [label, command] of commands) lines.push('', `${label}:`, '', ...fenced(wrappedCommand(command), 'sh'));
   return lines.join('\n');
 }
 

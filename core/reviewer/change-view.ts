@@ -26,8 +26,8 @@ function fromPreview(preview: NonNullable<PendingRequestView['preview']>): CardC
   const path = maskString(preview.path);
   switch (preview.kind) {
     case 'text':
-      // The job's view masked the lines already; masking again is idempotent and keeps this module safe on its own.
-      return { kind: 'diff', path, lines: maskString(preview.lines.join('\n')).split('\n'), added: preview.added, removed: preview.removed, omitted: preview.omitted };
+      // Masked where it was made and by the job's view; line by line again here, so this module is safe on its own.
+      return { kind: 'diff', path, lines: preview.lines.map(maskString), added: preview.added, removed: preview.removed, omitted: preview.omitted };
     case 'binary':
       return { kind: 'note', path, text: preview.beforeBytes === null ? `binary, ${humanSize(preview.afterBytes)} new` : `binary, ${sizeChange(preview.beforeBytes, preview.afterBytes)}` };
     case 'unavailable':

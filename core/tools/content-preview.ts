@@ -1,12 +1,17 @@
 import { z } from 'zod';
+import { maskString } from '../redaction/masking';
 import { lineDiff } from '../util/line-diff';
 
 /**
  * What a write would change in a file's content, seen by the tools side
  * when the call parks (only it can read the file) and carried in the
- * request for every surface that shows the card. Unmasked here, like the
- * call's arguments; surfaces mask it. Bounded: a reviewer reads a few dozen
- * lines, and the request travels in the job's history.
+ * request for every surface that shows the card. Masked here, each side as
+ * a whole document before the diff: a secret shows as masked whichever of
+ * its lines fall in the diff's context (a key's last lines without its
+ * BEGIN line are still the key), nothing unmasked from the file reaches the
+ * job's history, and a mask the new text opens cannot hide lines of the
+ * old one. Bounded: a reviewer reads a few dozen lines, and the request
+ * travels in the job's history.
  */
 
 /** Files larger than this are not read for a diff. */
@@ -40,11 +45,11 @@ export function looksLikeText(text: string): boolean {
   return !text.includes('\0') && !text.includes('\uFFFD');
 }
 
-/** The preview of `before` (null: no file) becoming `after`. */
+/** The preview of `before` (null: no file) becoming `after`, each masked as a whole. */
 export function textPreview(path: string, before: string | null, after: string): ContentPreview {
-  const diff = lineDiff(before ?? '', after, { context: 3, maxLines: PREVIEW_MAX_LINES });
+  const diff = lineDiff(maskString(before ?? ''), maskString(after), { context: 3, maxLines: PREVIEW_MAX_LINES });
   if (diff.kind === 'tooDifferent') {
-    return { kind: 'unavailable', path, why: `too different to show line by line (${diff.beforeLines} lines → ${diff.afterLines} lines)` };
+    return { kind: 'unavailable', path: maskString(path), why: `too different to show line by line (${diff.beforeLines} lines → ${diff.afterLines} lines)` };
   }
-  return { kind: 'text', path, lines: diff.lines.map(cut), added: diff.added, removed: diff.removed, omitted: diff.omitted };
+  return { kind: 'text', path: maskString(path), lines: diff.lines.map(cut), added: diff.added, removed: diff.removed, omitted: diff.omitted };
 }

@@ -4,9 +4,10 @@
  * postcondition), written against the capabilities the tools worker lends it
  * (files, services, http, commands, journal); what a tool observed of its
  * targets; and the facts the tools side resolves for policy. This file is
- * the registry of those modules.
+ * the registry of those modules. A write's content preview is masked where
+ * it is made (redaction), so no file content leaves the tools side unmasked.
  *
- * May import: util.
+ * May import: util, redaction.
  */
 
 import { normalizePosix, resolvePosix } from '../util/posix-path';

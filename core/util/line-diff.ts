@@ -93,47 +93,63 @@ function editScript(a: readonly string[], b: readonly string[], maxEdits: number
   return ops.reverse();
 }
 
-/** The script as hunks of unified diff with `context` lines around each change. */
-function hunks(ops: readonly Op[], context: number): string[] {
-  const out: string[] = [];
-  const changed = ops.flatMap((o, i) => (o.op === ' ' ? [] : [i]));
-  let i = 0;
-  while (i < changed.length) {
-    const first = changed[i] ?? 0;
-    let last = first;
-    // Changes closer than two contexts apart share a hunk.
-    while (i + 1 < changed.length && (changed[i + 1] ?? 0) - last <= 2 * context + 1) last = changed[++i] ?? last;
-    i++;
-    const start = Math.max(0, first - context);
-    const end = Math.min(ops.length, last + context + 1);
-    // Line numbers where the hunk starts, counted over the ops before it.
-    let aLine = 1;
-    let bLine = 1;
-    for (const o of ops.slice(0, start)) {
-      if (o.op !== '+') aLine++;
-      if (o.op !== '-') bLine++;
-    }
-    const body = ops.slice(start, end);
-    const aCount = body.filter((o) => o.op !== '+').length;
-    const bCount = body.filter((o) => o.op !== '-').length;
-    out.push(`@@ -${aCount === 0 ? aLine - 1 : aLine},${aCount} +${bCount === 0 ? bLine - 1 : bLine},${bCount} @@`);
-    for (const o of body) out.push(`${o.op}${o.line}`);
+/** The script as hunks of unified diff with `context` lines around each change: at most `maxLines` lines made, all of them counted. */
+function hunks(ops: readonly Op[], context: number, maxLines: number): { lines: string[]; total: number } {
+  // Line numbers before each op, in one pass.
+  const aAt = new Int32Array(ops.length + 1);
+  const bAt = new Int32Array(ops.length + 1);
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]?.op;
+    aAt[i + 1] = (aAt[i] ?? 0) + (op !== '+' ? 1 : 0);
+    bAt[i + 1] = (bAt[i] ?? 0) + (op !== '-' ? 1 : 0);
   }
-  return out;
+  const ranges: Array<{ start: number; end: number }> = [];
+  let last = -Infinity;
+  for (let i = 0; i < ops.length; i++) {
+    if (ops[i]?.op === ' ') continue;
+    const open = ranges[ranges.length - 1];
+    // Changes closer than two contexts apart share a hunk.
+    if (open !== undefined && i - last <= 2 * context + 1) open.end = Math.min(ops.length, i + context + 1);
+    else ranges.push({ start: Math.max(0, i - context), end: Math.min(ops.length, i + context + 1) });
+    last = i;
+  }
+  const lines: string[] = [];
+  let total = 0;
+  for (const { start, end } of ranges) {
+    total += end - start + 1;
+    if (lines.length >= maxLines) continue;
+    const aCount = (aAt[end] ?? 0) - (aAt[start] ?? 0);
+    const bCount = (bAt[end] ?? 0) - (bAt[start] ?? 0);
+    const aLine = (aAt[start] ?? 0) + 1;
+    const bLine = (bAt[start] ?? 0) + 1;
+    lines.push(`@@ -${aCount === 0 ? aLine - 1 : aLine},${aCount} +${bCount === 0 ? bLine - 1 : bLine},${bCount} @@`);
+    for (let i = start; i < end && lines.length < maxLines; i++) lines.push(`${ops[i]?.op ?? ' '}${ops[i]?.line ?? ''}`);
+  }
+  return { lines: lines.slice(0, maxLines), total };
 }
 
 export function lineDiff(before: string, after: string, options: LineDiffOptions = {}): LineDiff {
   const a = splitLines(before);
   const b = splitLines(after);
-  const ops = editScript(a, b, options.maxEdits ?? 1_000);
-  if (ops === null) return { kind: 'tooDifferent', beforeLines: a.length, afterLines: b.length };
-  const all = hunks(ops, options.context ?? 3);
-  const maxLines = options.maxLines ?? Number.POSITIVE_INFINITY;
+  // The common start and end are context, not edits: an append or a one-line change costs nothing to find.
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const aMid = a.slice(head, a.length - tail);
+  const bMid = b.slice(head, b.length - tail);
+  const middle =
+    aMid.length === 0 || bMid.length === 0
+      ? [...aMid.map((line): Op => ({ op: '-', line })), ...bMid.map((line): Op => ({ op: '+', line }))]
+      : editScript(aMid, bMid, options.maxEdits ?? 1_000);
+  if (middle === null) return { kind: 'tooDifferent', beforeLines: a.length, afterLines: b.length };
+  const ops: Op[] = [...a.slice(0, head).map((line): Op => ({ op: ' ', line })), ...middle, ...a.slice(a.length - tail).map((line): Op => ({ op: ' ', line }))];
+  const { lines, total } = hunks(ops, options.context ?? 3, options.maxLines ?? Number.POSITIVE_INFINITY);
   return {
     kind: 'diff',
-    lines: all.slice(0, maxLines),
+    lines,
     added: ops.filter((o) => o.op === '+').length,
     removed: ops.filter((o) => o.op === '-').length,
-    omitted: Math.max(0, all.length - maxLines),
+    omitted: total - lines.length,
   };
 }

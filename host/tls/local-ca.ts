@@ -105,7 +105,8 @@ export async function ensureLocalTls(options: LocalTlsOptions): Promise<LocalTls
   }
   return {
     caFile: files.caCert,
-    caPem: ca.certPem,
+    // Re-encoded from the parsed certificate: whatever else a hand-edited file holds (a key) is never served.
+    caPem: ca.cert.toString(),
     caFingerprint: ca.cert.fingerprint256,
     caName: commonName(ca.certPem),
     certPem: server.certPem,

@@ -107,7 +107,9 @@ describe('airlock inbox --tls', () => {
     const ca = await get(CA_CERT_PATH, { ca: caPem });
     expect(ca.status).toBe(200);
     expect(ca.type).toBe('application/x-x509-ca-cert');
-    expect(ca.body).toBe(caPem);
+    // The CA file's certificate, re-encoded from its parsed form: one PEM block, nothing else.
+    expect(new X509Certificate(ca.body).fingerprint256).toBe(new X509Certificate(caPem).fingerprint256);
+    expect(ca.body.match(/-----BEGIN /g)).toHaveLength(1);
     expect(ca.body).not.toContain('PRIVATE KEY');
   });
 

@@ -7,6 +7,7 @@ import type { PendingRequestView } from '../../core/job/job-view';
 import { pendingCards, pendingTable } from '../../core/reviewer/pending-table';
 import { shownStatus } from '../../client/airlock-client';
 import { pendingMemo, pendingMemoSchema } from '../../core/reviewer/pending-memo';
+import { textPreview } from '../../core/tools/content-preview';
 
 const now = Date.parse('2026-11-30T12:00:00.000Z');
 const minutes = (n: number) => n * 60_000;
@@ -147,17 +148,26 @@ test('the card as Markdown (the Web UI current details)', () => {
     `- **request** \`${request.requestId}\`, fingerprint \`${'a'.repeat(64)}\``,
     '',
     '**Decide** from a terminal where airlock is configured for this server:',
+    // Wrapped where a shell reads it the same: the Web UI's box does not clip it; one block per command.
     '',
-    // Wrapped where a shell reads it the same: the Web UI's box does not clip it.
+    'approve:',
+    '',
     '```sh',
-    '# approve',
     'npx airlock approve job-42 \\',
     `  --request ${request.requestId}`,
-    '# approve with an edit',
+    '```',
+    '',
+    'approve with an edit:',
+    '',
+    '```sh',
     'npx airlock approve job-42 \\',
     `  --request ${request.requestId} \\`,
     '  --set recursive=VALUE',
-    '# deny',
+    '```',
+    '',
+    'deny:',
+    '',
+    '```sh',
     'npx airlock deny job-42 \\',
     `  --request ${request.requestId} \\`,
     '  --reason TEXT',
@@ -307,25 +317,38 @@ describe('what a call changes, on the card', () => {
     expect(cardMarkdown(c)).toContain('- **changes:** jellyfin now: running, healthy, image jellyfin/jellyfin:10.9, restarts 2; will restart');
   });
 
-  test('a diff: a key over several lines is masked as one secret; notifications show a few lines, the other surfaces all; a fence in the content cannot close the block', () => {
-    const lines = ['@@ -1,2 +1,12 @@', ' [server]', '+-----BEGIN PRIVATE KEY-----', '+MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', '+-----END PRIVATE KEY-----', '+```', ...Array.from({ length: 7 }, (_, i) => `+line ${i}`), ' port = 80'];
-    const c = cardOf({ toolName: 'fs_write', args: { path: '/srv/root/app.conf', content: 'x', mode: 'overwrite' }, preview: { kind: 'text', path: '/srv/root/app.conf', lines, added: 11, removed: 0, omitted: 0 } });
-    const shown = JSON.stringify(c);
-    expect(shown).not.toContain('MIIEvQIBADANBgkqhkiG9w0BAQEFAASC');
-    expect(c.change).toMatchObject({ kind: 'diff', added: 11, removed: 0 });
+  test('a diff: a key in the file is masked though only its last lines are in the context; notifications show a few lines; a fence in the content cannot close the block', () => {
+    const key = ['-----BEGIN OPENSSH PRIVATE KEY-----', 'b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ', 'AAAAC3NzaC1lZDI1NTE5AAAAIPrivateSeedBytesHere', '-----END OPENSSH PRIVATE KEY-----'];
+    const before = ['[server]', 'name = home', ...key, 'port = 80', ''].join('\n');
+    const after = ['[server]', 'name = home', ...key, 'port = 81', '```', ...Array.from({ length: 7 }, (_, i) => `line ${i}`), ''].join('\n');
+    // Made as the tools side makes it: each text masked whole, then diffed.
+    const preview = textPreview('/srv/root/app.conf', before, after);
+    const c = cardOf({ toolName: 'fs_write', args: { path: '/srv/root/app.conf', content: 'x', mode: 'overwrite' }, preview });
+    const shown = JSON.stringify([preview, c]);
+    expect(shown).not.toContain('PrivateSeedBytesHere');
+    expect(shown).not.toContain('b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ');
+    expect(c.change).toMatchObject({ kind: 'diff', added: 9, removed: 1 });
     const text = cardText(c);
-    expect(text).toContain('    changes: /srv/root/app.conf: +11 −0 lines');
+    expect(text).toContain('    changes: /srv/root/app.conf: +9 −1 lines');
     expect(text).toContain('      +line 6');
     const notice = cardText(c, '', { changeLines: 8 });
-    // The key became one masked line: 12 diff lines, 8 shown.
-    expect(notice).toContain('    +***');
-    expect(notice).toContain('    +line 3');
-    expect(notice).not.toContain('    +line 4');
-    expect(notice).toContain('    … 4 more lines');
+    // The key is one masked context line: 14 diff lines, 8 shown.
+    expect(notice).toContain('     ***');
+    expect(notice).toContain('    +line 0');
+    expect(notice).not.toContain('    +line 1');
+    expect(notice).toContain('    … 6 more lines');
     const md = cardMarkdown(c);
-    expect(md).toContain('  ````diff\n  @@ -1,2 +1,12 @@\n');
+    expect(md).toContain('  ````diff\n');
     expect(md).toContain('  +```\n');
     expect(md).toContain('\n  ````\n');
+  });
+
+  test('the new text cannot hide the old text\'s lines behind a mask it opens', () => {
+    const before = ['a = 1', 'b = 2', 'c = 3', 'd = 4', ''].join('\n');
+    const after = ['# -----BEGIN NOTE PRIVATE KEY-----', 'a = 1', 'd = 4', '# -----END NOTE PRIVATE KEY-----', ''].join('\n');
+    const preview = textPreview('/srv/root/x.conf', before, after);
+    // The removals come from the old text, masked on its own: they stay visible.
+    expect(preview.kind === 'text' ? preview.lines : []).toEqual(expect.arrayContaining(['-b = 2', '-c = 3']));
   });
 
   test('binary and not comparable contents say so in words', () => {

@@ -80,3 +80,23 @@ describe('lineDiff', () => {
     expect(d.kind === 'diff' ? d.lines : []).toHaveLength(10);
   });
 });
+
+describe('lineDiff on large inputs', () => {
+  test('a new file or an append of thousands of lines is all additions, not "too different"', () => {
+    const big = numbered(5000);
+    expect(lineDiff('', big, { maxLines: 80 })).toMatchObject({ kind: 'diff', added: 5000, removed: 0, omitted: 5001 - 80 });
+    const appended = lineDiff(big, big + numbered(3000, 'more'), { maxLines: 80 });
+    expect(appended).toMatchObject({ kind: 'diff', added: 3000, removed: 0 });
+    expect(appended.kind === 'diff' ? appended.lines[0] : '').toBe('@@ -4998,3 +4998,3003 @@');
+  });
+
+  test('hundreds of scattered changes in a long file: counted whole, only the first lines made', () => {
+    const lines = splitLines(numbered(40_000));
+    const edited = lines.map((l, i) => (i % 97 === 0 ? `${l} changed` : l));
+    const d = lineDiff(lines.join('\n') + '\n', edited.join('\n') + '\n', { maxLines: 80 });
+    expect(d).toMatchObject({ kind: 'diff', added: 413, removed: 413 });
+    // Each change its own hunk of 9 lines (header, 3 context, -, +, 3 context); the first, on line 1, has no context before it.
+    expect(d.kind === 'diff' ? d.lines.length + d.omitted : 0).toBe(413 * 9 - 3);
+    expect(d.kind === 'diff' ? d.lines : []).toHaveLength(80);
+  });
+});

@@ -66,6 +66,14 @@ describe('the local CA and its server certificate', () => {
     expect(new X509Certificate(moved.certPem).verify(new X509Certificate(first.caPem).publicKey)).toBe(true);
   });
 
+  test('what is served at /ca.crt is the parsed certificate alone; a ca.crt that also holds the key is refused, never served', async () => {
+    const served = (await ensureLocalTls({ dir, hosts, label: 'box' })).caPem;
+    expect(served).toMatch(/^-----BEGIN CERTIFICATE-----\n[A-Za-z0-9+/=\n]+-----END CERTIFICATE-----\n?$/);
+    const caFile = join(dir, 'ca.crt');
+    writeFileSync(caFile, `${readFileSync(caFile, 'utf8')}${readFileSync(join(dir, 'ca.key'), 'utf8')}`);
+    await expect(ensureLocalTls({ dir, hosts, label: 'box' })).rejects.toThrow(LocalCaError);
+  });
+
   test('within 30 days of its end the certificate is issued again', async () => {
     const first = await ensureLocalTls({ dir, hosts, label: 'box' });
     const early = await ensureLocalTls({ dir, hosts, label: 'box', now: new Date(Date.now() + (SERVER_DAYS - RENEW_DAYS - 2) * DAY_MS) });
