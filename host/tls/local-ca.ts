@@ -18,6 +18,8 @@ import { createPrivateKey, randomBytes, webcrypto, X509Certificate as NodeCertif
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { GeneralName, GeneralSubtree, GeneralSubtrees, id_ce_nameConstraints, NameConstraints } from '@peculiar/asn1-x509';
 import * as x509 from '@peculiar/x509';
 import { AirlockError } from '../../core/util/errors';
 
@@ -84,8 +86,9 @@ export async function ensureLocalTls(options: LocalTlsOptions): Promise<LocalTls
 
   let ca = loadCa({ dir, certFile: files.caCert, keyFile: files.caKey, now });
   let issued: LocalTls['issued'];
-  if (ca === undefined) {
-    ca = await createCa({ label: options.label, now });
+  // The CA may sign only for the names it was made for (Name Constraints): another name needs a new CA, trusted again.
+  if (ca === undefined || !permits(ca.certPem, hosts)) {
+    ca = await createCa({ label: options.label, hosts, now });
     // The key first: a certificate without its key is refused, a key without its certificate is made again.
     writePrivate(files.caKey, ca.keyPem);
     writePrivate(files.caCert, ca.certPem);
@@ -181,7 +184,37 @@ function serverFits(input: { server: { cert: NodeCertificate; key: KeyObject; ce
   return have.length === want.length && have.every((h, i) => h === want[i]);
 }
 
-async function createCa(input: { label: string; now: Date }): Promise<Ca> {
+/**
+ * The CA's Name Constraints: it may sign for these names (and names below
+ * them) and these exact addresses only, so its key, if it ever leaked,
+ * could not impersonate any other site to the phones that trust it.
+ */
+function nameConstraints(hosts: readonly string[]): x509.Extension {
+  const subtree = (host: string) =>
+    new GeneralSubtree({ base: new GeneralName(isIP(host) === 0 ? { dNSName: host } : { iPAddress: `${host}/${isIP(host) === 4 ? 32 : 128}` }) });
+  const value = AsnConvert.serialize(new NameConstraints({ permittedSubtrees: new GeneralSubtrees(hosts.map(subtree)) }));
+  return new x509.Extension(id_ce_nameConstraints, true, value);
+}
+
+/** The names a CA's Name Constraints permit (DNS names, and addresses as `ip/prefix`); none when it has no constraints. */
+export function permittedOf(certPem: string): string[] {
+  const ext = new x509.X509Certificate(certPem).getExtension(id_ce_nameConstraints);
+  if (ext === null) return [];
+  const parsed = AsnConvert.parse(ext.value, NameConstraints);
+  return (parsed.permittedSubtrees ?? []).flatMap((t) => (t.base.dNSName !== undefined ? [t.base.dNSName.toLowerCase()] : t.base.iPAddress !== undefined ? [t.base.iPAddress] : []));
+}
+
+/** Every host is one the CA may sign for: a permitted name or a name below one, or an address it lists. */
+function permits(caPem: string, hosts: readonly string[]): boolean {
+  const permitted = permittedOf(caPem);
+  return hosts.every((host) =>
+    isIP(host) === 0
+      ? permitted.some((p) => host === p || host.endsWith(`.${p}`))
+      : permitted.includes(`${host}/${isIP(host) === 4 ? 32 : 128}`),
+  );
+}
+
+async function createCa(input: { label: string; hosts: readonly string[]; now: Date }): Promise<Ca> {
   const keys = await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
   const cert = await x509.X509CertificateGenerator.createSelfSigned(
     {
@@ -194,6 +227,7 @@ async function createCa(input: { label: string; now: Date }): Promise<Ca> {
       extensions: [
         new x509.BasicConstraintsExtension(true, 0, true),
         new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+        nameConstraints(input.hosts),
         await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, webcrypto),
       ],
     },

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { inboxSite, inboxTlsDir } from '../../client/inbox/site';
 import { parseConfig } from '../../core/config/config';
-import { CA_DAYS, ensureLocalTls, LocalCaError, RENEW_DAYS, SERVER_DAYS } from '../../host/tls/local-ca';
+import { CA_DAYS, ensureLocalTls, LocalCaError, permittedOf, RENEW_DAYS, SERVER_DAYS } from '../../host/tls/local-ca';
 
 const DAY_MS = 86_400_000;
 let dir: string;
@@ -52,18 +52,31 @@ describe('the local CA and its server certificate', () => {
     expect(readFileSync(join(dir, 'server.key'), 'utf8')).toContain('PRIVATE KEY');
   });
 
-  test('a second start reuses the CA and the certificate; other names get a new certificate from the same CA', async () => {
+  test('a second start reuses the CA and the certificate; fewer names get a new certificate from the same CA', async () => {
     const first = await ensureLocalTls({ dir, hosts, label: 'box' });
     const again = await ensureLocalTls({ dir, hosts: [...hosts].reverse(), label: 'box' });
     expect(again.issued).toBeUndefined();
     expect(again.caFingerprint).toBe(first.caFingerprint);
     expect(again.certPem).toBe(first.certPem);
 
+    const fewer = await ensureLocalTls({ dir, hosts: ['airlock.home.example', 'localhost'], label: 'box' });
+    expect(fewer.issued).toBe('certificate');
+    expect(fewer.caFingerprint).toBe(first.caFingerprint);
+    expect([...fewer.hosts].sort()).toEqual(['airlock.home.example', 'localhost']);
+    expect(new X509Certificate(fewer.certPem).verify(new X509Certificate(first.caPem).publicKey)).toBe(true);
+  });
+
+  test('the CA may sign only for its names (Name Constraints, critical); a name outside them makes a new CA', async () => {
+    const first = await ensureLocalTls({ dir, hosts, label: 'box' });
+    const ext = new x509.X509Certificate(first.caPem).getExtension('2.5.29.30');
+    expect(ext?.critical).toBe(true);
+    expect(permittedOf(first.caPem).sort()).toEqual(['127.0.0.1/32', '192.168.1.20/32', 'airlock.home.example', 'localhost', expect.stringMatching(/^::1\/128$|^0{0,4}(:0{1,4}){6}:0{0,3}1\/128$/)].sort());
     const moved = await ensureLocalTls({ dir, hosts: ['airlock.new.example', 'localhost'], label: 'box' });
-    expect(moved.issued).toBe('certificate');
-    expect(moved.caFingerprint).toBe(first.caFingerprint);
-    expect([...moved.hosts].sort()).toEqual(['airlock.new.example', 'localhost']);
-    expect(new X509Certificate(moved.certPem).verify(new X509Certificate(first.caPem).publicKey)).toBe(true);
+    expect(moved.issued).toBe('ca');
+    expect(moved.caFingerprint).not.toBe(first.caFingerprint);
+    expect(permittedOf(moved.caPem).sort()).toEqual(['airlock.new.example', 'localhost']);
+    // The new CA's key replaced the old one: the old CA can sign nothing more.
+    expect(new X509Certificate(moved.certPem).verify(new X509Certificate(first.caPem).publicKey)).toBe(false);
   });
 
   test('what is served at /ca.crt is the parsed certificate alone; a ca.crt that also holds the key is refused, never served', async () => {
