@@ -18,6 +18,11 @@ export const run: CommandRun = async (args, io, command) => {
   const [{ inboxSite, isLoopbackHost, CA_CERT_PATH }, { startInboxServer }] = await Promise.all([import('../inbox/site'), import('../inbox/inbox-server')]);
   const site = inboxSite(config, listenText);
   const cli = cliName(io.env);
+  // Listening for the stop before saying it serves: a supervisor (or a test) may stop it the moment it reads that line.
+  const stopped = new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
   const server = await startInboxServer({ config, site, cli, log: io.err });
   io.out(`airlock inbox: serving ${server.url} (listening on ${server.address}; Temporal ${config.temporal.address}, namespace ${config.temporal.namespace})`);
   if (server.tls !== undefined) {
@@ -27,10 +32,7 @@ export const run: CommandRun = async (args, io, command) => {
     printPhoneHints({ io, cli, port: site.port, loopback, publicUrlSet: config.notify.approvalPageUrl !== undefined, tlsInEnv: given.inbox.tls });
   }
   if (!config.notify.approvalPageUrl) io.out('  set AIRLOCK_APPROVAL_PAGE_URL to this URL on the agent workers so notifications link to it');
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  await stopped;
   await server.close();
 };
 
