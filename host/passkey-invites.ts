@@ -93,6 +93,8 @@ export interface ChallengeStore {
   /** The challenge if it is still valid. */
   get(key: string): Promise<string | undefined>;
   delete(key: string): Promise<void>;
+  /** The challenge if it is still valid, removed in the same step: of callers taking one key at once, one gets it. */
+  take(key: string): Promise<string | undefined>;
 }
 
 /** Challenges in this process's memory (one approval page process). */
@@ -114,6 +116,12 @@ export class MemoryChallenges implements ChallengeStore {
 
   async delete(key: string): Promise<void> {
     this.issued.delete(key);
+  }
+
+  async take(key: string): Promise<string | undefined> {
+    const found = this.issued.get(key);
+    this.issued.delete(key);
+    return found === undefined || found.until <= this.now() ? undefined : found.challenge;
   }
 }
 

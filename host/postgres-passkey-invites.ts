@@ -94,4 +94,15 @@ export class PostgresChallenges implements ChallengeStore {
   async delete(key: string): Promise<void> {
     await this.db.query({ name: 'airlock-challenge-delete', text: 'DELETE FROM airlock_registration_challenges WHERE key = $1', values: [key] });
   }
+
+  async take(key: string): Promise<string | undefined> {
+    // One statement: of page processes taking the same key at once, the row goes to one.
+    const result = await this.db.query<{ challenge: string; valid: boolean }>({
+      name: 'airlock-challenge-take',
+      text: `DELETE FROM airlock_registration_challenges WHERE key = $1 RETURNING challenge, until > ${NOW_MS} AS valid`,
+      values: [key],
+    });
+    const row = result.rows[0];
+    return row !== undefined && row.valid ? row.challenge : undefined;
+  }
 }

@@ -1,6 +1,7 @@
 import { statePaths } from '../../host/paths';
 import type { CommandRun } from '../command';
 import { UsageError } from '../errors';
+import { untilStopped } from '../stop-signal';
 
 export const run: CommandRun = async (args, io, command) => {
   if (args.positionals.length > 0) throw new UsageError(`codec-server takes no arguments; usage: ${command.usage}`);
@@ -15,6 +16,7 @@ export const run: CommandRun = async (args, io, command) => {
     import('../../host/payload-codec'),
     import('../dev/codec-server'),
   ]);
+  const stopped = untilStopped();
   const server = await startCodecServer({
     codec: new AesGcmCodec(loadCodecKeys(paths.codecKeys)),
     token: loadOrCreateCodecToken(paths.codecToken),
@@ -22,9 +24,6 @@ export const run: CommandRun = async (args, io, command) => {
     origins: [origin, origin.replace('//127.0.0.1:', '//localhost:')],
   });
   io.out(`airlock codec-server: serving ${origin}; set the Web UI's codec endpoint to\n  ${server.endpoint}`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  await stopped;
   await server.close();
 };

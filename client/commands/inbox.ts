@@ -5,6 +5,7 @@ import { cliName } from '../cli-name';
 import type { CommandIo, CommandRun } from '../command';
 import { UsageError } from '../errors';
 import type { InboxTlsState } from '../inbox/inbox-server';
+import { untilStopped } from '../stop-signal';
 
 export const run: CommandRun = async (args, io, command) => {
   if (args.positionals.length > 0) throw new UsageError(`inbox takes no arguments; usage: ${command.usage}`);
@@ -18,11 +19,7 @@ export const run: CommandRun = async (args, io, command) => {
   const [{ inboxSite, isLoopbackHost, CA_CERT_PATH }, { startInboxServer }] = await Promise.all([import('../inbox/site'), import('../inbox/inbox-server')]);
   const site = inboxSite(config, listenText);
   const cli = cliName(io.env);
-  // Listening for the stop before saying it serves: a supervisor (or a test) may stop it the moment it reads that line.
-  const stopped = new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  const stopped = untilStopped();
   const server = await startInboxServer({ config, site, cli, log: io.err });
   io.out(`airlock inbox: serving ${server.url} (listening on ${server.address}; Temporal ${config.temporal.address}, namespace ${config.temporal.namespace})`);
   if (server.tls !== undefined) {

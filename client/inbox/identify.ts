@@ -90,9 +90,8 @@ export class Identify {
     if (this.answering.has(key)) throw new HttpError(409, 'this identification is already being answered');
     this.answering.add(key);
     try {
-      const issued = await this.challenges.get(key);
-      // Used up before it is checked: a failed answer cannot be tried again with the same challenge.
-      await this.challenges.delete(key);
+      // Used up before it is checked (one step, even across page processes): a failed answer cannot be tried again with the same challenge.
+      const issued = await this.challenges.take(key);
       if (issued === undefined) throw new HttpError(409, 'this identification was not started here, or took too long; try again');
       // Counted only for a challenge this page issued: answers to nothing cannot use up the identifications of the people it served.
       this.admit('answer');

@@ -9,11 +9,11 @@ import type { AuditEvent } from '../../core/audit/events';
 import { PostgresAuditLog } from '../../host/postgres-audit-log';
 import { SqliteNotificationOutbox, type NotificationOutbox } from '../../host/notification-outbox';
 import { PostgresNotificationOutbox } from '../../host/postgres-notification-outbox';
-import { InviteError, PasskeyInvites, tokenHash, type InviteStore } from '../../host/passkey-invites';
+import { InviteError, MemoryChallenges, PasskeyInvites, tokenHash, type ChallengeStore, type InviteStore } from '../../host/passkey-invites';
 import { SqlitePasskeyCounters } from '../../host/passkey-counters';
 import type { PasskeyCounters } from '../../host/passkey-counters';
 import { PostgresPasskeyCounters } from '../../host/postgres-passkey-counters';
-import { PostgresPasskeyInvites } from '../../host/postgres-passkey-invites';
+import { PostgresChallenges, PostgresPasskeyInvites } from '../../host/postgres-passkey-invites';
 import { noticeFor, type Notice } from '../../core/reviewer/notification';
 import { Database } from '../../host/database/postgres';
 import { migrate } from '../../host/database/migrations';
@@ -43,6 +43,8 @@ interface Backend {
   invites(): Promise<{ stores: [InviteStore, InviteStore]; expire(token: string): Promise<void> }>;
   /** Passkey signature counters as two agent workers see them. */
   passkeyCounters(): Promise<[PasskeyCounters, PasskeyCounters]>;
+  /** The approval page's challenges as two page processes see them (the embedded one lives in one process's memory: the same store twice). */
+  challenges(): Promise<[ChallengeStore, ChallengeStore]>;
 }
 
 let pg: PrivatePostgres;
@@ -119,6 +121,10 @@ const backends: Backend[] = [
       const file = join(mkdtempSync(join(dir, 'p-')), 'passkey-counters.sqlite');
       return [kept(new SqlitePasskeyCounters(file)), kept(new SqlitePasskeyCounters(file))];
     },
+    async challenges() {
+      const one = new MemoryChallenges();
+      return [one, one];
+    },
   },
   {
     name: 'postgres',
@@ -173,6 +179,15 @@ const backends: Backend[] = [
         const db = Database.open(url);
         closers.push(() => db.close());
         return new PostgresPasskeyCounters(db);
+      };
+      return [own(), own()];
+    },
+    async challenges() {
+      const url = await freshDatabase('challenges');
+      const own = () => {
+        const db = Database.open(url);
+        closers.push(() => db.close());
+        return new PostgresChallenges(db);
       };
       return [own(), own()];
     },
@@ -515,6 +530,21 @@ test("a worker's retention tasks reach its own stores: the tools side its nonce 
   // A day's retention keeps the nonce consumed a moment ago (and no journal is there) and removes the events of 2020.
   expect(await Promise.all(tasks.map((t) => t.run()))).toEqual([0, 0, 2]);
   expect(await nonces.lookup(n)).toMatchObject({ consumed: false });
+});
+
+describe.each(backends)('$name page challenges', (backend) => {
+  test('a challenge is taken once, by one of many takers at the same moment; an expired one by none', async () => {
+    const [a, b] = await backend.challenges();
+    await a.put('k1', 'challenge-1', 60_000);
+    expect(await b.get('k1')).toBe('challenge-1');
+    const taken = await Promise.all([a.take('k1'), b.take('k1'), a.take('k1'), b.take('k1')]);
+    expect(taken.filter((t) => t !== undefined)).toEqual(['challenge-1']);
+    expect(await a.get('k1')).toBeUndefined();
+    await b.put('k2', 'challenge-2', 1);
+    await sleep(20);
+    expect(await a.take('k2')).toBeUndefined();
+    expect(await b.take('never-issued')).toBeUndefined();
+  });
 });
 
 describe.each(backends)('$name passkey counters', (backend) => {
