@@ -10,12 +10,13 @@
  *   ca.key      the CA's private key
  *   server.crt  the server certificate, signed by the CA
  *   server.key  its private key
+ *   .lock       held while one process reads or makes them
  */
 
 // @peculiar/x509 resolves its parts through tsyringe, which needs the Reflect metadata API before it loads.
 import 'reflect-metadata';
 import { createPrivateKey, randomBytes, webcrypto, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
@@ -77,12 +78,52 @@ export interface LocalTlsOptions {
  * left, or when it does not match its key or the CA.
  */
 export async function ensureLocalTls(options: LocalTlsOptions): Promise<LocalTls> {
-  const { dir } = options;
-  const now = options.now ?? new Date();
   const hosts = certificateHosts(options.hosts);
   if (hosts.length === 0) throw new LocalCaError(`none of ${JSON.stringify(options.hosts)} can be named in a certificate; give a host name or an IP address`);
+  prepareFolder(options.dir);
+  // One maker at a time (two starts, or a start and a running inbox's renewal): never a key from one and a certificate from the other.
+  const release = await lockFolder(options.dir);
+  try {
+    return await ensureLocked(options, hosts);
+  } finally {
+    release();
+  }
+}
+
+/** How long a lock may be held before it counts as left by a process that died holding it. */
+const LOCK_STALE_MS = 60_000;
+const LOCK_WAIT_MS = 30_000;
+
+/** Takes `<dir>/.lock` (created exclusively); waits for another holder, takes over a stale one. */
+async function lockFolder(dir: string): Promise<() => void> {
+  const file = join(dir, '.lock');
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(file, 'wx', 0o600));
+      return () => rmSync(file, { force: true });
+    } catch (err) {
+      if (errorCode(err) !== 'EEXIST') throw new LocalCaError(`cannot lock ${dir} (${errorText(err)}); make the data folder writable by this user`, { cause: err });
+    }
+    const age = Date.now() - (statIfThere(file)?.mtimeMs ?? Date.now());
+    if (age > LOCK_STALE_MS) rmSync(file, { force: true });
+    else if (Date.now() > deadline) throw new LocalCaError(`${file} is held by another airlock inbox making its certificates; wait for it, or delete the file if no inbox runs`);
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function statIfThere(file: string): { mtimeMs: number } | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+async function ensureLocked(options: LocalTlsOptions, hosts: readonly string[]): Promise<LocalTls> {
+  const { dir } = options;
+  const now = options.now ?? new Date();
   const files = { caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key'), cert: join(dir, 'server.crt'), key: join(dir, 'server.key') };
-  prepareFolder(dir);
 
   let ca = loadCa({ dir, certFile: files.caCert, keyFile: files.caKey, now });
   let issued: LocalTls['issued'];

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
@@ -85,6 +85,20 @@ describe('the local CA and its server certificate', () => {
     const caFile = join(dir, 'ca.crt');
     writeFileSync(caFile, `${readFileSync(caFile, 'utf8')}${readFileSync(join(dir, 'ca.key'), 'utf8')}`);
     await expect(ensureLocalTls({ dir, hosts, label: 'box' })).rejects.toThrow(LocalCaError);
+  });
+
+  test('starts at the same moment on an empty folder make one CA between them; a lock left by a dead process is taken over once stale', async () => {
+    const made = await Promise.all([1, 2, 3].map(() => ensureLocalTls({ dir, hosts, label: 'box' })));
+    expect(new Set(made.map((t) => t.caFingerprint)).size).toBe(1);
+    expect(made.filter((t) => t.issued === 'ca')).toHaveLength(1);
+    const again = await ensureLocalTls({ dir, hosts, label: 'box' });
+    expect(again).toMatchObject({ issued: undefined, caFingerprint: made[0]?.caFingerprint });
+    expect(existsSync(join(dir, '.lock'))).toBe(false);
+    // A lock file an hour old: its holder is gone.
+    writeFileSync(join(dir, '.lock'), '');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(join(dir, '.lock'), hourAgo, hourAgo);
+    expect((await ensureLocalTls({ dir, hosts, label: 'box' })).caFingerprint).toBe(made[0]?.caFingerprint);
   });
 
   test('within 30 days of its end the certificate is issued again', async () => {
