@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer } from '../client/dev/dev-server';
-import { freePort } from '../client/dev/ports';
+import { freePort } from './helpers/ports';
 import { resolveTemporalCli } from '../client/dev/temporal-cli';
 import { resolveTemporalServer } from '../client/topology/temporal-server';
 import { resolveUiServer } from '../client/topology/ui-server';

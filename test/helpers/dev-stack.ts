@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from './ports';
 import { repoRoot, spawnNode, type Spawned } from './processes';
 import { testServer } from './temporal-env';
 

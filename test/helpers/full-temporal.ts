@@ -28,11 +28,12 @@ export async function startFullTemporal(dir: string, options: { readonly tls?: F
     // Trust authentication: any password does.
     const db = { host: '127.0.0.1', port: pg.port, user: 'airlock', password: 'trust' };
     await setupTemporalSchema(binaries.sqlTool, db, { temporal: true, visibility: true });
-    let ports = portsFrom(10_000 + Math.floor(Math.random() * 400) * 50);
+    // 10000–19999 (the UI at +1000 included): below the ports test servers take (test/helpers/ports.ts) and the ephemeral range.
+    let ports = portsFrom(10_000 + Math.floor(Math.random() * 180) * 50);
     for (let attempt = 0; attempt < 5; attempt++) {
       const free = await Promise.all(allPorts(ports, false).map((p) => isPortFree(p)));
       if (free.every(Boolean)) break;
-      ports = portsFrom(10_000 + Math.floor(Math.random() * 400) * 50);
+      ports = portsFrom(10_000 + Math.floor(Math.random() * 180) * 50);
     }
     const folder = join(dir, 'temporal');
     mkdirSync(folder);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from './ports';
 import { postgresBinDir } from '../../client/topology/postgres';
 
 const run = promisify(execFile);

@@ -8,7 +8,7 @@ import { describeOperatorError } from '../../host/operator-errors';
 import { Database, DatabaseUnavailable } from '../../host/database/postgres';
 import { migrate } from '../../host/database/migrations';
 import { PostgresContentStore } from '../../host/postgres-content-store';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from '../helpers/ports';
 import { buildActivities } from '../../workers/deps';
 import { JobHarness } from '../helpers/job-harness';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres';

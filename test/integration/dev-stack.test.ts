@@ -3,7 +3,7 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from '../helpers/ports';
 import { spawnNode, repoRoot, type Spawned } from '../helpers/processes';
 import { testServer } from '../helpers/temporal-env';
 

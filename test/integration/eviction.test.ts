@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AirlockClient } from '../../client/airlock-client';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from '../helpers/ports';
 import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
 import { parseConfig } from '../../core/config/config';
 import type { AgentJobStateView } from '../../core/job/job-view';

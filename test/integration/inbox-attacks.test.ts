@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from '../helpers/ports';
 import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
 import { inboxSite } from '../../client/inbox/site';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';

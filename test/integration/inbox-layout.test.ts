@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
 import { inboxSite } from '../../client/inbox/site';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from '../helpers/ports';
 import { parseConfig } from '../../core/config/config';
 import { defaultRules } from '../../core/policy/default-rules';
 import { JobHarness } from '../helpers/job-harness';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Identify } from '../../client/inbox/identify';
 import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
 import { inboxSite } from '../../client/inbox/site';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from '../helpers/ports';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';
 import { decisionChallenge } from '../../core/approval/decision-challenge';
 import { INVITE_TTL_MS, PasskeyInvites } from '../../host/passkey-invites';

@@ -1,6 +1,6 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from '../helpers/ports';
 import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
 import { inboxSite } from '../../client/inbox/site';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
 import { CA_CERT_PATH, inboxSite, inboxTlsDir } from '../../client/inbox/site';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from '../helpers/ports';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';
 import { defaultRules } from '../../core/policy/default-rules';
 import { statePaths } from '../../host/paths';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AirlockClient } from '../../client/airlock-client';
-import { freePort } from '../../client/dev/ports';
+import { freePort } from '../helpers/ports';
 import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
 import type { AuditEvent } from '../../core/audit/events';
 import { parseConfig } from '../../core/config/config';
