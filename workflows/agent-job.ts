@@ -1,5 +1,6 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import { KEPT_STATED_REASON_CHARS } from '../core/job/batch-view';
+import type { SubmitCallInput } from '../core/job/client-calls';
 import type { AgentJobInput, AgentJobResult } from '../core/job/job-input';
 import { preflight, type PreflightedCall } from '../core/job/preflight';
 import { withUniqueCallIds } from '../core/model/chat';
@@ -9,6 +10,7 @@ import { model } from './activities';
 import { park, resumeParkedBatch, waitForDecisions } from './approvals';
 import { registerHandlers } from './decisions';
 import { evaluateBatch } from './gate';
+import { registerClientHandlers, runClientJob } from './client-driver';
 import { Job } from './job';
 import type { JobState } from './job-state';
 import { redirectBatch, runBatch } from './run-calls';
@@ -21,7 +23,11 @@ import { stopJob } from './stop';
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   const job = new Job(input);
   registerHandlers(job);
+  // Calls from a client instead of the model (the MCP gateway): the same gate from the batch on.
+  const inbox: SubmitCallInput[] = [];
+  if (job.input.driver === 'client') registerClientHandlers(job, inbox);
   try {
+    if (job.input.driver === 'client') return await runClientJob(job, await job.start(), inbox);
     return await runJob(job);
   } catch (err) {
     // Cancelled: say so before ending, in a scope the cancellation does not reach.

@@ -7,6 +7,7 @@ import { isPending } from '../core/job/job-view';
 import { recordFires } from '../core/policy/evaluate';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import { Texts } from '../core/job/texts';
+import { withClientCall, type ClientCall } from '../core/job/client-calls';
 
 const MAX_DECIDED_KEPT = 50;
 
@@ -16,6 +17,14 @@ const MAX_DECIDED_KEPT = 50;
  * parked batch. Nothing else writes `CarriedState`.
  */
 export class JobState {
+  /**
+   * Whether each answer added since the last `takeToolResults` reports a
+   * failure (a denial, a refusal, a tool error): what a client is told as
+   * `isError`. In memory only: a client-driven job takes its answers in
+   * the same workflow task that adds them.
+   */
+  private readonly failedAnswers = new Set<string>();
+
   constructor(
     private data: CarriedState,
     private readonly maxApprovalRequests: number,
@@ -87,13 +96,44 @@ export class JobState {
     this.push({ role: 'user', content: Texts.nudge });
   }
 
-  /** Appends a call's result; returns its place so a result decided later keeps the call order. */
-  addToolResult(callId: string, content: string): number {
+  /** Appends a call's result (`failed`: it did not run, or the tool said it failed); returns its place so a result decided later keeps the call order. */
+  addToolResult(callId: string, content: string, failed = false): number {
+    if (failed) this.failedAnswers.add(callId);
     return this.push({ role: 'tool', toolCallId: callId, content });
   }
 
-  fillToolResult(slot: number, callId: string, content: string): void {
+  fillToolResult(slot: number, callId: string, content: string, failed = false): void {
+    if (failed) this.failedAnswers.add(callId);
     this.data.conversation.pending[slot] = { role: 'tool', toolCallId: callId, content };
+  }
+
+  /**
+   * A client-driven job's answers: every tool result since the last call,
+   * and what the gate said besides (a rule's instructions), taken out of
+   * the conversation — no model turn will read them.
+   */
+  takeAnswers(): { readonly answers: Array<{ readonly callId: string; readonly text: string; readonly failed: boolean }>; readonly notes: string[] } {
+    const { pending } = this.data.conversation;
+    const answers = pending.flatMap((m) => (m.role === 'tool' ? [{ callId: m.toolCallId, text: m.content, failed: this.failedAnswers.has(m.toolCallId) }] : []));
+    const notes = pending.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
+    this.data.conversation.length -= pending.length;
+    this.data.conversation.pending = [];
+    this.failedAnswers.clear();
+    return { answers, notes };
+  }
+
+  // ---- a client's calls -----------------------------------------------------
+
+  clientCalls(): readonly ClientCall[] {
+    return this.data.clientCalls ?? [];
+  }
+
+  clientCall(callKey: string): ClientCall | undefined {
+    return this.data.clientCalls?.find((c) => c.callKey === callKey);
+  }
+
+  setClientCall(call: ClientCall): void {
+    this.data.clientCalls = withClientCall(this.data.clientCalls ?? [], call);
   }
 
   /** The one injected user message after a batch's tool results; false when there is nothing to say. */

@@ -64,6 +64,9 @@ export class Job {
   newBuildSignals = 0;
   /** The assistant text of the latest model turn: the model's stated reason for the batch it proposed. */
   statedReason: string | undefined;
+  /** The run is ending or continuing as new: handlers still waiting for the loop give up (a client sends its call again). */
+  closing = false;
+  private readonly endingHooks: Array<() => void> = [];
 
   constructor(raw: AgentJobInput) {
     const parsed = agentJobInputSchema.safeParse(raw);
@@ -200,6 +203,11 @@ export class Job {
     await this.drain();
   }
 
+  /** Runs when the run starts to end (finish, continue-as-new or cancel), before it waits for the handlers to finish. */
+  onEnding(hook: () => void): void {
+    this.endingHooks.push(hook);
+  }
+
   /** Appends the one injected user message of a batch, if it has instructions. */
   inject(state: JobState, instructions: readonly string[]): void {
     if (state.addInstructions(instructions)) {
@@ -228,6 +236,8 @@ export class Job {
    * few times, then left unwritten for the caller to carry or report.
    */
   private async drain(): Promise<void> {
+    this.closing = true;
+    for (const hook of this.endingHooks) hook();
     let retries = 0;
     for (;;) {
       await condition(allHandlersFinished);

@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DecisionPayload } from '../core/approval/approvals';
 import type { AgentJobStateView } from '../core/job/job-view';
+import type { ClientCallView, SubmitCallInput } from '../core/job/client-calls';
 
 /**
  * Every signal, update and query of `agentJob`. Clients import these
@@ -36,3 +37,15 @@ export const stateQuery = defineQuery<AgentJobStateView>('state');
  * new onto it. Carries nothing; from anyone else it wakes the job for nothing.
  */
 export const newBuildSignal = defineSignal('newBuild');
+
+/**
+ * A call from the client that drives the job (`driver: 'client'`, the MCP
+ * gateway): it goes through the same gate as a model's call. Answers once
+ * the call is answered or parked; sent again with the same `callKey` it
+ * gives the same answer, and the same tool and arguments while one waits
+ * for a reviewer attach to that request instead of asking twice.
+ */
+export const submitCallUpdate = defineUpdate<ClientCallView, [SubmitCallInput]>('submitCall');
+
+/** What became of a client's call, by its key; null when the job does not know it. */
+export const clientCallQuery = defineQuery<ClientCallView | null, [{ readonly callKey: string }]>('clientCall');

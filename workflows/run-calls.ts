@@ -25,7 +25,7 @@ const GRANT_ATTEMPTS = 3;
 
 /** A batch to re-plan: nothing runs, every call is answered, the instructions follow as one message. */
 export function redirectBatch(job: Job, state: JobState, plan: BatchPlan): void {
-  for (const p of plan.calls) state.addToolResult(p.call.callId, heldAnswer(p));
+  for (const p of plan.calls) state.addToolResult(p.call.callId, heldAnswer(p), true);
   state.rememberRedirects(plan);
   job.inject(state, plan.instructions);
 }
@@ -73,7 +73,8 @@ export async function runSteps(
       case undefined:
         break;
       case 'answer':
-        state.addToolResult(step.callId, step.text);
+        // An answer instead of a run: denied, held, expired, refused.
+        state.addToolResult(step.callId, step.text, true);
         break;
       case 'complete':
         // Its result is decided after the other calls ran; its place keeps the call order.
@@ -85,7 +86,7 @@ export async function runSteps(
         }
         const output = await execute(job, state, step, grants.get(step.call.callId));
         const edited = step.approved?.editedFields ?? [];
-        state.addToolResult(step.call.callId, edited.length > 0 ? `${output}\n${Texts.edited(edited)}` : output);
+        state.addToolResult(step.call.callId, edited.length > 0 ? `${output.text}\n${Texts.edited(edited)}` : output.text, output.failed);
         break;
       }
     }
@@ -101,7 +102,10 @@ async function runTogether(job: Job, state: JobState, steps: readonly CallStep[]
   }
   const slotted = reads.map((step) => ({ step, slot: state.addToolResult(step.call.callId, '') }));
   await Promise.all(
-    slotted.map(async ({ step, slot }) => state.fillToolResult(slot, step.call.callId, await execute(job, state, step, grants.get(step.call.callId)))),
+    slotted.map(async ({ step, slot }) => {
+      const output = await execute(job, state, step, grants.get(step.call.callId));
+      state.fillToolResult(slot, step.call.callId, output.text, output.failed);
+    }),
   );
 }
 
@@ -186,7 +190,13 @@ function failureType(err: unknown): string | undefined {
  * while the tools worker was away is replaced; anything else is reported
  * to the model, never retried as a new side effect.
  */
-async function execute(job: Job, state: JobState, step: RunStep, granted: Grant | undefined): Promise<string> {
+/** A call's answer, and whether it reports a failure (did not run, the tool failed, or the outcome is unknown). */
+interface Executed {
+  readonly text: string;
+  readonly failed: boolean;
+}
+
+async function execute(job: Job, state: JobState, step: RunStep, granted: Grant | undefined): Promise<Executed> {
   const { call, binding, approved } = step;
   // An approved call is checked against the world as it is now inside the same attempt that runs it.
   const check = approved !== undefined ? approvedCheck(job, approved) : undefined;
@@ -194,7 +204,7 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
   const route = routeOf(state.snapshot, call);
   for (let attempt = 1; ; attempt++) {
     grant ??= (await issueGrants(job, [step]))[call.callId];
-    if (grant === undefined) return Texts.executeFailed('no grant was issued for this call');
+    if (grant === undefined) return { text: Texts.executeFailed('no grant was issued for this call'), failed: true };
     try {
       const result = await tools.execute.executeWithOptions({ ...executeOptions, taskQueue: route.taskQueue, summary: `${call.toolName} ${summarizeArgs(call.args, 80)}` }, [
         {
@@ -210,8 +220,8 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
           ...route.on,
         },
       ]);
-      if (result.notNeeded !== undefined && approved !== undefined) return skipApproved(job, state, call, approved, binding.fingerprint, result.notNeeded);
-      if (result.refused !== undefined && approved !== undefined) return refuseApproved(job, state, call, approved, result.refused, Texts.revalidationFailed(result.refused));
+      if (result.notNeeded !== undefined && approved !== undefined) return { text: skipApproved(job, state, call, approved, binding.fingerprint, result.notNeeded), failed: false };
+      if (result.refused !== undefined && approved !== undefined) return { text: refuseApproved(job, state, call, approved, result.refused, Texts.revalidationFailed(result.refused)), failed: true };
       if (approved !== undefined) {
         const outcome = result.reconciled === 'unknown' ? 'unknown' : result.ok ? 'executed' : 'failed';
         state.noteOutcome({ requestId: approved.request.requestId, callId: call.callId, toolName: call.toolName, outcome, detail: result.ok ? '' : result.output });
@@ -234,7 +244,7 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
           ...route.on,
         },
       });
-      return result.output;
+      return { text: result.output, failed: !result.ok || result.reconciled === 'unknown' };
     } catch (err) {
       // A cancelled job ends as cancelled; its call is not reported as a failure of the tool.
       if (isCancellation(err)) throw err;
@@ -258,7 +268,7 @@ async function execute(job: Job, state: JobState, step: RunStep, granted: Grant 
         state.noteOutcome({ requestId: approved.request.requestId, callId: call.callId, toolName: call.toolName, outcome, detail: describeError(err) });
       }
       // A consumed nonce whose attempt never reported: it may have run, so never "could not be run".
-      return type === FailureTypes.NonceConsumed ? Texts.outcomeUnknown(describeError(err)) : Texts.executeFailed(describeError(err));
+      return { text: type === FailureTypes.NonceConsumed ? Texts.outcomeUnknown(describeError(err)) : Texts.executeFailed(describeError(err)), failed: true };
     }
   }
 }

@@ -6,7 +6,7 @@ import type { JobState } from './job-state';
 
 /** A stop rule ends the job: no call of the batch runs, each is told why, and the job is aborted. */
 export async function stopJob(job: Job, state: JobState, calls: readonly PlannedCall[], ruleId: string, detail: string): Promise<AgentJobResult> {
-  for (const p of calls) state.addToolResult(p.call.callId, Texts.stopped(ruleId));
+  for (const p of calls) state.addToolResult(p.call.callId, Texts.stopped(ruleId), true);
   job.audit.record({ type: 'policy_task_stopped', data: { ruleId, reason: 'policy_stopped' } });
   return job.finish(state, 'aborted', { reason: 'policy_stopped', detail });
 }

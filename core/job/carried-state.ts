@@ -19,6 +19,7 @@ import { conversationStateSchema } from './conversation';
 import { approvalRequestV1Schema, batchPlanV1Schema, heldPlanFromV1, LegacyShapeError, requestFromV1 } from './legacy-v1';
 import { ruleCountersSchema } from '../policy/evaluate';
 import { policySnapshotSchema } from '../policy/snapshot';
+import { clientCallSchema } from './client-calls';
 
 export const CARRIED_STATE_VERSION = 3;
 
@@ -86,6 +87,8 @@ const stateFields = {
   outcomes: z.array(callOutcomeSchema).optional(),
   /** Audit events not yet written, and the job's count of failed writes (absent when every write succeeded; older state lacks it). */
   audit: auditBacklogSchema.optional(),
+  /** A client-driven job's calls and what became of them (absent in model-driven jobs). */
+  clientCalls: z.array(clientCallSchema).optional(),
 };
 
 export const carriedStateSchema = z.strictObject({

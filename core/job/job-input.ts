@@ -31,6 +31,11 @@ export const agentJobInputSchema = z.strictObject({
   maxApprovalRequests: z.number().int().min(0).max(1000).default(20),
   /** Continue-as-new once history holds this many events (the server's suggestion also applies). */
   historyEventLimit: z.number().int().min(10).max(50_000).optional(),
+  /**
+   * Who proposes the calls: the model (absent, the default), or a client
+   * that submits them (`submitCall`, the MCP gateway), through the same gate.
+   */
+  driver: z.enum(['model', 'client']).optional(),
   /** Set only by the job itself when it continues as new; parsed with its own versioned schema. */
   carried: z.unknown().optional(),
   /** The agent worker's seal over the rest of this input when it carries state; see `host/seal.ts`. */

@@ -33,6 +33,8 @@ export const FailureTypes = {
   WrongMachine: 'AirlockWrongMachine',
   /** The policy snapshot or rules file could not be loaded. */
   PolicyUnavailable: 'AirlockPolicyUnavailable',
+  /** A client's call reached a run that was moving to a new one before it took the call: send it again with the same key. */
+  CallNotTaken: 'AirlockCallNotTaken',
 } as const;
 
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];

@@ -1,0 +1,157 @@
+import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import type { BatchPlan } from '../core/job/batch-plan';
+import { clientCallView, submitCallInputSchema, type ClientCallView, type SubmitCallInput } from '../core/job/client-calls';
+import type { AgentJobResult } from '../core/job/job-input';
+import { preflight } from '../core/job/preflight';
+import { FailureTypes } from '../core/temporal/failure-types';
+import { COMPLETE_TOOL } from '../core/tools/registry';
+import { canonicalJson } from '../core/util/canonical-json';
+import { sha256Hex } from '../core/util/sha256';
+import { park, resumeParkedBatch, waitForDecisions } from './approvals';
+import { evaluateBatch } from './gate';
+import type { Job } from './job';
+import type { JobState } from './job-state';
+import { clientCallQuery, submitCallUpdate } from './messages';
+import { redirectBatch, runBatch } from './run-calls';
+import { stopJob } from './stop';
+
+/**
+ * A job driven by a client instead of the model (`driver: 'client'`): calls
+ * arrive by `submitCall`, one batch per arrival, and take the model's path
+ * from there — the same policy, park, approval, revalidation, grant, nonce
+ * and reconciliation. What became of each call is kept in the job's state,
+ * so the client's `clientCall` query (and a resent `submitCall`) answers
+ * after any restart.
+ */
+
+/** Calls accepted and not yet taken by the loop; the loop empties it before it continues as new. */
+type Inbox = SubmitCallInput[];
+
+const argsDigest = (args: unknown) => sha256Hex(canonicalJson(args));
+
+export function registerClientHandlers(job: Job, inbox: Inbox): void {
+  setHandler(clientCallQuery, ({ callKey }) => {
+    const call = job.state?.clientCall(callKey);
+    return call === undefined ? null : clientCallView(call);
+  });
+  setHandler(
+    submitCallUpdate,
+    async (raw): Promise<ClientCallView> => {
+      const input = submitCallInputSchema.parse(raw);
+      await condition(() => job.state !== undefined || job.closing);
+      const state = job.state;
+      if (state === undefined) throw retryLater();
+      const known = state.clientCall(input.callKey);
+      if (known !== undefined) return clientCallView(known);
+      // The same call while one waits for a reviewer (a client retrying after a disconnect): that request, not a second one.
+      const digest = argsDigest(input.args);
+      const waiting = state.clientCalls().find((c) => c.status === 'parked' && c.toolName === input.toolName && c.argsDigest === digest);
+      if (waiting !== undefined) return clientCallView(waiting);
+      inbox.push(input);
+      await condition(() => state.clientCall(input.callKey) !== undefined || job.closing);
+      const answered = state.clientCall(input.callKey);
+      if (answered === undefined) throw retryLater();
+      return clientCallView(answered);
+    },
+    {
+      description: 'A call from the client that drives this job (the MCP gateway): the same gate as a model call. Prefer `airlock mcp`.',
+      validator: (raw) => {
+        if (job.input.driver !== 'client') throw invalid('this job is driven by its model; it takes no calls from a client');
+        const parsed = submitCallInputSchema.safeParse(raw);
+        if (!parsed.success) throw invalid(`invalid call: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`);
+        // Refused here, before history: an unknown, not allowed or malformed call never reaches the gate or a tool.
+        const checked = preflight({ id: parsed.data.callKey, name: parsed.data.toolName, arguments: JSON.stringify(parsed.data.args) }, job.allowedTools, job.state?.snapshot.detectors.roots);
+        if (checked.kind !== 'tool' || parsed.data.toolName === COMPLETE_TOOL) throw invalid(checked.kind === 'error' ? checked.message : `${parsed.data.toolName} is not a tool a client may call`);
+      },
+    },
+  );
+}
+
+function invalid(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ message, type: FailureTypes.InvalidInput, nonRetryable: true });
+}
+
+/** The job is continuing as new (or ending) before it took the call: the same call sent again reaches the next run. */
+function retryLater(): ApplicationFailure {
+  return ApplicationFailure.create({ message: 'the job is moving to a new run before it took this call; send it again with the same callKey', type: FailureTypes.CallNotTaken, nonRetryable: true });
+}
+
+/** The batch's answers (and any instructions the gate gave besides) become its calls' answers; its parked calls say which request decides them. */
+function settle(state: JobState, keys: ReadonlyMap<string, SubmitCallInput>, now: number): void {
+  const { answers, notes } = state.takeAnswers();
+  const said = notes.length > 0 ? `\n${notes.join('\n')}` : '';
+  for (const a of answers) {
+    const input = keys.get(a.callId);
+    const request = state.knownRequests().find((r) => r.callId === a.callId);
+    state.setClientCall({
+      status: 'answered',
+      callKey: a.callId,
+      toolName: input?.toolName ?? state.clientCall(a.callId)?.toolName ?? '',
+      text: `${a.text}${said}`,
+      isError: a.failed,
+      ...(request !== undefined ? { requestId: request.requestId } : {}),
+      at: now,
+    });
+  }
+  for (const r of state.pendingRequests()) {
+    const input = keys.get(r.callId);
+    if (input === undefined || state.clientCall(r.callId) !== undefined) continue;
+    state.setClientCall({ status: 'parked', callKey: r.callId, toolName: r.toolName, argsDigest: argsDigest(input.args), requestId: r.requestId, ruleId: r.ruleId, at: now });
+  }
+  // Nothing waits and a call has no answer: say so rather than leave its client waiting.
+  if (state.parked !== null) return;
+  for (const [key, input] of keys) {
+    if (state.clientCall(key) === undefined) state.setClientCall({ status: 'answered', callKey: key, toolName: input.toolName, text: 'Error: the job gave this call no answer.', isError: true, at: now });
+  }
+}
+
+export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Promise<AgentJobResult> {
+  // The system prompt and goal a model would have read: nobody reads them here.
+  state.takeAnswers();
+  // The calls of the batch in hand, by key (a batch parked by an earlier run is known by its parked calls).
+  let batch = new Map<string, SubmitCallInput>();
+  // Whatever ends the run (a stop rule, continue-as-new) answers the batch's calls first, before it waits for the handlers.
+  job.onEnding(() => settle(state, batch, Date.now()));
+  for (;;) {
+    if (state.parked !== null) {
+      const waited = await waitForDecisions(job, state);
+      if (waited !== 'decided') return job.continueAsNew(state, { upgrade: waited === 'upgrade' });
+      const ended = await resumeParkedBatch(job, state);
+      settle(state, batch, Date.now());
+      if (ended !== undefined) return ended;
+      continue;
+    }
+    if (inbox.length === 0) {
+      if (job.shouldContinueAsNew()) return job.continueAsNew(state);
+      job.show();
+      // Nothing else writes the audit while the job waits for its next call.
+      await job.audit.flush();
+      await condition(() => inbox.length > 0 || job.shouldContinueAsNew());
+      continue;
+    }
+    // One call per batch: a call that parks holds back only itself (the calls after it wait their turn in the inbox).
+    const submitted = inbox.splice(0, 1);
+    batch = new Map(submitted.map((c) => [c.callKey, c]));
+    const calls = submitted.map((c) => preflight({ id: c.callKey, name: c.toolName, arguments: JSON.stringify(c.args) }, job.allowedTools, state.snapshot.detectors.roots));
+    const { plan } = await evaluateBatch(job, state, calls);
+    state.recordPlan(plan, Date.now());
+    const ended = await runPlan(job, state, plan);
+    settle(state, batch, Date.now());
+    if (ended !== undefined) return ended;
+  }
+}
+
+async function runPlan(job: Job, state: JobState, plan: BatchPlan): Promise<AgentJobResult | undefined> {
+  switch (plan.outcome) {
+    case 'stop':
+      return stopJob(job, state, plan.calls, plan.stoppedBy, `stopped by rule ${plan.stoppedBy}`);
+    case 'redirect':
+      redirectBatch(job, state, plan);
+      return undefined;
+    case 'park':
+      await park(job, state, plan);
+      return undefined;
+    case 'run':
+      return runBatch(job, state, plan);
+  }
+}
