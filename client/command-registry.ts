@@ -330,6 +330,19 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
     load: async () => (await import('./commands/inbox')).run,
   },
   {
+    name: 'mcp',
+    summary: "Serve airlock's tools to an MCP client over stdio; every call goes through the agent's airlock job",
+    details:
+      "One job per agent (mcp-AGENT), driven by the client instead of a model: the same rules, approvals, re-checks and execute-once. An allowed call answers at once; a call that needs a person is held open with progress up to --wait, then answered as waiting with a call id for the airlock_wait tool. The agent's name is the job's requester, which rules can match and cards show.",
+    usage: 'airlock mcp [--agent NAME] [--wait DURATION]',
+    options: {
+      agent: { type: 'string', value: 'NAME', description: "The agent's name (default: AIRLOCK_REVIEWER, else the login name)" },
+      wait: { type: 'string', value: 'DURATION', description: 'How long a call that waits for a person is held open (default 50s; MCP clients often give up at 60s)' },
+    },
+    examples: ['airlock mcp --agent claude', 'airlock mcp --agent backup-bot --wait 20s'],
+    load: async () => (await import('./commands/mcp')).run,
+  },
+  {
     name: 'worker',
     summary: 'Run the workers of one task queue (or all) until stopped',
     usage: 'airlock worker [--queue all|agent|tools|judge]',

@@ -73,8 +73,12 @@ export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<
   job.status = 'awaiting_approval';
 }
 
-/** Parks until every request of the batch is decided or expired (expired = denied). */
-export async function waitForDecisions(job: Job, state: JobState): Promise<'decided' | 'continue_as_new' | 'upgrade'> {
+/**
+ * Parks until every request of the batch is decided or expired (expired =
+ * denied). `wake` (a client-driven job's new calls) ends the wait early with
+ * 'woken', the batch still parked.
+ */
+export async function waitForDecisions(job: Job, state: JobState, wake?: () => boolean): Promise<'decided' | 'continue_as_new' | 'upgrade' | 'woken'> {
   for (;;) {
     const now = Date.now();
     for (const r of state.pendingRequests()) {
@@ -96,12 +100,13 @@ export async function waitForDecisions(job: Job, state: JobState): Promise<'deci
     if (open.length === 0) return 'decided';
     if (upgrade) return 'upgrade';
     if (continueAsNew) return 'continue_as_new';
+    if (wake?.() === true) return 'woken';
     const nextExpiry = Math.max(1, Math.min(...open.map((r) => r.expiresAt)) - now);
     // Audit events whose write failed are retried by this timer, with backoff.
     const retry = job.audit.retryIn(now);
     // Woken by a decision or an audited rejection (both are history events), by the next expiry, to retry audit, or by a newer build.
     await condition(
-      () => state.pendingRequests().length < open.length || job.audit.fresh > 0 || job.newBuildSignals > newBuilds,
+      () => state.pendingRequests().length < open.length || job.audit.fresh > 0 || job.newBuildSignals > newBuilds || wake?.() === true,
       retry === undefined ? nextExpiry : Math.min(nextExpiry, retry),
     );
   }

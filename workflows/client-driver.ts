@@ -3,6 +3,7 @@ import type { BatchPlan } from '../core/job/batch-plan';
 import { clientCallView, submitCallInputSchema, type ClientCallView, type SubmitCallInput } from '../core/job/client-calls';
 import type { AgentJobResult } from '../core/job/job-input';
 import { preflight } from '../core/job/preflight';
+import { Texts } from '../core/job/texts';
 import { FailureTypes } from '../core/temporal/failure-types';
 import { COMPLETE_TOOL } from '../core/tools/registry';
 import { canonicalJson } from '../core/util/canonical-json';
@@ -11,7 +12,7 @@ import { park, resumeParkedBatch, waitForDecisions } from './approvals';
 import { evaluateBatch } from './gate';
 import type { Job } from './job';
 import type { JobState } from './job-state';
-import { clientCallQuery, submitCallUpdate } from './messages';
+import { clientCallQuery, clientCallsQuery, submitCallUpdate } from './messages';
 import { redirectBatch, runBatch } from './run-calls';
 import { stopJob } from './stop';
 
@@ -29,10 +30,19 @@ type Inbox = SubmitCallInput[];
 
 const argsDigest = (args: unknown) => sha256Hex(canonicalJson(args));
 
+/** Calls `clientCalls` lists. */
+const LISTED_CALLS = 50;
+
 export function registerClientHandlers(job: Job, inbox: Inbox): void {
   setHandler(clientCallQuery, ({ callKey }) => {
     const call = job.state?.clientCall(callKey);
     return call === undefined ? null : clientCallView(call);
+  });
+  setHandler(clientCallsQuery, () => {
+    const calls = job.state?.clientCalls() ?? [];
+    const waiting = calls.filter((c) => c.status === 'parked');
+    const answered = calls.filter((c) => c.status === 'answered').slice(-Math.max(0, LISTED_CALLS - waiting.length));
+    return [...waiting, ...answered.reverse()].slice(0, LISTED_CALLS).map(clientCallView);
   });
   setHandler(
     submitCallUpdate,
@@ -114,7 +124,13 @@ export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Pro
   job.onEnding(() => settle(state, batch, Date.now()));
   for (;;) {
     if (state.parked !== null) {
-      const waited = await waitForDecisions(job, state);
+      const waited = await waitForDecisions(job, state, () => inbox.length > 0);
+      if (waited === 'woken') {
+        // A call while another waits for a person: it runs if it may, without waiting for that decision.
+        const ended = await takeWhileParked(job, state, inbox);
+        if (ended !== undefined) return ended;
+        continue;
+      }
       if (waited !== 'decided') return job.continueAsNew(state, { upgrade: waited === 'upgrade' });
       const ended = await resumeParkedBatch(job, state);
       settle(state, batch, Date.now());
@@ -139,6 +155,28 @@ export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Pro
     settle(state, batch, Date.now());
     if (ended !== undefined) return ended;
   }
+}
+
+/**
+ * One call taken while a batch is parked: allowed, redirected or stopped as
+ * usual; one that needs a person too is answered at once (one request of an
+ * agent waits at a time), so it never holds the agent's other calls.
+ */
+async function takeWhileParked(job: Job, state: JobState, inbox: Inbox): Promise<AgentJobResult | undefined> {
+  const submitted = inbox.splice(0, 1);
+  const batch = new Map(submitted.map((c) => [c.callKey, c]));
+  const calls = submitted.map((c) => preflight({ id: c.callKey, name: c.toolName, arguments: JSON.stringify(c.args) }, job.allowedTools, state.snapshot.detectors.roots));
+  const { plan } = await evaluateBatch(job, state, calls);
+  if (plan.outcome === 'park') {
+    const waiting = state.pendingRequests().map((r) => r.requestId).join(', ');
+    for (const p of plan.calls) state.addToolResult(p.call.callId, Texts.oneRequestAtATime(waiting), true);
+    settle(state, batch, Date.now());
+    return undefined;
+  }
+  state.recordPlan(plan, Date.now());
+  const ended = await runPlan(job, state, plan);
+  settle(state, batch, Date.now());
+  return ended;
 }
 
 async function runPlan(job: Job, state: JobState, plan: BatchPlan): Promise<AgentJobResult | undefined> {

@@ -49,3 +49,6 @@ export const submitCallUpdate = defineUpdate<ClientCallView, [SubmitCallInput]>(
 
 /** What became of a client's call, by its key; null when the job does not know it. */
 export const clientCallQuery = defineQuery<ClientCallView | null, [{ readonly callKey: string }]>('clientCall');
+
+/** A client-driven job's calls that wait for a reviewer, then the latest answered ones (at most 50 in all). */
+export const clientCallsQuery = defineQuery<ClientCallView[]>('clientCalls');

@@ -6,6 +6,9 @@ function sentence(text: string): string {
 
 /** Fixed texts the model receives as synthetic tool results or injected messages. */
 export const Texts = {
+  /** A client-driven job's call that needs a person while another request of the same agent waits. */
+  oneRequestAtATime: (waiting: string) =>
+    `Not run: this call needs approval, and another request of this agent waits for a decision (${waiting}). Send the call again once that one is decided.`,
   nudge: 'No tool call was made. Continue with tool calls, or call `complete` with a summary once the goal is reached.',
   stopped: (ruleId: string) => `Not executed: the job was stopped by policy rule ${ruleId}.`,
   redirected: (ruleId: string) =>

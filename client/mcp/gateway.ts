@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { ClientCallView } from '../../core/job/client-calls';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput } from '../../core/job/job-input';
+import { describeError } from '../../core/temporal/describe-error';
+import { TaskQueues } from '../../core/temporal/task-queues';
+import { PENDING_MEMO_KEY, pendingMemo } from '../../core/reviewer/pending-memo';
+import { clientCallQuery, clientCallsQuery, submitCallUpdate } from '../../workflows/messages';
+import { mcpTools, STATUS_TOOL, WAIT_TOOL } from './mcp-tools';
+
+/**
+ * `airlock mcp`: an MCP server whose tools are airlock's, and whose every
+ * call goes through an airlock job — one job per agent (`mcp-<agent>`),
+ * driven by the client instead of a model, so its approvals are the same
+ * durable requests, decided from the CLI, the page or a phone. An allowed
+ * call answers at once; a call that needs a person is held open (with
+ * progress notifications) up to `waitMs`, then answered "waiting" with a
+ * call id for `airlock_wait`. A denial is the tool's result with the
+ * reviewer's reason (`isError`), never a protocol error.
+ */
+
+export interface GatewayOptions {
+  readonly client: Client;
+  /** The agent's name: the job's requester, which rules match and cards show. */
+  readonly agent: string;
+  /** The tools the tools config makes available. */
+  readonly tools: readonly string[];
+  /** How long a call that waits for a person is held open (below the 60 s at which SDK clients give up). */
+  readonly waitMs: number;
+  readonly pollMs?: number;
+  readonly version: string;
+}
+
+/** The agent's job: one per agent, so a call's id and a waiting request outlive any one connection. */
+export function agentJobId(agent: string): string {
+  return `mcp-${agent}`;
+}
+
+const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
+
+function waitingText(view: Extract<ClientCallView, { status: 'parked' }>): string {
+  return [
+    `Waiting for approval: request ${view.requestId} (rule ${view.ruleId}). A person decides it; nothing ran yet.`,
+    `Call ${WAIT_TOOL} with {"call": "${view.callKey}"} to get the result once it is decided.`,
+  ].join('\n');
+}
+
+function resultOf(view: ClientCallView): CallToolResult {
+  return view.status === 'answered' ? text(view.text, view.isError) : text(waitingText(view));
+}
+
+export function createGateway(options: GatewayOptions): Server {
+  const { client, agent } = options;
+  const jobId = agentJobId(agent);
+  const pollMs = options.pollMs ?? 1_000;
+  const server = new Server({ name: 'airlock', version: options.version }, { capabilities: { tools: {} } });
+  const tools = mcpTools(options.tools);
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((t) => ({ ...t, inputSchema: { ...t.inputSchema } })) }));
+
+  const input: AgentJobInput = { schemaVersion: 1, goal: `Calls from MCP agent ${agent}`, requester: agent, driver: 'client' };
+  const submit = (callKey: string, toolName: string, args: Record<string, unknown>) =>
+    client.workflow.executeUpdateWithStart(submitCallUpdate, {
+      args: [{ callKey, toolName, args }],
+      updateId: callKey,
+      startWorkflowOperation: new WithStartWorkflowOperation(AGENT_JOB_WORKFLOW, {
+        workflowId: jobId,
+        taskQueue: TaskQueues.agent,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [input],
+        memo: { [PENDING_MEMO_KEY]: pendingMemo(input.goal, []) },
+        staticSummary: `airlock MCP calls of agent ${agent}`,
+      }),
+    });
+
+  /** Polls the call until it is answered, the wait is over or the client gave up; progress every few polls. */
+  async function waitFor(view: ClientCallView, signal: AbortSignal, progress: (message: string) => Promise<void>): Promise<ClientCallView> {
+    const deadline = Date.now() + options.waitMs;
+    let current = view;
+    for (let n = 0; current.status === 'parked' && Date.now() < deadline && !signal.aborted; n++) {
+      if (n % 5 === 0) await progress(`waiting for approval: request ${current.requestId} (rule ${current.ruleId})`);
+      await new Promise((r) => setTimeout(r, pollMs));
+      current = (await client.workflow.getHandle(jobId).query(clientCallQuery, { callKey: current.callKey })) ?? current;
+    }
+    return current;
+  }
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name } = request.params;
+    const args = request.params.arguments ?? {};
+    const token = extra._meta?.progressToken;
+    let sent = 0;
+    const progress = async (message: string) => {
+      if (token === undefined) return;
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++sent, message } });
+    };
+    try {
+      if (name === STATUS_TOOL) {
+        const calls = await client.workflow.getHandle(jobId).query(clientCallsQuery).catch(() => []);
+        if (calls.length === 0) return text('No calls yet.');
+        return text(calls.map((c) => (c.status === 'parked' ? `${c.callKey}: ${c.toolName} waits for approval (request ${c.requestId}, rule ${c.ruleId})` : `${c.callKey}: ${c.toolName} ${c.isError ? 'did not run' : 'answered'}`)).join('\n'));
+      }
+      if (name === WAIT_TOOL) {
+        const call = typeof args.call === 'string' ? args.call : '';
+        const known = await client.workflow.getHandle(jobId).query(clientCallQuery, { callKey: call });
+        if (known === null) return text(`No call ${JSON.stringify(call)} in this agent's job: pass the call id a "waiting for approval" answer gave.`, true);
+        return resultOf(await waitFor(known, extra.signal, progress));
+      }
+      const first = await submit(randomUUID(), name, args);
+      return resultOf(await waitFor(first, extra.signal, progress));
+    } catch (err) {
+      // Refused before the gate (unknown tool, invalid arguments): the tool's result says why.
+      if (err instanceof WorkflowUpdateFailedError) return text(err.cause instanceof Error ? err.cause.message : err.message, true);
+      return text(`airlock could not take this call: ${describeError(err)}`, true);
+    }
+  });
+  return server;
+}

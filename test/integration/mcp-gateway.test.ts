@@ -1,0 +1,118 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { JobHarness } from '../helpers/job-harness';
+import { repoRoot } from '../helpers/processes';
+
+/**
+ * `airlock mcp` as an MCP client sees it, over stdio with the official
+ * SDK's client: airlock's tools with their schemas and annotations; an
+ * allowed read answered at once; a delete held open with progress, then
+ * answered "waiting" with a call id, decided from the CLI, and its result
+ * fetched with airlock_wait; a denial as an error result with the
+ * reviewer's reason; a resent call attached to the request that waits.
+ */
+
+let h: JobHarness;
+let mcp: Client;
+
+const textOf = (result: unknown): string => {
+  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
+  return content.map((c) => c.text ?? '').join('\n');
+};
+
+beforeAll(async () => {
+  h = await JobHarness.create({
+    rules: { version: 1, rules: [{ id: 'approve-deletes', version: 1, name: 'deletes need a person', scope: { categories: ['delete'] }, action: 'request_approval' }] },
+  });
+  mcp = await connect();
+});
+
+/** An MCP client of its own `airlock mcp` process, as a desktop assistant starts it. */
+async function connect(): Promise<Client> {
+  const env = Object.fromEntries(Object.entries(h.processEnv({ AIRLOCK_ROOTS: h.root })).filter((e): e is [string, string] => e[1] !== undefined));
+  const client = new Client({ name: 'airlock-test-client', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(repoRoot, 'bin', 'airlock.js'), 'mcp', '--agent', 'claude', '--wait', '3s'], env, stderr: 'inherit' }));
+  return client;
+}
+afterAll(async () => {
+  await mcp?.close();
+  await h?.close();
+});
+
+describe('airlock mcp over stdio', () => {
+  test("lists airlock's tools with their schemas and annotations, and its own wait and status tools", async () => {
+    const { tools } = await mcp.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect(byName.get('fs_list')?.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(byName.get('fs_delete')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(byName.get('fs_delete')?.inputSchema).toMatchObject({ type: 'object', properties: { path: expect.objectContaining({ type: 'string' }) } });
+    expect(byName.has('airlock_wait') && byName.has('airlock_status')).toBe(true);
+    expect(byName.has('complete')).toBe(false);
+  });
+
+  test('an allowed read answers at once; a delete waits with progress, is approved from the CLI, and airlock_wait brings its result', async () => {
+    writeFileSync(join(h.root, 'old-build.tar'), 'x'.repeat(100));
+    const listed = await mcp.callTool({ name: 'fs_list', arguments: { path: '.' } });
+    expect(listed.isError).toBeFalsy();
+    expect(textOf(listed)).toContain('old-build.tar');
+
+    const progress: string[] = [];
+    const waiting = await mcp.callTool({ name: 'fs_delete', arguments: { path: 'old-build.tar' } }, undefined, { onprogress: (p) => progress.push(p.message ?? '') });
+    expect(waiting.isError).toBeFalsy();
+    const said = textOf(waiting);
+    expect(said).toMatch(/^Waiting for approval: request \S+ \(rule approve-deletes\)/);
+    expect(progress[0]).toMatch(/^waiting for approval: request \S+ \(rule approve-deletes\)$/);
+    const requestId = /request (\S+) /.exec(said)?.[1] ?? '';
+    const call = /"call": "([^"]+)"/.exec(said)?.[1] ?? '';
+    expect(existsSync(join(h.root, 'old-build.tar'))).toBe(true);
+    // The agent is the job's requester: the card says who asked.
+    const pending = await h.cli(['pending', '--json']);
+    expect(pending.stdout).toMatch(/"requester": "claude"/);
+
+    expect(await h.cli(['approve', 'mcp-claude', '--request', requestId, '--reviewer', 'alice'])).toMatchObject({ code: 0 });
+    const done = await mcp.callTool({ name: 'airlock_wait', arguments: { call } });
+    expect(done.isError).toBeFalsy();
+    expect(existsSync(join(h.root, 'old-build.tar'))).toBe(false);
+  });
+
+  test('a denial is an error result with the reason; the same call sent again attaches to the request that waits', async () => {
+    writeFileSync(join(h.root, 'live.db'), 'precious');
+    const first = textOf(await mcp.callTool({ name: 'fs_delete', arguments: { path: 'live.db' } }));
+    const again = textOf(await mcp.callTool({ name: 'fs_delete', arguments: { path: 'live.db' } }));
+    const requestId = /request (\S+) /.exec(first)?.[1] ?? '';
+    expect(/request (\S+) /.exec(again)?.[1]).toBe(requestId);
+    expect((await h.state('mcp-claude')).pending).toHaveLength(1);
+    const status = textOf(await mcp.callTool({ name: 'airlock_status', arguments: {} }));
+    expect(status).toContain(`fs_delete waits for approval (request ${requestId}`);
+    // While it waits, the agent's other calls are not held: a read runs, a second call that needs a person says why it did not run.
+    const read = await mcp.callTool({ name: 'fs_list', arguments: { path: '.' } });
+    expect(read.isError).toBeFalsy();
+    expect(textOf(read)).toContain('live.db');
+    writeFileSync(join(h.root, 'other.tmp'), 'x');
+    const second = await mcp.callTool({ name: 'fs_delete', arguments: { path: 'other.tmp' } });
+    expect(second.isError).toBe(true);
+    expect(textOf(second)).toContain(`another request of this agent waits for a decision (${requestId})`);
+    expect((await h.state('mcp-claude')).pending).toHaveLength(1);
+
+    expect(await h.cli(['deny', 'mcp-claude', '--request', requestId, '--reviewer', 'alice', '--reason', 'that is the live database'])).toMatchObject({ code: 0 });
+    const call = /"call": "([^"]+)"/.exec(first)?.[1] ?? '';
+    // Another `airlock mcp` process (the client restarted) knows the call by its id: it lives in the job, not in the server.
+    const later = await connect();
+    const denied = await later.callTool({ name: 'airlock_wait', arguments: { call } });
+    await later.close();
+    expect(denied.isError).toBe(true);
+    expect(textOf(denied)).toContain('that is the live database');
+    expect(existsSync(join(h.root, 'live.db'))).toBe(true);
+  });
+
+  test('an unknown tool and invalid arguments are error results, not protocol errors', async () => {
+    const unknown = await mcp.callTool({ name: 'rm_rf', arguments: { path: '/' } });
+    expect(unknown.isError).toBe(true);
+    expect(textOf(unknown)).toMatch(/unknown tool "rm_rf"/);
+    const invalid = await mcp.callTool({ name: 'fs_delete', arguments: { path: 7 } });
+    expect(invalid.isError).toBe(true);
+    expect(textOf(invalid)).toMatch(/path/);
+  });
+});
