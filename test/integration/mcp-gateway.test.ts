@@ -31,10 +31,15 @@ beforeAll(async () => {
 
 /** An MCP client of its own `airlock mcp` process, as a desktop assistant starts it. */
 async function connect(): Promise<Client> {
+  return (await connectWithTransport()).client;
+}
+
+async function connectWithTransport(): Promise<{ client: Client; transport: StdioClientTransport }> {
   const env = Object.fromEntries(Object.entries(h.processEnv({ AIRLOCK_ROOTS: h.root })).filter((e): e is [string, string] => e[1] !== undefined));
   const client = new Client({ name: 'airlock-test-client', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(repoRoot, 'bin', 'airlock.js'), 'mcp', '--agent', 'claude', '--wait', '3s'], env, stderr: 'inherit' }));
-  return client;
+  const transport = new StdioClientTransport({ command: process.execPath, args: [join(repoRoot, 'bin', 'airlock.js'), 'mcp', '--agent', 'claude', '--wait', '3s'], env, stderr: 'inherit' });
+  await client.connect(transport);
+  return { client, transport };
 }
 afterAll(async () => {
   await mcp?.close();
@@ -105,6 +110,29 @@ describe('airlock mcp over stdio', () => {
     expect(denied.isError).toBe(true);
     expect(textOf(denied)).toContain('that is the live database');
     expect(existsSync(join(h.root, 'live.db'))).toBe(true);
+  });
+
+  test('kill -9 of airlock mcp and the agent worker while a call waits: after the restart the call id still brings the result, run once', async () => {
+    writeFileSync(join(h.root, 'cache.tmp.old'), 'x'.repeat(10));
+    const { client, transport } = await connectWithTransport();
+    const waiting = textOf(await client.callTool({ name: 'fs_delete', arguments: { path: 'cache.tmp.old' } }));
+    const requestId = /request (\S+) /.exec(waiting)?.[1] ?? '';
+    const call = /"call": "([^"]+)"/.exec(waiting)?.[1] ?? '';
+    process.kill(transport.pid ?? 0, 'SIGKILL');
+    await h.stopWorkers();
+    // Decided while nothing of airlock but Temporal runs: the decision waits for a worker.
+    const sent = await h.cli(['approve', 'mcp-claude', '--request', requestId, '--reviewer', 'alice']);
+    expect(sent.code).toBe(0);
+    await h.resumeWorkers();
+    const after = await connect();
+    let done = await after.callTool({ name: 'airlock_wait', arguments: { call } });
+    for (let i = 0; i < 5 && textOf(done).startsWith('Waiting for approval'); i++) done = await after.callTool({ name: 'airlock_wait', arguments: { call } });
+    await after.close();
+    expect(done.isError).toBeFalsy();
+    expect(existsSync(join(h.root, 'cache.tmp.old'))).toBe(false);
+    const deletes = () => h.audit('mcp-claude', 'tool_executed').filter((e) => e.data.toolName === 'fs_delete' && e.data.requestId === requestId);
+    for (let i = 0; i < 100 && deletes().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(deletes()).toHaveLength(1);
   });
 
   test('an unknown tool and invalid arguments are error results, not protocol errors', async () => {
