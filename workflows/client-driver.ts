@@ -2,7 +2,7 @@ import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow'
 import type { BatchPlan } from '../core/job/batch-plan';
 import { clientCallView, submitCallInputSchema, type ClientCallView, type SubmitCallInput } from '../core/job/client-calls';
 import type { AgentJobResult } from '../core/job/job-input';
-import { preflight } from '../core/job/preflight';
+import { preflight, type PreflightedCall } from '../core/job/preflight';
 import { Texts } from '../core/job/texts';
 import { FailureTypes } from '../core/temporal/failure-types';
 import { COMPLETE_TOOL } from '../core/tools/registry';
@@ -70,7 +70,7 @@ export function registerClientHandlers(job: Job, inbox: Inbox): void {
         const parsed = submitCallInputSchema.safeParse(raw);
         if (!parsed.success) throw invalid(`invalid call: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`);
         // Refused here, before history: an unknown, not allowed or malformed call never reaches the gate or a tool.
-        const checked = preflight({ id: parsed.data.callKey, name: parsed.data.toolName, arguments: JSON.stringify(parsed.data.args) }, job.allowedTools, job.state?.snapshot.detectors.roots);
+        const checked = preflightOf(job, parsed.data, job.state?.snapshot.detectors.roots);
         if (checked.kind !== 'tool' || parsed.data.toolName === COMPLETE_TOOL) throw invalid(checked.kind === 'error' ? checked.message : `${parsed.data.toolName} is not a tool a client may call`);
       },
     },
@@ -146,15 +146,25 @@ export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Pro
       continue;
     }
     // One call per batch: a call that parks holds back only itself (the calls after it wait their turn in the inbox).
-    const submitted = inbox.splice(0, 1);
-    batch = new Map(submitted.map((c) => [c.callKey, c]));
-    const calls = submitted.map((c) => preflight({ id: c.callKey, name: c.toolName, arguments: JSON.stringify(c.args) }, job.allowedTools, state.snapshot.detectors.roots));
-    const { plan } = await evaluateBatch(job, state, calls);
+    const taken = takeOne(job, state, inbox);
+    batch = taken.batch;
+    const { plan } = await evaluateBatch(job, state, taken.calls);
     state.recordPlan(plan, Date.now());
     const ended = await runPlan(job, state, plan);
     settle(state, batch, Date.now());
     if (ended !== undefined) return ended;
   }
+}
+
+/** A client's call as the model's would arrive: the same preflight, in the validator and in the loop. */
+function preflightOf(job: Job, call: SubmitCallInput, roots: readonly string[] | undefined): PreflightedCall {
+  return preflight({ id: call.callKey, name: call.toolName, arguments: JSON.stringify(call.args) }, job.allowedTools, roots);
+}
+
+/** The next call of the inbox as a batch of one, by key, and preflighted. */
+function takeOne(job: Job, state: JobState, inbox: Inbox): { readonly batch: Map<string, SubmitCallInput>; readonly calls: PreflightedCall[] } {
+  const submitted = inbox.splice(0, 1);
+  return { batch: new Map(submitted.map((c) => [c.callKey, c])), calls: submitted.map((c) => preflightOf(job, c, state.snapshot.detectors.roots)) };
 }
 
 /**
@@ -163,9 +173,7 @@ export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Pro
  * agent waits at a time), so it never holds the agent's other calls.
  */
 async function takeWhileParked(job: Job, state: JobState, inbox: Inbox): Promise<AgentJobResult | undefined> {
-  const submitted = inbox.splice(0, 1);
-  const batch = new Map(submitted.map((c) => [c.callKey, c]));
-  const calls = submitted.map((c) => preflight({ id: c.callKey, name: c.toolName, arguments: JSON.stringify(c.args) }, job.allowedTools, state.snapshot.detectors.roots));
+  const { batch, calls } = takeOne(job, state, inbox);
   const { plan } = await evaluateBatch(job, state, calls);
   if (plan.outcome === 'park') {
     const waiting = state.pendingRequests().map((r) => r.requestId).join(', ');
