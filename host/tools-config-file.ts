@@ -16,6 +16,7 @@ import type { MachineTable } from '../core/tools/machines';
 import type { SnapshotSettings } from '../core/policy/snapshot';
 import { availableToolNames } from '../core/tools/registry';
 import type { Availability } from '../core/tools/tool-host';
+import type { UpstreamToolSpec } from '../core/tools/upstream/upstream-spec';
 import { statePaths } from './paths';
 
 export interface ToolsConfigProblem {
@@ -85,8 +86,10 @@ export interface ToolsSetup {
   readonly roots: readonly string[];
   /** What some machine grants. */
   readonly availability: Availability;
-  /** The tools this configuration can run, in registry order. */
+  /** The tools this configuration can run, in registry order (then the upstream MCP servers' tools). */
   readonly availableTools: readonly string[];
+  /** The upstream MCP servers' tools, once listed (`withUpstreamTools`); none before. */
+  readonly upstreamTools: readonly UpstreamToolSpec[];
   /** Which machine owns what, when the file lists `machines:`; frozen into every job's snapshot to route its calls. */
   readonly machines: MachineTable | undefined;
 }
@@ -126,8 +129,14 @@ export async function loadToolsSetup(config: AirlockConfig): Promise<ToolsSetup>
     roots: fileRoots !== undefined && fileRoots.length > 0 ? fileRoots.map((r) => resolve(r)) : paths.roots,
     availability,
     availableTools: availableToolNames(availability),
+    upstreamTools: [],
     machines: machineTableOf(tools),
   };
+}
+
+/** The setup with the upstream MCP servers' tools, as listed by this process, offered after airlock's own. */
+export function withUpstreamTools(setup: ToolsSetup, specs: readonly UpstreamToolSpec[]): ToolsSetup {
+  return { ...setup, availableTools: [...setup.availableTools, ...specs.map((s) => s.name)], upstreamTools: [...specs] };
 }
 
 /**
@@ -177,6 +186,7 @@ export function snapshotSettingsOf(config: AirlockConfig, setup: ToolsSetup): Sn
     judgeModel: config.judge.model,
     judgeTimeoutMs: config.judge.timeoutMs,
     availableTools: setup.availableTools,
+    ...(setup.upstreamTools.length > 0 ? { upstreamTools: setup.upstreamTools } : {}),
     ...(setup.machines !== undefined ? { machines: setup.machines } : {}),
     ...(config.notify.approvalPageUrl !== undefined ? { approvalPageUrl: config.notify.approvalPageUrl } : {}),
   };

@@ -29,7 +29,10 @@ import { statePaths } from '../host/paths';
 import { SqliteNotificationOutbox } from '../host/notification-outbox';
 import { PostgresNotificationOutbox } from '../host/postgres-notification-outbox';
 import { Notifier } from '../host/notifier';
-import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError } from '../host/tools-config-file';
+import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError, withUpstreamTools } from '../host/tools-config-file';
+import { UpstreamServers } from '../host/mcp-upstream/upstream-servers';
+import { useUpstreamTools } from '../core/tools/registry';
+import { packageVersion } from '../client/package-version';
 import { CommandAllowlist } from '../host/commands/command-allowlist';
 import { pruneJournals } from '../host/tools/move-journal';
 import { SealedStatesNonceStore } from '../host/nonces/sealed-states';
@@ -148,7 +151,12 @@ export async function buildActivities(
   if (roles.includes('judge')) checkModelEndpoint(config, 'judge');
 
   // One tools config for both sides: the agent offers what the tools worker can run, and its detectors know the same roots.
-  const tools = roles.includes('agent') || roles.includes('tools') ? await loadToolsSetup(config) : undefined;
+  const configured = roles.includes('agent') || roles.includes('tools') ? await loadToolsSetup(config) : undefined;
+  // Upstream MCP servers are listed once at start: the agent offers their tools, the tools worker keeps the connections to call them.
+  const upstream = configured?.config?.mcp === undefined ? undefined : await UpstreamServers.connect({ config: configured.config.mcp, file: configured.file ?? '(none)', version: packageVersion() });
+  if (upstream !== undefined) useUpstreamTools(upstream.specs);
+  const tools = configured === undefined || upstream === undefined ? configured : withUpstreamTools(configured, upstream.specs);
+  if (upstream !== undefined && !roles.includes('tools')) await upstream.close();
   const db = shared.db ?? (roles.includes('agent') || roles.includes('tools') ? await openDatabase(config) : undefined);
 
   let agent;
@@ -194,7 +202,7 @@ export async function buildActivities(
     }
     toolDeps = {
       roots,
-      capabilities: lentCapabilities(local.section, roots, local.availability.services),
+      capabilities: { ...lentCapabilities(local.section, roots, local.availability.services), ...(upstream !== undefined ? { upstream } : {}) },
       nonces,
       journalDir: paths.journals,
       verifier: createGrantVerifier(loadGrantPublicKey(paths.grantPublicKey)),

@@ -5,6 +5,7 @@ import type { AgentJobResult } from '../core/job/job-input';
 import { preflight, type PreflightedCall } from '../core/job/preflight';
 import { Texts } from '../core/job/texts';
 import { FailureTypes } from '../core/temporal/failure-types';
+import { UPSTREAM_TOOL_NAME } from '../core/tools/upstream/upstream-spec';
 import { COMPLETE_TOOL } from '../core/tools/registry';
 import { canonicalJson } from '../core/util/canonical-json';
 import { sha256Hex } from '../core/util/sha256';
@@ -69,6 +70,8 @@ export function registerClientHandlers(job: Job, inbox: Inbox): void {
         if (job.input.driver !== 'client') throw invalid('this job is driven by its model; it takes no calls from a client');
         const parsed = submitCallInputSchema.safeParse(raw);
         if (!parsed.success) throw invalid(`invalid call: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`);
+        // An upstream MCP server's tool is known only from the job's snapshot: a first call that starts the job is checked once it is loaded.
+        if (job.state === undefined && UPSTREAM_TOOL_NAME.test(parsed.data.toolName)) return;
         // Refused here, before history: an unknown, not allowed or malformed call never reaches the gate or a tool.
         const checked = preflightOf(job, parsed.data, job.state?.snapshot.detectors.roots);
         if (checked.kind !== 'tool' || parsed.data.toolName === COMPLETE_TOOL) throw invalid(checked.kind === 'error' ? checked.message : `${parsed.data.toolName} is not a tool a client may call`);

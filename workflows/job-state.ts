@@ -6,6 +6,7 @@ import { afterModelTurn, judgeContext } from '../core/job/conversation';
 import { isPending } from '../core/job/job-view';
 import { recordFires } from '../core/policy/evaluate';
 import type { PolicySnapshot } from '../core/policy/snapshot';
+import { useUpstreamTools } from '../core/tools/registry';
 import { Texts } from '../core/job/texts';
 import { withClientCall, type ClientCall } from '../core/job/client-calls';
 
@@ -28,7 +29,10 @@ export class JobState {
   constructor(
     private data: CarriedState,
     private readonly maxApprovalRequests: number,
-  ) {}
+  ) {
+    // This run looks up the upstream MCP tools its snapshot froze, on every replay alike.
+    useUpstreamTools(data.snapshot.tools?.upstream ?? []);
+  }
 
   get snapshot(): PolicySnapshot {
     return this.data.snapshot;

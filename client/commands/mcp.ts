@@ -1,4 +1,5 @@
 import { userInfo } from 'node:os';
+import type { McpConfig } from '../../core/config/tools/mcp';
 import { parseDuration } from '../../core/util/duration';
 import { stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
@@ -10,6 +11,15 @@ import { withClient } from '../with-client';
 const DEFAULT_WAIT_MS = 50_000;
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/** Lists the upstream MCP servers' tools the tools config lends (then lets go of them: the tools worker calls them). */
+async function withUpstream(mcp: McpConfig, file: string, builtIn: readonly string[]): Promise<readonly string[]> {
+  const [{ UpstreamServers }, { useUpstreamTools }] = await Promise.all([import('../../host/mcp-upstream/upstream-servers'), import('../../core/tools/registry')]);
+  const upstream = await UpstreamServers.connect({ config: mcp, file, version: packageVersion() });
+  await upstream.close();
+  useUpstreamTools(upstream.specs);
+  return [...builtIn, ...upstream.specs.map((s) => s.name)];
+}
+
 export const run: CommandRun = async (args, io, command) => {
   if (args.positionals.length > 0) throw new UsageError(`mcp takes no arguments; usage: ${command.usage}`);
   const agent = stringOption(args, 'agent') ?? io.config().reviewer ?? userInfo().username;
@@ -20,7 +30,8 @@ export const run: CommandRun = async (args, io, command) => {
   const config = io.config();
   // The tools the tools config makes available, as the workers offer them.
   const { loadToolsSetup } = await import('../../host/tools-config-file');
-  const tools = (await loadToolsSetup(config)).availableTools;
+  const setup = await loadToolsSetup(config);
+  const tools = setup.config?.mcp === undefined ? setup.availableTools : await withUpstream(setup.config.mcp, setup.file ?? '(none)', setup.availableTools);
   const stopped = untilStopped();
   await withClient(io, async (client) => {
     const [{ createGateway, agentJobId }, { StdioServerTransport }] = await Promise.all([import('../mcp/gateway'), import('@modelcontextprotocol/sdk/server/stdio.js')]);

@@ -1,5 +1,5 @@
 import { toolSpecs } from '../../core/tools/json-schema';
-import { getTool, type ToolCategory } from '../../core/tools/registry';
+import { getTool, upstreamToolsInUse, type ToolCategory } from '../../core/tools/registry';
 
 /**
  * airlock's tools as an MCP server lists them: the JSON Schema the model
@@ -53,9 +53,12 @@ const ownTools: readonly McpTool[] = [
 ];
 
 export function mcpTools(available: readonly string[]): McpTool[] {
+  const upstream = new Map(upstreamToolsInUse().map((s) => [s.name, s.annotations]));
   const gated = toolSpecs(available).map((spec): McpTool => {
     const category = getTool(spec.name)?.category ?? 'command_execution';
-    return { name: spec.name, description: spec.description, inputSchema: { ...spec.parameters, type: 'object' }, annotations: annotationsOf(category) };
+    // An upstream tool keeps what its server declared; the category fills in what it left out.
+    const declared = Object.fromEntries(Object.entries(upstream.get(spec.name) ?? {}).filter(([, v]) => v !== undefined));
+    return { name: spec.name, description: spec.description, inputSchema: { ...spec.parameters, type: 'object' }, annotations: { ...annotationsOf(category), ...declared } };
   });
   return [...gated, ...ownTools];
 }

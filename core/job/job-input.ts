@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sideEffectToolNames } from '../tools/registry';
+import { UPSTREAM_TOOL_NAME } from '../tools/upstream/upstream-spec';
 import type { AuditHealth } from '../audit/backlog';
 import type { AuditEvent } from '../audit/events';
 import type { JobFacts } from './job-facts';
@@ -20,8 +21,8 @@ export const agentJobInputSchema = z.strictObject({
   /** Tools this job may use; defaults to every registered tool. */
   tools: z
     .array(z.string())
-    .refine((names) => names.every((n) => sideEffectToolNames.includes(n)), {
-      message: `tools must be registered tool names (${sideEffectToolNames.join(', ')})`,
+    .refine((names) => names.every((n) => sideEffectToolNames.includes(n) || UPSTREAM_TOOL_NAME.test(n)), {
+      message: `tools must be registered tool names (${sideEffectToolNames.join(', ')}) or an MCP server's (mcp_<server>_<tool>)`,
     })
     .optional(),
   /** Who asked for the job; a rule may forbid them from approving its requests. */
@@ -46,8 +47,9 @@ export type ParsedAgentJobInput = z.output<typeof agentJobInputSchema>;
 
 /** The tools a job may use: those it asked for (default: all), less those its workers' tools config cannot run. */
 export function allowedToolsFor(input: ParsedAgentJobInput, available?: readonly string[]): string[] {
-  const asked = input.tools ?? [...sideEffectToolNames];
-  return available === undefined ? asked : asked.filter((name) => available.includes(name));
+  // Not asked for any in particular: every tool the config can run, an upstream MCP server's included.
+  if (input.tools === undefined) return available === undefined ? [...sideEffectToolNames] : [...available];
+  return available === undefined ? input.tools : input.tools.filter((name) => available.includes(name));
 }
 
 export const jobOutcomes = ['completed', 'aborted', 'failed'] as const;

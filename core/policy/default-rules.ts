@@ -88,6 +88,17 @@ export const defaultRules: z.input<typeof rulesFileSchema> = {
       approval: { ttl: '24h', editable: [], signatureRequired: true },
     },
     {
+      id: 'approve-upstream-changes',
+      version: 1,
+      name: "Changes through an MCP server's tools need approval",
+      // Deletes and sends have their own rules above; this is what is left of an upstream tool that is not read-only.
+      scope: { categories: ['file_change'] },
+      when: { detector: 'upstream_change' },
+      action: 'request_approval',
+      instruction: 'airlock cannot check what this MCP tool will change before it runs: approval is for these exact arguments.',
+      approval: { ttl: '24h', editable: [], signatureRequired: true },
+    },
+    {
       id: 'deny-dangerous-commands',
       version: 1,
       name: 'Commands that can destroy a system are refused',

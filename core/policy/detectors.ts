@@ -21,6 +21,7 @@ export const detectorNames = [
   'denied_command',
   'destroys_data',
   'hard_link',
+  'upstream_change',
 ] as const;
 export type DetectorName = (typeof detectorNames)[number];
 
@@ -260,6 +261,8 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
   symlink_path: ({ facts }) => facts?.targets.some((t) => t.symlink) ?? false,
   // A file with other names: what changes through this one changes under all of them, wherever they are.
   hard_link: ({ category, facts }) => category === 'file_change' && (facts?.targets.some((t) => (t.links ?? 1) > 1) ?? false),
+  // An upstream MCP server's tool that is not declared read-only: airlock cannot see what it would change.
+  upstream_change: ({ toolName, category }) => toolName.startsWith('mcp_') && category !== 'read',
   external_send: ({ category, args, settings }) => {
     if (category !== 'network' && category !== 'external_send') return false;
     const url = stringArg(args, 'url');

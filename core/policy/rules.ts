@@ -6,6 +6,7 @@ import { linearEngine, patternRegExp } from '../util/linear-regex';
 import { toolCategories, toolDefinitions } from '../tools/registry';
 import { machineNameSchema } from '../tools/machines';
 import { defaultDeniedCommands, detectorNames, type DetectorName } from './detectors';
+import { UPSTREAM_TOOL_NAME } from '../tools/upstream/upstream-spec';
 
 export const hookPoints = ['tool.before', 'completion.before_accept'] as const;
 export type HookPoint = (typeof hookPoints)[number];
@@ -114,7 +115,8 @@ export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
 /** Actions a judged rule may take on a `match`; a judge never denies or stops. */
 export const judgedActions: readonly RuleAction[] = ['inject_instruction', 'audit_only', 'request_approval'];
 
-const knownTool = z.string().refine((name) => toolDefinitions.has(name), { message: 'unknown tool name' });
+// An upstream MCP server's tool is known by its form only: which ones exist is the tools config's business, not the rules file's.
+const knownTool = z.string().refine((name) => toolDefinitions.has(name) || UPSTREAM_TOOL_NAME.test(name), { message: 'unknown tool name (built-in tools, or mcp_<server>_<tool> for an MCP server\'s)' });
 
 export const ruleSchema = z
   .strictObject({

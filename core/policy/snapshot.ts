@@ -4,6 +4,7 @@ import { sha256Hex } from '../util/sha256';
 import { JUDGE_SCHEMA_VERSION } from '../judge/judge';
 import { ruleSchema, type RulesFile } from './rules';
 import { machineTableSchema, type MachineTable } from '../tools/machines';
+import { upstreamToolSpecSchema, type UpstreamToolSpec } from '../tools/upstream/upstream-spec';
 
 /**
  * The rules frozen for one job when it starts. Carried across
@@ -27,7 +28,13 @@ export const policySnapshotSchema = z.strictObject({
    * others are never offered and are refused if called. Absent in
    * snapshots from before (and without a config): every registered tool.
    */
-  tools: z.strictObject({ available: z.array(z.string()) }).optional(),
+  tools: z
+    .strictObject({
+      available: z.array(z.string()),
+      /** The upstream MCP servers' tools among them, as listed when the job started (absent: none). */
+      upstream: z.array(upstreamToolSpecSchema).optional(),
+    })
+    .optional(),
   /**
    * Which machine owns which roots, services, commands and hosts, when the
    * tools config lists several: each call runs on its owner's tools queue.
@@ -57,6 +64,8 @@ export interface SnapshotSettings {
   readonly judgeTimeoutMs: number;
   /** The tools the tools config can run; unset: every registered tool. */
   readonly availableTools?: readonly string[];
+  /** The upstream MCP servers' tools the tools config lends (their names are in `availableTools` too). */
+  readonly upstreamTools?: readonly UpstreamToolSpec[];
   /** The tools config's machines; unset: one machine. */
   readonly machines?: MachineTable;
   /** The approval page's public URL (`AIRLOCK_APPROVAL_PAGE_URL`); unset: none. */
@@ -77,7 +86,9 @@ export function buildSnapshot(file: RulesFile, source: string, settings: Snapsho
     rules: file.rules.filter((r) => r.enabled),
     detectors,
     // Not part of `version`: that names the rules; this is what the machine offers.
-    ...(settings.availableTools !== undefined ? { tools: { available: [...settings.availableTools] } } : {}),
+    ...(settings.availableTools !== undefined
+      ? { tools: { available: [...settings.availableTools], ...(settings.upstreamTools !== undefined && settings.upstreamTools.length > 0 ? { upstream: [...settings.upstreamTools] } : {}) } }
+      : {}),
     ...(settings.machines !== undefined ? { machines: settings.machines.map((m) => ({ ...m })) } : {}),
     ...(settings.approvalPageUrl !== undefined ? { links: { approvalPage: settings.approvalPageUrl } } : {}),
     judge,

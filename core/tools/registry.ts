@@ -28,6 +28,8 @@ import { serviceStatus } from './services/service-status';
 import { serviceStop } from './services/service-stop';
 import type { Availability } from './tool-host';
 import { pathTargets, type AnyTool } from './tool-module';
+import type { UpstreamToolSpec } from './upstream/upstream-spec';
+import { upstreamTool } from './upstream/upstream-tool';
 
 export { toolCategories, type ToolCategory, type ToolRisk, type AnyTool } from './tool-module';
 
@@ -61,8 +63,37 @@ export const toolDefinitions: ReadonlyMap<string, AnyTool> = new Map(modules.map
 /** Tools that run on the tools queue (everything but control tools). */
 export const sideEffectToolNames: readonly string[] = modules.filter((t) => t.category !== 'control').map((t) => t.name);
 
+/**
+ * Upstream MCP servers' tools in use here. Kept on the global object on
+ * purpose: a workflow sandbox keeps its globals apart per workflow run, so
+ * each job sees the tools its own snapshot froze (set when its state is
+ * made); a worker or CLI process sets the tools it listed itself, once.
+ */
+const UPSTREAM_KEY = '__airlockUpstreamTools';
+
+class UpstreamTools {
+  constructor(readonly byName: ReadonlyMap<string, UpstreamToolSpec>) {}
+}
+
+function inUse(): UpstreamTools | undefined {
+  const held: unknown = Reflect.get(globalThis, UPSTREAM_KEY);
+  return held instanceof UpstreamTools ? held : undefined;
+}
+
+export function useUpstreamTools(specs: readonly UpstreamToolSpec[]): void {
+  Reflect.set(globalThis, UPSTREAM_KEY, new UpstreamTools(new Map(specs.map((spec) => [spec.name, spec]))));
+}
+
+/** The upstream tools in use here (none until `useUpstreamTools`). */
+export function upstreamToolsInUse(): UpstreamToolSpec[] {
+  return [...(inUse()?.byName.values() ?? [])];
+}
+
 export function getTool(name: string): AnyTool | undefined {
-  return toolDefinitions.get(name);
+  const builtIn = toolDefinitions.get(name);
+  if (builtIn !== undefined || !name.startsWith('mcp_')) return builtIn;
+  const spec = inUse()?.byName.get(name);
+  return spec === undefined ? undefined : upstreamTool(spec);
 }
 
 /** The path arguments of a call of this tool (none for an unknown tool). */

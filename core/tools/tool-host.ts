@@ -3,6 +3,7 @@ import type { FileCapability } from './capabilities/files';
 import type { HttpCapability } from './capabilities/http';
 import type { JournalCapability } from './capabilities/journal';
 import type { ServiceCapability } from './capabilities/services';
+import type { UpstreamCapability } from './capabilities/upstream';
 
 /**
  * What the tools worker lends a tool module: one capability per kind of
@@ -15,12 +16,14 @@ export interface ToolHost {
   readonly services?: ServiceCapability;
   readonly http?: HttpCapability;
   readonly commands?: CommandCapability;
+  /** The tools config's MCP servers; an upstream tool is offered only when its server listed it. */
+  readonly upstream?: UpstreamCapability;
   /** Only inside `execute`: scoped to the call being run. */
   readonly journal?: JournalCapability;
 }
 
 /** A capability a tool needs; a tool whose needs are not all configured is not offered. */
-export type Capability = Exclude<keyof ToolHost, 'journal'>;
+export type Capability = Exclude<keyof ToolHost, 'journal' | 'upstream'>;
 export const capabilities: readonly Capability[] = ['files', 'services', 'http', 'commands'];
 
 /** Which capabilities the tools config grants; `files` is always there (the roots default to a sandbox folder). */

@@ -30,6 +30,8 @@ import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../
 import type { AgentJobStateView } from '../../core/job/job-view';
 import type { rulesFileSchema } from '../../core/policy/rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
+import { useUpstreamTools } from '../../core/tools/registry';
+import type { UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
 import type { MachineTable } from '../../core/tools/machines';
 import type { ReplayScript } from '../../core/model/replay-script';
 import { TaskQueues, type QueueRole } from '../../core/temporal/task-queues';
@@ -66,6 +68,8 @@ export interface HarnessOptions {
   readonly machines?: MachineTable;
   /** The tools the agent worker's tools config can run; default: those of a machine without a tools config. */
   readonly availableTools?: readonly string[];
+  /** Upstream MCP servers' tools the agent offers (listed by the test as a worker lists them); their names belong in `availableTools` too. */
+  readonly upstreamTools?: readonly UpstreamToolSpec[];
   /** Run the tools worker in this process (default) or leave the queue to a spawned worker. */
   readonly toolsInProcess?: boolean;
   /** Encrypt payloads with airlock's codec (workers and the CLI's client); the raw `env.client` stays without it. */
@@ -149,6 +153,8 @@ export class JobHarness {
   }
 
   private async startWorkers(roles: readonly QueueRole[]): Promise<void> {
+    // As an agent worker does once it listed them: its model sees their schemas.
+    if (this.options.upstreamTools !== undefined) useUpstreamTools(this.options.upstreamTools);
     const { privateKey, publicKey } = loadOrCreateGrantKeyPair(this.keys.privateFile, this.keys.publicFile);
     const openai = new OpenAI({ baseURL: this.replay.baseUrl, apiKey: 'test', maxRetries: 0 });
     const activities = createActivities({
@@ -163,6 +169,7 @@ export class JobHarness {
             judgeModel: 'judge',
             judgeTimeoutMs: this.options.judge?.timeoutMs ?? 3000,
             availableTools: this.availableTools,
+            ...(this.options.upstreamTools !== undefined ? { upstreamTools: this.options.upstreamTools } : {}),
             ...(this.options.machines !== undefined ? { machines: this.options.machines } : {}),
           }),
         signer: createGrantSigner(privateKey),

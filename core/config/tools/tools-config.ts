@@ -4,6 +4,7 @@ import { machineNameSchema, type MachineTable } from '../../tools/machines';
 import { normalizePosix, isInside } from '../../util/posix-path';
 import { commandsConfigSchema } from './commands';
 import { hostsConfigSchema } from './hosts';
+import { mcpConfigSchema } from './mcp';
 import { servicesConfigSchema } from './services';
 
 /**
@@ -57,9 +58,12 @@ export const toolsConfigSchema = z
     ...machineSectionSchema.shape,
     /** Several machines, each with its own tools worker; instead of the sections above. */
     machines: machinesSchema.optional(),
+    /** Upstream MCP servers whose tools are gated like airlock's own (one machine only, for now). */
+    mcp: mcpConfigSchema.optional(),
   })
   .superRefine((c, ctx) => {
     if (c.machines === undefined) return;
+    if (c.mcp !== undefined) ctx.addIssue({ code: 'custom', path: ['mcp'], message: 'mcp servers work with one machine only: leave machines out, or leave mcp out' });
     for (const key of ['roots', 'services', 'hosts', 'commands'] as const) {
       // `services` defaults to {}: listed means not empty.
       const listed = key === 'services' ? Object.keys(c.services ?? {}).length > 0 : c[key] !== undefined;
