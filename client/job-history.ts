@@ -9,13 +9,16 @@ import { agentJobInputSchema, AGENT_JOB_WORKFLOW } from '../core/job/job-input';
 import { callFactsSchema, type CallFacts } from '../core/tools/facts';
 import type { ToolCall } from '../core/job/preflight';
 import { toolPlanOf, type Happened, type PlannedToolKind, type RecordedBatch, type RecordedJob } from '../core/job/rehearsal';
+import { SubmittedCalls, type TakenCall } from './submitted-calls';
 
 /**
  * Reads the tool calls of past jobs from their Temporal histories: the
  * calls exactly as the gate evaluated them (the `evaluatePolicy` result of
  * each fresh batch), the targets' facts the tools side resolved for it,
  * and what became of each call (the plan, then the reviewer's decisions
- * by update or signal, and whether the job moved on without one).
+ * by update or signal, and whether the job moved on without one). A
+ * model's batch is a model turn's calls; a client-driven job's is each
+ * call a `submitCall` update brought (see `SubmittedCalls`).
  */
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -95,7 +98,12 @@ interface JobReading {
   /** The tools' roots in the job's own snapshot (for `outside_roots`). */
   roots: string[] | undefined;
   readonly batches: Array<{ runId: string; at: number; calls: CallRecord[] }>;
+  /** A client-driven job's calls taken so far, by key: a retry of one in a later run is no new call. */
+  readonly clientCalls: Map<string, TakenCall>;
 }
+
+/** Who brought the job's calls: its model turns, or a client's `submitCall` updates. */
+type Driver = 'model' | 'client';
 
 function timeOf(event: HistoryEvent): number {
   const t = event.eventTime;
@@ -114,12 +122,26 @@ class RunReader {
   /** Workflow time when the open batch was first evaluated: its `now` for cooldowns. */
   private batchAt: number | undefined;
   private facts: Record<string, CallFacts> | undefined;
+  private readonly submitted: SubmittedCalls;
 
   constructor(
     private readonly decodePayloads: DecodePayloads,
     private readonly runId: string,
     private readonly job: JobReading,
-  ) {}
+    private readonly driver: Driver,
+  ) {
+    this.submitted = new SubmittedCalls(job.clientCalls);
+  }
+
+  /** Whether the gate may be deciding fresh calls: after a model turn; in a client-driven job at any time, one call after another. */
+  private evaluating(): boolean {
+    return this.driver === 'client' || this.batchOpen;
+  }
+
+  /** Whether this call (by id) waits for a reviewer. */
+  private parked(callId: string): boolean {
+    return [...this.job.requests.values()].some((o) => o.record.happened === 'pending' && o.record.call.callId === callId);
+  }
 
   private async decode(payloads: Payloads): Promise<unknown> {
     return this.decodePayloads(payloads?.payloads ?? []);
@@ -166,7 +188,7 @@ class RunReader {
         this.batchOpen = true;
         this.batchAt = undefined;
         this.facts = undefined;
-      } else if (type === 'resolveTargets' && this.batchOpen) {
+      } else if (type === 'resolveTargets' && this.evaluating()) {
         const parsed = factsResultSchema.safeParse(await this.decode(completed.result));
         this.facts = parsed.success ? parsed.data.facts : undefined;
       } else if (type === 'prepareApproval') {
@@ -187,15 +209,17 @@ class RunReader {
         if (loaded.success) this.job.roots ??= loaded.data.snapshot.detectors.roots;
         return;
       }
-      if (!data.success || data.data.activity_type !== 'evaluatePolicy' || !this.batchOpen) return;
+      if (!data.success || data.data.activity_type !== 'evaluatePolicy' || !this.evaluating()) return;
       this.batchAt ??= this.taskStartedAt;
       const result = planResultSchema.safeParse(await this.decode(marker.details?.result));
       // A pass that asked for facts or the judge first carries no plan; the batch stays open for the next pass.
       const plan = result.success ? recordedPlan(result.data.plan) : undefined;
       if (plan === undefined) return;
       this.batchOpen = false;
-      this.freshBatch(plan, this.batchAt);
+      if (this.driver === 'model') this.freshBatch(plan, this.batchAt, true);
+      else this.clientBatch(plan, this.batchAt);
       this.batchAt = undefined;
+      this.facts = undefined;
       return;
     }
     const signal = event.workflowExecutionSignaledEventAttributes;
@@ -207,6 +231,11 @@ class RunReader {
     const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
     if (accepted != null && accepted.acceptedRequest?.input?.name === 'decide') {
       this.updates.set(accepted.protocolInstanceId ?? '', true);
+      return;
+    }
+    // Only accepted calls are in history: the validator's refusals never reach it.
+    if (accepted != null && accepted.acceptedRequest?.input?.name === 'submitCall' && this.driver === 'client') {
+      this.submitted.accept(await this.decode(accepted.acceptedRequest.input.args), (key) => this.parked(key));
       return;
     }
     const done = event.workflowExecutionUpdateCompletedEventAttributes;
@@ -227,7 +256,21 @@ class RunReader {
     }
   }
 
-  private freshBatch(plan: BatchPlan, at: number): void {
+  /**
+   * A client's call as the gate took it. While another call waits for a
+   * reviewer, one that needs approval too is answered at once and never
+   * becomes a request; a plan of calls taken before (a reviewer's edit
+   * evaluated again) is no fresh batch.
+   */
+  private clientBatch(plan: BatchPlan, at: number): void {
+    const took = this.submitted.take(plan.calls.map((p) => p.call.callId));
+    if (took.size === 0) return;
+    const waiting = [...this.job.requests.values()].some((o) => o.record.happened === 'pending');
+    this.freshBatch({ ...plan, calls: plan.calls.filter((p) => took.has(p.call.callId)) }, at, !waiting);
+  }
+
+  /** `parks`: whether its gated calls become requests (each paired with the next `prepareApproval`). */
+  private freshBatch(plan: BatchPlan, at: number, parks: boolean): void {
     const calls: CallRecord[] = [];
     this.awaitingPrepare = [];
     for (const planned of plan.calls) {
@@ -242,7 +285,7 @@ class RunReader {
       };
       if (p.kind === 'approval') {
         record.fingerprint = p.fingerprint;
-        this.awaitingPrepare.push(record);
+        if (parks) this.awaitingPrepare.push(record);
       }
       calls.push(record);
     }
@@ -287,7 +330,7 @@ function happenedOfPlan(kind: PlannedToolKind): Happened {
  * job's input this build reads.
  */
 export async function readJob(jobId: string, runs: readonly RunHistory[], decode: DecodePayloads): Promise<{ job: RecordedJob | undefined; skipped: SkippedRun[] }> {
-  const reading: JobReading = { requests: new Map(), batches: [], roots: undefined };
+  const reading: JobReading = { requests: new Map(), batches: [], roots: undefined, clientCalls: new Map() };
   const skipped: SkippedRun[] = [];
   let input: z.infer<typeof agentJobInputSchema> | undefined;
   for (const run of runs) {
@@ -300,7 +343,7 @@ export async function readJob(jobId: string, runs: readonly RunHistory[], decode
     input ??= parsed.data;
     const carried = carriedRootsSchema.safeParse(parsed.data);
     if (carried.success) reading.roots ??= carried.data.carried.snapshot.detectors.roots;
-    await new RunReader(decode, run.runId, reading).read(run.events);
+    await new RunReader(decode, run.runId, reading, input.driver ?? 'model').read(run.events);
   }
   if (input === undefined) return { job: undefined, skipped };
   const job: RecordedJob = {

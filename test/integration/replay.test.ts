@@ -30,6 +30,7 @@ const shapes = [
   'judge-shadow',
   'signed-decision',
   'passkey-decision',
+  'client-driven',
 ];
 
 /** `<shape>.<tag>[.runN].json` holds a run of job `<shape>-<tag>` (fingerprints include the job id). */
