@@ -2,10 +2,12 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { batchPlanSchema, type BatchPlan } from '../core/job/batch-plan';
+import { approvalRules, batchPlanSchema, type BatchPlan } from '../core/job/batch-plan';
 import { batchPlanV1Schema, heldPlanFromV1, LegacyShapeError } from '../core/job/legacy-v1';
 import { describeError } from '../core/temporal/describe-error';
 import { agentJobInputSchema, AGENT_JOB_WORKFLOW } from '../core/job/job-input';
+import { mergeApprovalSettings } from '../core/policy/approval-settings';
+import { policySnapshotSchema, type PolicySnapshot } from '../core/policy/snapshot';
 import { callFactsSchema, type CallFacts } from '../core/tools/facts';
 import type { ToolCall } from '../core/job/preflight';
 import { toolPlanOf, type Happened, type PlannedToolKind, type RecordedBatch, type RecordedJob } from '../core/job/rehearsal';
@@ -70,6 +72,8 @@ export async function listRuns(client: Client, query: string): Promise<ListedRun
 
 const snapshotRootsSchema = z.looseObject({ snapshot: z.looseObject({ detectors: z.looseObject({ roots: z.array(z.string()) }) }) });
 const carriedRootsSchema = z.looseObject({ carried: snapshotRootsSchema });
+const loadedSnapshotSchema = z.looseObject({ snapshot: policySnapshotSchema });
+const carriedSnapshotSchema = z.looseObject({ carried: loadedSnapshotSchema });
 const markerDataSchema = z.looseObject({ activity_type: z.string() });
 const planResultSchema = z.looseObject({ plan: z.unknown() });
 const factsResultSchema = z.looseObject({ facts: z.record(z.string(), callFactsSchema) });
@@ -85,11 +89,15 @@ interface CallRecord {
   facts: CallFacts | undefined;
   /** For a gated call: the plan's fingerprint, which a decision must carry. */
   fingerprint?: string;
+  /** For a gated call of a client-driven job, when its rules are known: how long its request waits. */
+  ttlMs?: number;
 }
 
 interface OpenRequest {
   readonly record: CallRecord;
   readonly nonce: string;
+  /** Workflow time its request expires, when known (a client-driven job's). */
+  readonly expiresAt: number | undefined;
 }
 
 /** What one job's runs share: requests parked in one run may be decided in the next. */
@@ -97,6 +105,8 @@ interface JobReading {
   readonly requests: Map<string, OpenRequest>;
   /** The tools' roots in the job's own snapshot (for `outside_roots`). */
   roots: string[] | undefined;
+  /** The job's own snapshot, when this build reads it: a request's lifetime comes from its rules. */
+  snapshot: PolicySnapshot | undefined;
   readonly batches: Array<{ runId: string; at: number; calls: CallRecord[] }>;
   /** A client-driven job's calls taken so far, by key: a retry of one in a later run is no new call. */
   readonly clientCalls: Map<string, TakenCall>;
@@ -112,7 +122,8 @@ function timeOf(event: HistoryEvent): number {
 
 class RunReader {
   private readonly activities = new Map<string, string>();
-  private readonly prepares = new Map<string, CallRecord>();
+  /** Each `prepareApproval` by its scheduled event: the call, and when it was parked (a request's lifetime counts from then). */
+  private readonly prepares = new Map<string, { readonly record: CallRecord; readonly parkedAt: number }>();
   private readonly updates = new Map<string, true>();
   /** Gated calls of the last fresh batch, in plan order, waiting for their `prepareApproval`. */
   private awaitingPrepare: CallRecord[] = [];
@@ -153,6 +164,20 @@ class RunReader {
     this.job.requests.clear();
   }
 
+  /**
+   * A client-driven job's requests whose time is up: the job settles them
+   * expired at the first task that starts after (its timer's, or a new
+   * call's), before anything else; a decision from then on is refused. A
+   * model's job needs no clock here: it goes on only once each is settled.
+   */
+  private expireDue(): void {
+    for (const [id, open] of this.job.requests) {
+      if (open.expiresAt === undefined || open.expiresAt > this.taskStartedAt || open.record.happened !== 'pending') continue;
+      open.record.happened = 'expired';
+      this.job.requests.delete(id);
+    }
+  }
+
   private settle(requestId: string, status: 'approved' | 'denied', check?: { fingerprint: string; nonce: string }): void {
     const open = this.job.requests.get(requestId);
     if (open === undefined || open.record.happened !== 'pending') return;
@@ -168,6 +193,7 @@ class RunReader {
     const id = String(event.eventId ?? '');
     if (event.workflowTaskStartedEventAttributes != null) {
       this.taskStartedAt = timeOf(event);
+      if (this.driver === 'client') this.expireDue();
       return;
     }
     if (event.activityTaskScheduledEventAttributes != null) {
@@ -176,7 +202,7 @@ class RunReader {
       if (type === 'modelTurn') this.expireOpen();
       if (type === 'prepareApproval') {
         const next = this.awaitingPrepare.shift();
-        if (next !== undefined) this.prepares.set(id, next);
+        if (next !== undefined) this.prepares.set(id, { record: next, parkedAt: this.taskStartedAt });
       }
       return;
     }
@@ -192,11 +218,13 @@ class RunReader {
         const parsed = factsResultSchema.safeParse(await this.decode(completed.result));
         this.facts = parsed.success ? parsed.data.facts : undefined;
       } else if (type === 'prepareApproval') {
-        const record = this.prepares.get(scheduled);
+        const prepared = this.prepares.get(scheduled);
         const parsed = preparedSchema.safeParse(await this.decode(completed.result));
-        if (record !== undefined && parsed.success) {
+        if (prepared !== undefined && parsed.success) {
+          const { record, parkedAt } = prepared;
           record.happened = 'pending';
-          this.job.requests.set(parsed.data.requestId, { record, nonce: parsed.data.nonce });
+          const expiresAt = record.ttlMs === undefined ? undefined : parkedAt + record.ttlMs;
+          this.job.requests.set(parsed.data.requestId, { record, nonce: parsed.data.nonce, expiresAt });
         }
       }
       return;
@@ -205,8 +233,11 @@ class RunReader {
     if (marker != null && marker.markerName === 'core_local_activity') {
       const data = markerDataSchema.safeParse(await this.decode(marker.details?.data));
       if (data.success && data.data.activity_type === 'loadPolicySnapshot') {
-        const loaded = snapshotRootsSchema.safeParse(await this.decode(marker.details?.result));
+        const result = await this.decode(marker.details?.result);
+        const loaded = snapshotRootsSchema.safeParse(result);
         if (loaded.success) this.job.roots ??= loaded.data.snapshot.detectors.roots;
+        const snapshot = loadedSnapshotSchema.safeParse(result);
+        if (snapshot.success) this.job.snapshot ??= snapshot.data.snapshot;
         return;
       }
       if (!data.success || data.data.activity_type !== 'evaluatePolicy' || !this.evaluating()) return;
@@ -285,6 +316,8 @@ class RunReader {
       };
       if (p.kind === 'approval') {
         record.fingerprint = p.fingerprint;
+        const snapshot = this.job.snapshot;
+        if (this.driver === 'client' && snapshot !== undefined) record.ttlMs = mergeApprovalSettings(approvalRules(snapshot, p.evaluation)).ttlMs;
         if (parks) this.awaitingPrepare.push(record);
       }
       calls.push(record);
@@ -330,7 +363,7 @@ function happenedOfPlan(kind: PlannedToolKind): Happened {
  * job's input this build reads.
  */
 export async function readJob(jobId: string, runs: readonly RunHistory[], decode: DecodePayloads): Promise<{ job: RecordedJob | undefined; skipped: SkippedRun[] }> {
-  const reading: JobReading = { requests: new Map(), batches: [], roots: undefined, clientCalls: new Map() };
+  const reading: JobReading = { requests: new Map(), batches: [], roots: undefined, snapshot: undefined, clientCalls: new Map() };
   const skipped: SkippedRun[] = [];
   let input: z.infer<typeof agentJobInputSchema> | undefined;
   for (const run of runs) {
@@ -343,6 +376,8 @@ export async function readJob(jobId: string, runs: readonly RunHistory[], decode
     input ??= parsed.data;
     const carried = carriedRootsSchema.safeParse(parsed.data);
     if (carried.success) reading.roots ??= carried.data.carried.snapshot.detectors.roots;
+    const carriedSnapshot = carriedSnapshotSchema.safeParse(parsed.data);
+    if (carriedSnapshot.success) reading.snapshot ??= carriedSnapshot.data.carried.snapshot;
     await new RunReader(decode, run.runId, reading, input.driver ?? 'model').read(run.events);
   }
   if (input === undefined) return { job: undefined, skipped };
@@ -351,7 +386,7 @@ export async function readJob(jobId: string, runs: readonly RunHistory[], decode
     scope: input.scope,
     roots: reading.roots,
     maxApprovalRequests: input.maxApprovalRequests,
-    batches: reading.batches.map((b): RecordedBatch => ({ runId: b.runId, at: b.at, calls: b.calls.map(({ fingerprint: _f, ...c }) => c) })),
+    batches: reading.batches.map((b): RecordedBatch => ({ runId: b.runId, at: b.at, calls: b.calls.map(({ fingerprint: _f, ttlMs: _t, ...c }) => c) })),
   };
   return { job, skipped };
 }

@@ -369,6 +369,33 @@ const shapes: Shape[] = [
     },
   },
   {
+    // A client's delete whose request expires (the two-second rule for *.tmp) while the job takes other calls: a second delete
+    // meanwhile is answered at once (one request waits at a time), the first is answered expired, then a read runs.
+    name: 'client-expired',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'quick.tmp'), 'q');
+      writeFileSync(join(r.root, 'later.bak'), 'l');
+      const h = await start(r, id, { turns: [] }, { driver: 'client', requester: 'mcp-agent' });
+      const submit = (callKey: string, toolName: string, args: Record<string, unknown>) => h.executeUpdate(submitCallUpdate, { args: [{ callKey, toolName, args }] });
+      const waiting = await submit('call-quick-1', 'fs_delete', { path: 'quick.tmp' });
+      if (waiting.status !== 'parked') throw new Error(`${id}: the delete was ${waiting.status}, expected parked`);
+      const second = await submit('call-later-1', 'fs_delete', { path: 'later.bak' });
+      if (second.status !== 'answered' || !second.isError) throw new Error(`${id}: the second delete was ${second.status}, expected answered at once (one request at a time); record again if the first expired already`);
+      for (let i = 0; (await h.query(clientCallQuery, { callKey: 'call-quick-1' }))?.status !== 'answered'; i++) {
+        if (i > 300) throw new Error(`${id}: the expired delete was never answered`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      await submit('call-read-1', 'fs_stat', { path: '.' });
+      await h.cancel();
+      const ended = await h.result().then(
+        () => 'completed',
+        (err: unknown) => (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure ? 'cancelled' : String(err)),
+      );
+      if (ended !== 'cancelled') throw new Error(`${id} ended ${ended}, expected cancelled`);
+      return h.firstExecutionRunId;
+    },
+  },
+  {
     name: 'rejected-forged-decision',
     async run(r, id) {
       writeFileSync(join(r.root, 'target.bak'), 't');

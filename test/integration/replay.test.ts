@@ -31,6 +31,7 @@ const shapes = [
   'signed-decision',
   'passkey-decision',
   'client-driven',
+  'client-expired',
 ];
 
 /** `<shape>.<tag>[.runN].json` holds a run of job `<shape>-<tag>` (fingerprints include the job id). */

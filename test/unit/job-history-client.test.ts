@@ -10,7 +10,7 @@ import { changeLabel, rehearseJob, type RecordedJob } from '../../core/job/rehea
 import { policySnapshotSchema, type PolicySnapshot } from '../../core/policy/snapshot';
 
 /**
- * The rehearsal's reader on the recorded client-driven job: its calls come
+ * The rehearsal's reader on the recorded client-driven jobs: their calls come
  * from the accepted `submitCall` updates, each decided by the plan that
  * took it, in the order taken; retries that attached are no calls.
  */
@@ -83,6 +83,23 @@ test('rehearsed under other rules: a client job shows what would change, as a mo
   const withoutApprovals = { ...own, rules: own.rules.filter((r) => r.id !== 'approve-deletes') };
   const changed = rehearseJob(job, withoutApprovals).filter((c) => c.changed);
   expect(changed.map((c) => `${c.callId} ${c.toolName} ${changeLabel(c)}`)).toEqual(['call-delete-1 fs_delete approved → allowed']);
+});
+
+test('a request that expires while the client goes on: expired at the first task after its time, not before; a gated call meanwhile never became a request', async () => {
+  const expiredFile = 'client-expired.base.json';
+  const all: HistoryEvent[] = historyFromJSON(JSON.parse(readFileSync(join(__dirname, '..', 'replay', 'histories', expiredFile), 'utf8'))).events ?? [];
+  const whole = await read([{ runId: expiredFile, events: all }]);
+  const calls = whole.batches.map((b) => b.calls.map((c) => ({ callId: c.call.callId, planned: c.planned, ruleId: c.ruleId, happened: c.happened })));
+  expect(calls).toEqual([
+    [{ callId: 'call-quick-1', planned: 'approval', ruleId: 'quick-deletes', happened: 'expired' }],
+    [{ callId: 'call-later-1', planned: 'approval', ruleId: 'approve-deletes', happened: 'undecided' }],
+    [{ callId: 'call-read-1', planned: 'run', ruleId: null, happened: 'allowed' }],
+  ]);
+  // Up to the timer that ends its wait, the request still waits.
+  const fired = all.findIndex((e) => e.timerFiredEventAttributes != null);
+  expect(fired).toBeGreaterThan(0);
+  const before = await read([{ runId: expiredFile, events: all.slice(0, fired + 1) }]);
+  expect(before.batches.map((b) => b.calls.map((c) => `${c.call.callId} ${c.happened}`))).toEqual([['call-quick-1 pending'], ['call-later-1 undecided']]);
 });
 
 describe('the workflow’s rules for a call sent again', () => {
