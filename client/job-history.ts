@@ -2,20 +2,25 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { batchPlanSchema, type BatchPlan } from '../core/job/batch-plan';
+import { approvalRules, batchPlanSchema, type BatchPlan } from '../core/job/batch-plan';
 import { batchPlanV1Schema, heldPlanFromV1, LegacyShapeError } from '../core/job/legacy-v1';
 import { describeError } from '../core/temporal/describe-error';
 import { agentJobInputSchema, AGENT_JOB_WORKFLOW } from '../core/job/job-input';
+import { mergeApprovalSettings } from '../core/policy/approval-settings';
+import { policySnapshotSchema, type PolicySnapshot } from '../core/policy/snapshot';
 import { callFactsSchema, type CallFacts } from '../core/tools/facts';
 import type { ToolCall } from '../core/job/preflight';
 import { toolPlanOf, type Happened, type PlannedToolKind, type RecordedBatch, type RecordedJob } from '../core/job/rehearsal';
+import { SubmittedCalls, type TakenCall } from './submitted-calls';
 
 /**
  * Reads the tool calls of past jobs from their Temporal histories: the
  * calls exactly as the gate evaluated them (the `evaluatePolicy` result of
  * each fresh batch), the targets' facts the tools side resolved for it,
  * and what became of each call (the plan, then the reviewer's decisions
- * by update or signal, and whether the job moved on without one).
+ * by update or signal, and whether the job moved on without one). A
+ * model's batch is a model turn's calls; a client-driven job's is each
+ * call a `submitCall` update brought (see `SubmittedCalls`).
  */
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -67,6 +72,8 @@ export async function listRuns(client: Client, query: string): Promise<ListedRun
 
 const snapshotRootsSchema = z.looseObject({ snapshot: z.looseObject({ detectors: z.looseObject({ roots: z.array(z.string()) }) }) });
 const carriedRootsSchema = z.looseObject({ carried: snapshotRootsSchema });
+const loadedSnapshotSchema = z.looseObject({ snapshot: policySnapshotSchema });
+const carriedSnapshotSchema = z.looseObject({ carried: loadedSnapshotSchema });
 const markerDataSchema = z.looseObject({ activity_type: z.string() });
 const planResultSchema = z.looseObject({ plan: z.unknown() });
 const factsResultSchema = z.looseObject({ facts: z.record(z.string(), callFactsSchema) });
@@ -82,11 +89,15 @@ interface CallRecord {
   facts: CallFacts | undefined;
   /** For a gated call: the plan's fingerprint, which a decision must carry. */
   fingerprint?: string;
+  /** For a gated call of a client-driven job, when its rules are known: how long its request waits. */
+  ttlMs?: number;
 }
 
 interface OpenRequest {
   readonly record: CallRecord;
   readonly nonce: string;
+  /** Workflow time its request expires, when known (a client-driven job's). */
+  readonly expiresAt: number | undefined;
 }
 
 /** What one job's runs share: requests parked in one run may be decided in the next. */
@@ -94,8 +105,15 @@ interface JobReading {
   readonly requests: Map<string, OpenRequest>;
   /** The tools' roots in the job's own snapshot (for `outside_roots`). */
   roots: string[] | undefined;
+  /** The job's own snapshot, when this build reads it: a request's lifetime comes from its rules. */
+  snapshot: PolicySnapshot | undefined;
   readonly batches: Array<{ runId: string; at: number; calls: CallRecord[] }>;
+  /** A client-driven job's calls taken so far, by key: a retry of one in a later run is no new call. */
+  readonly clientCalls: Map<string, TakenCall>;
 }
+
+/** Who brought the job's calls: its model turns, or a client's `submitCall` updates. */
+type Driver = 'model' | 'client';
 
 function timeOf(event: HistoryEvent): number {
   const t = event.eventTime;
@@ -104,7 +122,8 @@ function timeOf(event: HistoryEvent): number {
 
 class RunReader {
   private readonly activities = new Map<string, string>();
-  private readonly prepares = new Map<string, CallRecord>();
+  /** Each `prepareApproval` by its scheduled event: the call, and when it was parked (a request's lifetime counts from then). */
+  private readonly prepares = new Map<string, { readonly record: CallRecord; readonly parkedAt: number }>();
   private readonly updates = new Map<string, true>();
   /** Gated calls of the last fresh batch, in plan order, waiting for their `prepareApproval`. */
   private awaitingPrepare: CallRecord[] = [];
@@ -114,12 +133,26 @@ class RunReader {
   /** Workflow time when the open batch was first evaluated: its `now` for cooldowns. */
   private batchAt: number | undefined;
   private facts: Record<string, CallFacts> | undefined;
+  private readonly submitted: SubmittedCalls;
 
   constructor(
     private readonly decodePayloads: DecodePayloads,
     private readonly runId: string,
     private readonly job: JobReading,
-  ) {}
+    private readonly driver: Driver,
+  ) {
+    this.submitted = new SubmittedCalls(job.clientCalls);
+  }
+
+  /** Whether the gate may be deciding fresh calls: after a model turn; in a client-driven job at any time, one call after another. */
+  private evaluating(): boolean {
+    return this.driver === 'client' || this.batchOpen;
+  }
+
+  /** Whether this call (by id) waits for a reviewer. */
+  private parked(callId: string): boolean {
+    return [...this.job.requests.values()].some((o) => o.record.happened === 'pending' && o.record.call.callId === callId);
+  }
 
   private async decode(payloads: Payloads): Promise<unknown> {
     return this.decodePayloads(payloads?.payloads ?? []);
@@ -129,6 +162,20 @@ class RunReader {
   private expireOpen(): void {
     for (const open of this.job.requests.values()) if (open.record.happened === 'pending') open.record.happened = 'expired';
     this.job.requests.clear();
+  }
+
+  /**
+   * A client-driven job's requests whose time is up: the job settles them
+   * expired at the first task that starts after (its timer's, or a new
+   * call's), before anything else; a decision from then on is refused. A
+   * model's job needs no clock here: it goes on only once each is settled.
+   */
+  private expireDue(): void {
+    for (const [id, open] of this.job.requests) {
+      if (open.expiresAt === undefined || open.expiresAt > this.taskStartedAt || open.record.happened !== 'pending') continue;
+      open.record.happened = 'expired';
+      this.job.requests.delete(id);
+    }
   }
 
   private settle(requestId: string, status: 'approved' | 'denied', check?: { fingerprint: string; nonce: string }): void {
@@ -146,6 +193,7 @@ class RunReader {
     const id = String(event.eventId ?? '');
     if (event.workflowTaskStartedEventAttributes != null) {
       this.taskStartedAt = timeOf(event);
+      if (this.driver === 'client') this.expireDue();
       return;
     }
     if (event.activityTaskScheduledEventAttributes != null) {
@@ -154,7 +202,7 @@ class RunReader {
       if (type === 'modelTurn') this.expireOpen();
       if (type === 'prepareApproval') {
         const next = this.awaitingPrepare.shift();
-        if (next !== undefined) this.prepares.set(id, next);
+        if (next !== undefined) this.prepares.set(id, { record: next, parkedAt: this.taskStartedAt });
       }
       return;
     }
@@ -166,15 +214,17 @@ class RunReader {
         this.batchOpen = true;
         this.batchAt = undefined;
         this.facts = undefined;
-      } else if (type === 'resolveTargets' && this.batchOpen) {
+      } else if (type === 'resolveTargets' && this.evaluating()) {
         const parsed = factsResultSchema.safeParse(await this.decode(completed.result));
         this.facts = parsed.success ? parsed.data.facts : undefined;
       } else if (type === 'prepareApproval') {
-        const record = this.prepares.get(scheduled);
+        const prepared = this.prepares.get(scheduled);
         const parsed = preparedSchema.safeParse(await this.decode(completed.result));
-        if (record !== undefined && parsed.success) {
+        if (prepared !== undefined && parsed.success) {
+          const { record, parkedAt } = prepared;
           record.happened = 'pending';
-          this.job.requests.set(parsed.data.requestId, { record, nonce: parsed.data.nonce });
+          const expiresAt = record.ttlMs === undefined ? undefined : parkedAt + record.ttlMs;
+          this.job.requests.set(parsed.data.requestId, { record, nonce: parsed.data.nonce, expiresAt });
         }
       }
       return;
@@ -183,19 +233,24 @@ class RunReader {
     if (marker != null && marker.markerName === 'core_local_activity') {
       const data = markerDataSchema.safeParse(await this.decode(marker.details?.data));
       if (data.success && data.data.activity_type === 'loadPolicySnapshot') {
-        const loaded = snapshotRootsSchema.safeParse(await this.decode(marker.details?.result));
+        const result = await this.decode(marker.details?.result);
+        const loaded = snapshotRootsSchema.safeParse(result);
         if (loaded.success) this.job.roots ??= loaded.data.snapshot.detectors.roots;
+        const snapshot = loadedSnapshotSchema.safeParse(result);
+        if (snapshot.success) this.job.snapshot ??= snapshot.data.snapshot;
         return;
       }
-      if (!data.success || data.data.activity_type !== 'evaluatePolicy' || !this.batchOpen) return;
+      if (!data.success || data.data.activity_type !== 'evaluatePolicy' || !this.evaluating()) return;
       this.batchAt ??= this.taskStartedAt;
       const result = planResultSchema.safeParse(await this.decode(marker.details?.result));
       // A pass that asked for facts or the judge first carries no plan; the batch stays open for the next pass.
       const plan = result.success ? recordedPlan(result.data.plan) : undefined;
       if (plan === undefined) return;
       this.batchOpen = false;
-      this.freshBatch(plan, this.batchAt);
+      if (this.driver === 'model') this.freshBatch(plan, this.batchAt, true);
+      else this.clientBatch(plan, this.batchAt);
       this.batchAt = undefined;
+      this.facts = undefined;
       return;
     }
     const signal = event.workflowExecutionSignaledEventAttributes;
@@ -207,6 +262,11 @@ class RunReader {
     const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
     if (accepted != null && accepted.acceptedRequest?.input?.name === 'decide') {
       this.updates.set(accepted.protocolInstanceId ?? '', true);
+      return;
+    }
+    // Only accepted calls are in history: the validator's refusals never reach it.
+    if (accepted != null && accepted.acceptedRequest?.input?.name === 'submitCall' && this.driver === 'client') {
+      this.submitted.accept(await this.decode(accepted.acceptedRequest.input.args), (key) => this.parked(key));
       return;
     }
     const done = event.workflowExecutionUpdateCompletedEventAttributes;
@@ -227,7 +287,21 @@ class RunReader {
     }
   }
 
-  private freshBatch(plan: BatchPlan, at: number): void {
+  /**
+   * A client's call as the gate took it. While another call waits for a
+   * reviewer, one that needs approval too is answered at once and never
+   * becomes a request; a plan of calls taken before (a reviewer's edit
+   * evaluated again) is no fresh batch.
+   */
+  private clientBatch(plan: BatchPlan, at: number): void {
+    const took = this.submitted.take(plan.calls.map((p) => p.call.callId));
+    if (took.size === 0) return;
+    const waiting = [...this.job.requests.values()].some((o) => o.record.happened === 'pending');
+    this.freshBatch({ ...plan, calls: plan.calls.filter((p) => took.has(p.call.callId)) }, at, !waiting);
+  }
+
+  /** `parks`: whether its gated calls become requests (each paired with the next `prepareApproval`). */
+  private freshBatch(plan: BatchPlan, at: number, parks: boolean): void {
     const calls: CallRecord[] = [];
     this.awaitingPrepare = [];
     for (const planned of plan.calls) {
@@ -242,7 +316,9 @@ class RunReader {
       };
       if (p.kind === 'approval') {
         record.fingerprint = p.fingerprint;
-        this.awaitingPrepare.push(record);
+        const snapshot = this.job.snapshot;
+        if (this.driver === 'client' && snapshot !== undefined) record.ttlMs = mergeApprovalSettings(approvalRules(snapshot, p.evaluation)).ttlMs;
+        if (parks) this.awaitingPrepare.push(record);
       }
       calls.push(record);
     }
@@ -287,7 +363,7 @@ function happenedOfPlan(kind: PlannedToolKind): Happened {
  * job's input this build reads.
  */
 export async function readJob(jobId: string, runs: readonly RunHistory[], decode: DecodePayloads): Promise<{ job: RecordedJob | undefined; skipped: SkippedRun[] }> {
-  const reading: JobReading = { requests: new Map(), batches: [], roots: undefined };
+  const reading: JobReading = { requests: new Map(), batches: [], roots: undefined, snapshot: undefined, clientCalls: new Map() };
   const skipped: SkippedRun[] = [];
   let input: z.infer<typeof agentJobInputSchema> | undefined;
   for (const run of runs) {
@@ -300,7 +376,9 @@ export async function readJob(jobId: string, runs: readonly RunHistory[], decode
     input ??= parsed.data;
     const carried = carriedRootsSchema.safeParse(parsed.data);
     if (carried.success) reading.roots ??= carried.data.carried.snapshot.detectors.roots;
-    await new RunReader(decode, run.runId, reading).read(run.events);
+    const carriedSnapshot = carriedSnapshotSchema.safeParse(parsed.data);
+    if (carriedSnapshot.success) reading.snapshot ??= carriedSnapshot.data.carried.snapshot;
+    await new RunReader(decode, run.runId, reading, input.driver ?? 'model').read(run.events);
   }
   if (input === undefined) return { job: undefined, skipped };
   const job: RecordedJob = {
@@ -308,7 +386,7 @@ export async function readJob(jobId: string, runs: readonly RunHistory[], decode
     scope: input.scope,
     roots: reading.roots,
     maxApprovalRequests: input.maxApprovalRequests,
-    batches: reading.batches.map((b): RecordedBatch => ({ runId: b.runId, at: b.at, calls: b.calls.map(({ fingerprint: _f, ...c }) => c) })),
+    batches: reading.batches.map((b): RecordedBatch => ({ runId: b.runId, at: b.at, calls: b.calls.map(({ fingerprint: _f, ttlMs: _t, ...c }) => c) })),
   };
   return { job, skipped };
 }

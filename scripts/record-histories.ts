@@ -34,7 +34,7 @@ import type { ReplayScript } from '../core/model/replay-script';
 import { TaskQueues, queueRoles } from '../core/temporal/task-queues';
 import { createWorkers } from '../workers/create-workers';
 import { runtimeLogger } from '../workers/run-workers';
-import { approvalDecisionSignal, stateQuery } from '../workflows/messages';
+import { approvalDecisionSignal, clientCallQuery, stateQuery, submitCallUpdate } from '../workflows/messages';
 import { requireCurrent } from '../host/worker-deployments';
 
 /**
@@ -328,6 +328,65 @@ const shapes: Shape[] = [
       await parked(h);
       await h.cancel();
       // The job says it was cancelled, then ends cancelled: its result is a cancellation failure.
+      const ended = await h.result().then(
+        () => 'completed',
+        (err: unknown) => (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure ? 'cancelled' : String(err)),
+      );
+      if (ended !== 'cancelled') throw new Error(`${id} ended ${ended}, expected cancelled`);
+      return h.firstExecutionRunId;
+    },
+  },
+  {
+    // Calls from a client instead of the model (the MCP gateway): a read answered at once, a delete that parks, a read while it
+    // waits, two retries of the delete while it waits (its key again, and a new key with the same tool and arguments: each
+    // attaches to the waiting request), the approval and the run; the job waits for the next call until it is cancelled.
+    name: 'client-driven',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'client.bak'), 'c');
+      const h = await start(r, id, { turns: [] }, { driver: 'client', requester: 'mcp-agent' });
+      const submit = (callKey: string, toolName: string, args: Record<string, unknown>) => h.executeUpdate(submitCallUpdate, { args: [{ callKey, toolName, args }] });
+      await submit('call-read-1', 'fs_stat', { path: '.' });
+      const waiting = await submit('call-delete-1', 'fs_delete', { path: 'client.bak' });
+      if (waiting.status !== 'parked') throw new Error(`${id}: the delete was ${waiting.status}, expected parked`);
+      await submit('call-read-2', 'fs_list', { path: '.' });
+      // Each update has its own id, so both retries are recorded as accepted; neither is a second call.
+      for (const key of ['call-delete-1', 'call-delete-1-retry']) {
+        const again = await submit(key, 'fs_delete', { path: 'client.bak' });
+        if (again.status !== 'parked' || again.requestId !== waiting.requestId) throw new Error(`${id}: the retry ${key} was ${again.status}, expected the waiting request`);
+      }
+      await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice', requestId: waiting.requestId }));
+      for (let i = 0; (await h.query(clientCallQuery, { callKey: 'call-delete-1' }))?.status !== 'answered'; i++) {
+        if (i > 300) throw new Error(`${id}: the approved delete was never answered`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      await h.cancel();
+      const ended = await h.result().then(
+        () => 'completed',
+        (err: unknown) => (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure ? 'cancelled' : String(err)),
+      );
+      if (ended !== 'cancelled') throw new Error(`${id} ended ${ended}, expected cancelled`);
+      return h.firstExecutionRunId;
+    },
+  },
+  {
+    // A client's delete whose request expires (the two-second rule for *.tmp) while the job takes other calls: a second delete
+    // meanwhile is answered at once (one request waits at a time), the first is answered expired, then a read runs.
+    name: 'client-expired',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'quick.tmp'), 'q');
+      writeFileSync(join(r.root, 'later.bak'), 'l');
+      const h = await start(r, id, { turns: [] }, { driver: 'client', requester: 'mcp-agent' });
+      const submit = (callKey: string, toolName: string, args: Record<string, unknown>) => h.executeUpdate(submitCallUpdate, { args: [{ callKey, toolName, args }] });
+      const waiting = await submit('call-quick-1', 'fs_delete', { path: 'quick.tmp' });
+      if (waiting.status !== 'parked') throw new Error(`${id}: the delete was ${waiting.status}, expected parked`);
+      const second = await submit('call-later-1', 'fs_delete', { path: 'later.bak' });
+      if (second.status !== 'answered' || !second.isError) throw new Error(`${id}: the second delete was ${second.status}, expected answered at once (one request at a time); record again if the first expired already`);
+      for (let i = 0; (await h.query(clientCallQuery, { callKey: 'call-quick-1' }))?.status !== 'answered'; i++) {
+        if (i > 300) throw new Error(`${id}: the expired delete was never answered`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      await submit('call-read-1', 'fs_stat', { path: '.' });
+      await h.cancel();
       const ended = await h.result().then(
         () => 'completed',
         (err: unknown) => (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure ? 'cancelled' : String(err)),

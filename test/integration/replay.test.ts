@@ -30,6 +30,8 @@ const shapes = [
   'judge-shadow',
   'signed-decision',
   'passkey-decision',
+  'client-driven',
+  'client-expired',
 ];
 
 /** `<shape>.<tag>[.runN].json` holds a run of job `<shape>-<tag>` (fingerprints include the job id). */

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { JobHarness } from '../helpers/job-harness';
+import { submitCallUpdate } from '../../workflows/messages';
 
 /** With the payload codec, histories hold no plaintext: the rehearsal reads them with the installation's keys. */
 
@@ -63,4 +64,27 @@ test('secrets in the recorded arguments are masked in the report, text and JSON'
   expect(text.stdout).toContain('allowed → needs approval');
   expect(JSON.parse(json.stdout)).toMatchObject({ changes: [expect.objectContaining({ toolName: 'fs_write' })] });
   for (const out of [text.stdout, json.stdout]) expect(out).not.toContain(secret);
+}, 90_000);
+
+test('a client-driven job: its submitCall inputs are encrypted too, and read with the same keys', async () => {
+  const jobId = `codec-client-${Date.now()}`;
+  const { handle } = await h.start({ jobId, script: { turns: [] }, input: { driver: 'client', requester: 'claude' } });
+  const call = { callKey: 'codec-write-1', toolName: 'fs_write', args: { path: 'client-secret-plan.txt', content: 's' } };
+  expect(await handle.executeUpdate(submitCallUpdate, { args: [call] })).toMatchObject({ status: 'answered', isError: false });
+  await handle.cancel();
+  const raw = historyToJSON(await handle.fetchHistory());
+  const texts = [raw, ...[...raw.matchAll(/"data":\s*"([A-Za-z0-9+/=]+)"/g)].map((m) => Buffer.from(m[1] ?? '', 'base64').toString('latin1'))];
+  expect(raw).toContain('submitCall');
+  expect(texts.some((t) => t.includes('client-secret-plan.txt'))).toBe(false);
+
+  let out = await h.cli(['rules', 'rehearse', '--rules', rules, '--job', jobId, '--json']);
+  for (let i = 0; i < 50 && out.code !== 0; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    out = await h.cli(['rules', 'rehearse', '--rules', rules, '--job', jobId, '--json']);
+  }
+  expect(out.code).toBe(0);
+  const report = JSON.parse(out.stdout) as { calls: number; changes: Array<{ callId: string; args: { path: string }; change: string }>; skipped: unknown[] };
+  expect(report.skipped).toEqual([]);
+  expect(report.calls).toBe(1);
+  expect(report.changes).toEqual([expect.objectContaining({ callId: 'codec-write-1', args: expect.objectContaining({ path: join(h.root, 'client-secret-plan.txt') }), change: 'allowed → needs approval' })]);
 }, 90_000);

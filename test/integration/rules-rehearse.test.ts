@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JobHarness, type RulesInput } from '../helpers/job-harness';
+import { clientCallQuery, submitCallUpdate } from '../../workflows/messages';
 
 /**
  * `airlock rules rehearse` on jobs that really ran: the calls come from
@@ -297,4 +298,37 @@ test('a job parked across continue-as-new and approved in its next run is one jo
   expect(code).toBe(0);
   expect(report).toMatchObject({ jobs: 1, calls: 1, skipped: [] });
   expect(report?.changes.map(key)).toEqual([`${jobId} fs_delete long.bak: approved → denied [no-bak-deletes]`]);
+}, 120_000);
+
+test('a client-driven job: the calls its client submitted are rehearsed as a model job’s are; a retry of the parked delete is no call', async () => {
+  writeFileSync(join(h.root, 'client.bak'), 'c');
+  const jobId = `client-${Date.now()}`;
+  const { handle } = await h.start({ jobId, goal: 'calls from MCP agent claude', script: { turns: [] }, input: { driver: 'client', requester: 'claude' } });
+  const submit = (callKey: string, toolName: string, args: Record<string, unknown>) => handle.executeUpdate(submitCallUpdate, { args: [{ callKey, toolName, args }] });
+  expect(await submit('client-write-1', 'fs_write', { path: 'client.txt', content: 'c' })).toMatchObject({ status: 'answered', isError: false });
+  const parked = await submit('client-delete-1', 'fs_delete', { path: 'client.bak' });
+  expect(parked).toMatchObject({ status: 'parked', ruleId: 'approve-deletes' });
+  // The client sends it again (another update id): the same request answers.
+  expect(await submit('client-delete-1', 'fs_delete', { path: 'client.bak' })).toEqual(parked);
+  await expect(h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).resolves.toMatchObject({ accepted: true, status: 'approved' });
+  for (let i = 0; (await handle.query(clientCallQuery, { callKey: 'client-delete-1' }))?.status !== 'answered'; i++) {
+    if (i > 150) throw new Error('the approved delete was never answered');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  // A client's job waits for its next call until it is stopped.
+  await handle.cancel();
+  for (let i = 0; (await h.env.client.workflow.count(`WorkflowId = "${jobId}" AND ExecutionStatus != "Running"`)).count < 1; i++) {
+    if (i > 100) throw new Error('visibility never listed the cancelled job');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const { code, report } = await rehearse(['--rules', files.stricter ?? '', '--job', jobId, '--json']);
+  expect(code).toBe(0);
+  expect(report).toMatchObject({ jobs: 1, calls: 2, skipped: [] });
+  expect(report?.changes.map(key).sort()).toEqual(
+    [`${jobId} fs_write client.txt: allowed → needs approval [approve-writes]`, `${jobId} fs_delete client.bak: approved → denied [no-bak-deletes]`].sort(),
+  );
+  expect(report?.changes.map((c) => c.callId).sort()).toEqual(['client-delete-1', 'client-write-1']);
+  // Under the rules it ran under, nothing changes.
+  const same = await rehearse(['--rules', files.same ?? '', '--job', jobId, '--json']);
+  expect(same.report).toMatchObject({ jobs: 1, calls: 2, changes: [] });
 }, 120_000);

@@ -71,6 +71,11 @@ const expected: Record<string, string[][]> = {
   'two-machines': [['fs_read allowed', 'fs_delete approved'], ['fs_read denied']],
   'approved-with-edit': [['fs_delete approved']],
   'cancelled-while-parked': [['fs_delete undecided']],
+  // One batch per call a client submitted, in the order taken: the read while the delete waited is no part of the delete's
+  // batch, and the delete's two retries (its key again, and a new key with its tool and arguments) are no calls of their own.
+  'client-driven': [['fs_stat allowed'], ['fs_delete approved'], ['fs_list allowed']],
+  // A delete whose request expired while the job took calls: a second delete meanwhile never became a request (one waits at a time).
+  'client-expired': [['fs_delete expired'], ['fs_delete undecided'], ['fs_stat allowed']],
   'completion-gate': [['fs_write allowed']],
   'continue-as-new-parked': [['fs_stat allowed'], ['fs_delete approved']],
   'denied-by-reviewer': [['fs_delete denied by reviewer']],
