@@ -39,6 +39,8 @@ export interface GatewayOptions {
 
 export { agentJobId };
 
+const MODEL_IMMEDIATE_RESPONSE = 'io.modelcontextprotocol/model-immediate-response';
+
 const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 
 function waitingText(view: Extract<ClientCallView, { status: 'parked' }>): string {
@@ -97,7 +99,10 @@ export function createGateway(options: GatewayOptions): Server {
   async function startTask(name: string, args: Record<string, unknown>): Promise<CreateTaskResult> {
     if (name === WAIT_TOOL || name === STATUS_TOOL) throw new McpError(ErrorCode.MethodNotFound, `${name} does not run as a task: with tasks, tasks/get and tasks/result do its work`);
     try {
-      return { task: await taskStore.taskOf(await submit(taskCallKey(), name, args)) };
+      const view = await submit(taskCallKey(), name, args);
+      const task = await taskStore.taskOf(view);
+      // What a host may hand its model at once while the task works (the 2025-11-25 spec's provisional key).
+      return view.status === 'parked' ? { task, _meta: { [MODEL_IMMEDIATE_RESPONSE]: `${waitingText(view).split('\n')[0]} The result comes with this task.` } } : { task };
     } catch (err) {
       // Refused before the gate: a completed task whose result says why, as a call without a task would be answered.
       if (err instanceof WorkflowUpdateFailedError) return { task: taskStore.refuse(err.cause instanceof Error ? err.cause.message : err.message) };

@@ -15,7 +15,9 @@ import { agentJobId } from './agent-job';
  * `airlock mcp` process, and a reviewer's decision reaches it however long
  * it takes. Only the server's own agent's job is ever read: the agent is
  * fixed per gateway (per token, over HTTP), and a task id naming another
- * job is refused here, whatever transport serves the request.
+ * job is refused here, whatever transport serves the request. The SDK's
+ * sessionId is not looked at: the agent, not a connection, owns its tasks,
+ * which is what lets them outlive one.
  */
 
 /** How often a client should ask again: a person decides, not a machine. */
@@ -130,7 +132,11 @@ export class AirlockTaskStore implements TaskStore {
     );
   }
 
-  /** The job's waiting calls, then its latest answered ones (at most 50), and this process's refusals. */
+  /**
+   * The job's waiting calls, then its latest answered ones (at most 50, all
+   * `clientCalls` gives), and this process's refusals: an older answered
+   * call's task still answers tasks/get without being listed.
+   */
   async listTasks(cursor?: string): Promise<{ tasks: Task[] }> {
     // Everything comes in one page: a cursor can only be one this server never gave.
     if (cursor !== undefined) throw new McpError(ErrorCode.InvalidParams, `unknown cursor ${JSON.stringify(cursor)}`);
@@ -175,6 +181,9 @@ export class AirlockTaskStore implements TaskStore {
     }
     const decided = state?.decided.find((d) => d.requestId === view.requestId);
     const created = createdOfKey(view.callKey) ?? now;
+    // An answer with `isError` (denied, expired, not run) is `completed` too, its result saying why: the spec says such a
+    // task "should" be `failed`, but the SDK's client (1.32.2) turns a failed task into a bare "Task … failed" error
+    // without asking tasks/result, and the agent would never read the reviewer's reason.
     // Answered calls are kept by count (the job's last 500), not by time.
     return { ...base, status: 'completed', ttl: null, createdAt: iso(created), lastUpdatedAt: decided?.decidedAt ?? iso(created), statusMessage: answeredMessage(view, decided) };
   }

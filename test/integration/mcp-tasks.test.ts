@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, CreateTaskResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, type CreateTaskResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { JobHarness } from '../helpers/job-harness';
 import { connectMcp, textOf } from '../helpers/mcp-stdio';
 
@@ -29,9 +29,10 @@ afterAll(async () => {
 });
 
 /** A `tools/call` with `task`: what a Tasks client sends. */
-async function callAsTask(client: Client, name: string, args: Record<string, unknown>): Promise<Task> {
-  return (await client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: { ttl: 3_600_000 } })).task;
+async function createTask(client: Client, name: string, args: Record<string, unknown>): Promise<CreateTaskResult> {
+  return client.request({ method: 'tools/call', params: { name, arguments: args } }, CreateTaskResultSchema, { task: { ttl: 3_600_000 } });
 }
+const callAsTask = async (client: Client, name: string, args: Record<string, unknown>): Promise<Task> => (await createTask(client, name, args)).task;
 
 /** Asks `tasks/get` until the task leaves `working`. */
 async function settled(client: Client, taskId: string): Promise<Task> {
@@ -93,8 +94,10 @@ describe('airlock mcp with MCP Tasks', () => {
 
   test('a delete as a task works while it waits, the same call again is the same task and request, and the approval from the CLI completes it', async () => {
     writeFileSync(join(h.root, 'old-build.tar'), 'x'.repeat(100));
-    const task = await callAsTask(mcp, 'fs_delete', { path: 'old-build.tar' });
+    const created = await createTask(mcp, 'fs_delete', { path: 'old-build.tar' });
+    const { task } = created;
     expect(task.status).toBe('working');
+    expect(created._meta?.['io.modelcontextprotocol/model-immediate-response']).toMatch(/^Waiting for approval: request \S+ \(rule approve-deletes\)/);
     expect(task.statusMessage).toMatch(/^waiting for approval: rule approve-deletes, request \S+; any reviewer may decide; expires \d{4}-/);
     expect(task.ttl).toBeGreaterThan(0);
     const requestId = requestOf(task);
@@ -121,14 +124,26 @@ describe('airlock mcp with MCP Tasks', () => {
     await executedOnce(requestId);
   });
 
-  test('a denial is a completed task whose result is an error with the reason; a refused call and another agent too', async () => {
+  test("a denial is a completed task whose result is an error with the reason, through the SDK's own task stream; a refused call and another agent too", async () => {
     writeFileSync(join(h.root, 'live.db'), 'precious');
-    const task = await callAsTask(mcp, 'fs_delete', { path: 'live.db' });
-    expect(task.status).toBe('working');
-    expect(await h.cli(['deny', 'mcp-claude', '--request', requestOf(task), '--reviewer', 'alice', '--reason', 'that is the live database'])).toMatchObject({ code: 0 });
-    const denied = await settled(mcp, task.taskId);
-    expect(denied).toMatchObject({ status: 'completed', statusMessage: 'denied by alice: that is the live database' });
-    const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    const seen: Task[] = [];
+    let streamed: unknown;
+    // The reviewer denies while the SDK's stream polls the task.
+    for await (const message of mcp.experimental.tasks.callToolStream({ name: 'fs_delete', arguments: { path: 'live.db' } }, CallToolResultSchema, { task: {} })) {
+      if (message.type === 'taskCreated') {
+        seen.push(message.task);
+        expect(await h.cli(['deny', 'mcp-claude', '--request', requestOf(message.task), '--reviewer', 'alice', '--reason', 'that is the live database'])).toMatchObject({ code: 0 });
+      }
+      if (message.type === 'taskStatus') seen.push(message.task);
+      if (message.type === 'result') streamed = message.result;
+      if (message.type === 'error') throw message.error;
+    }
+    const task = seen[0];
+    expect(task?.status).toBe('working');
+    expect(seen.at(-1)).toMatchObject({ taskId: task?.taskId, status: 'completed', statusMessage: 'denied by alice: that is the live database' });
+    expect((streamed as { isError?: boolean }).isError).toBe(true);
+    expect(textOf(streamed)).toContain('that is the live database');
+    const result = await mcp.experimental.tasks.getTaskResult(task?.taskId ?? '', CallToolResultSchema);
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain('that is the live database');
     expect(existsSync(join(h.root, 'live.db'))).toBe(true);
@@ -141,7 +156,7 @@ describe('airlock mcp with MCP Tasks', () => {
     expect(textOf(refused)).toMatch(/unknown tool "rm_rf"/);
 
     // A task id naming another agent's job is not this server's to answer.
-    await expect(mcp.experimental.tasks.getTask(task.taskId.replace(/^mcp-claude:/, 'mcp-mallory:'))).rejects.toThrow(/not a task of agent claude/);
+    await expect(mcp.experimental.tasks.getTask((task?.taskId ?? '').replace(/^mcp-claude:/, 'mcp-mallory:'))).rejects.toThrow(/not a task of agent claude/);
   });
 
   test('kill -9 of airlock mcp and the agent worker while a task waits: a new process and client get the same task id to completed, run once', async () => {
