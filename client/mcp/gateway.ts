@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { ClientCallView } from '../../core/job/client-calls';
 import { AGENT_JOB_WORKFLOW, type AgentJobInput } from '../../core/job/job-input';
@@ -8,7 +8,9 @@ import { describeError } from '../../core/temporal/describe-error';
 import { TaskQueues } from '../../core/temporal/task-queues';
 import { PENDING_MEMO_KEY, pendingMemo } from '../../core/reviewer/pending-memo';
 import { clientCallQuery, clientCallsQuery, submitCallUpdate } from '../../workflows/messages';
+import { agentJobId } from './agent-job';
 import { mcpTools, STATUS_TOOL, WAIT_TOOL } from './mcp-tools';
+import { AirlockTaskStore, taskCallKey } from './task-store';
 
 /**
  * `airlock mcp`: an MCP server whose tools are airlock's, and whose every
@@ -18,7 +20,9 @@ import { mcpTools, STATUS_TOOL, WAIT_TOOL } from './mcp-tools';
  * call answers at once; a call that needs a person is held open (with
  * progress notifications) up to `waitMs`, then answered "waiting" with a
  * call id for `airlock_wait`. A denial is the tool's result with the
- * reviewer's reason (`isError`), never a protocol error.
+ * reviewer's reason (`isError`), never a protocol error. A client that
+ * speaks MCP Tasks sends `task` with the call and gets a task at once,
+ * which the job keeps (`task-store.ts`).
  */
 
 export interface GatewayOptions {
@@ -33,10 +37,9 @@ export interface GatewayOptions {
   readonly version: string;
 }
 
-/** The agent's job: one per agent, so a call's id and a waiting request outlive any one connection. */
-export function agentJobId(agent: string): string {
-  return `mcp-${agent}`;
-}
+export { agentJobId };
+
+const MODEL_IMMEDIATE_RESPONSE = 'io.modelcontextprotocol/model-immediate-response';
 
 const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 
@@ -55,7 +58,12 @@ export function createGateway(options: GatewayOptions): Server {
   const { client, agent } = options;
   const jobId = agentJobId(agent);
   const pollMs = options.pollMs ?? 1_000;
-  const server = new Server({ name: 'airlock', version: options.version }, { capabilities: { tools: {} } });
+  const taskStore = new AirlockTaskStore({ client, agent });
+  // The SDK serves tasks/get, tasks/result, tasks/list and tasks/cancel from the store.
+  const server = new Server(
+    { name: 'airlock', version: options.version },
+    { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore },
+  );
   const tools = mcpTools(options.tools);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((t) => ({ ...t, inputSchema: { ...t.inputSchema } })) }));
@@ -87,9 +95,26 @@ export function createGateway(options: GatewayOptions): Server {
     return current;
   }
 
+  /** A call as a task: submitted as any call, and its task returned at once, working while it waits for a person. */
+  async function startTask(name: string, args: Record<string, unknown>): Promise<CreateTaskResult> {
+    if (name === WAIT_TOOL || name === STATUS_TOOL) throw new McpError(ErrorCode.MethodNotFound, `${name} does not run as a task: with tasks, tasks/get and tasks/result do its work`);
+    try {
+      const view = await submit(taskCallKey(), name, args);
+      const task = await taskStore.taskOf(view);
+      // What a host may hand its model at once while the task works (the 2025-11-25 spec's provisional key).
+      return view.status === 'parked' ? { task, _meta: { [MODEL_IMMEDIATE_RESPONSE]: `${waitingText(view).split('\n')[0]} The result comes with this task.` } } : { task };
+    } catch (err) {
+      // Refused before the gate: a completed task whose result says why, as a call without a task would be answered.
+      if (err instanceof WorkflowUpdateFailedError) return { task: taskStore.refuse(err.cause instanceof Error ? err.cause.message : err.message) };
+      // Nothing says whether the job took it: no task to give; the same call sent again attaches if it did.
+      throw new McpError(ErrorCode.InternalError, `airlock could not take this call: ${describeError(err)}`);
+    }
+  }
+
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;
     const args = request.params.arguments ?? {};
+    if (request.params.task !== undefined) return startTask(name, args);
     const token = extra._meta?.progressToken;
     let sent = 0;
     const progress = async (message: string) => {

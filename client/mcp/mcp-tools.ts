@@ -20,6 +20,8 @@ export interface McpTool {
   readonly description: string;
   readonly inputSchema: { readonly type: 'object'; readonly [key: string]: unknown };
   readonly annotations: McpToolAnnotations;
+  /** MCP Tasks: a gated tool may run as a task (it may wait for a person); airlock's own tools are the way without tasks. */
+  readonly execution: { readonly taskSupport: 'optional' | 'forbidden' };
 }
 
 /** The annotation a category implies: only reads are read-only; what reaches another machine is open-world. */
@@ -43,12 +45,14 @@ const ownTools: readonly McpTool[] = [
     description: 'Waits (up to about a minute) for a call that is waiting for a person to approve it, and returns its result, or says it still waits. Pass the call id the waiting answer gave.',
     inputSchema: { type: 'object', properties: { call: { type: 'string', description: 'The call id from the "waiting for approval" answer.' } }, required: ['call'], additionalProperties: false },
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    execution: { taskSupport: 'forbidden' },
   },
   {
     name: STATUS_TOOL,
     description: 'Lists your calls that wait for a person to approve them, and the latest answered ones.',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    execution: { taskSupport: 'forbidden' },
   },
 ];
 
@@ -58,7 +62,13 @@ export function mcpTools(available: readonly string[]): McpTool[] {
     const category = getTool(spec.name)?.category ?? 'command_execution';
     // An upstream tool keeps what its server declared; the category fills in what it left out.
     const declared = Object.fromEntries(Object.entries(upstream.get(spec.name) ?? {}).filter(([, v]) => v !== undefined));
-    return { name: spec.name, description: spec.description, inputSchema: { ...spec.parameters, type: 'object' }, annotations: { ...annotationsOf(category), ...declared } };
+    return {
+      name: spec.name,
+      description: spec.description,
+      inputSchema: { ...spec.parameters, type: 'object' },
+      annotations: { ...annotationsOf(category), ...declared },
+      execution: { taskSupport: 'optional' },
+    };
   });
   return [...gated, ...ownTools];
 }

@@ -1,9 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { JobHarness } from '../helpers/job-harness';
-import { repoRoot } from '../helpers/processes';
+import { connectMcp, textOf } from '../helpers/mcp-stdio';
 
 /**
  * `airlock mcp` as an MCP client sees it, over stdio with the official
@@ -17,11 +16,6 @@ import { repoRoot } from '../helpers/processes';
 let h: JobHarness;
 let mcp: Client;
 
-const textOf = (result: unknown): string => {
-  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
-  return content.map((c) => c.text ?? '').join('\n');
-};
-
 beforeAll(async () => {
   h = await JobHarness.create({
     rules: { version: 1, rules: [{ id: 'approve-deletes', version: 1, name: 'deletes need a person', scope: { categories: ['delete'] }, action: 'request_approval' }] },
@@ -31,15 +25,7 @@ beforeAll(async () => {
 
 /** An MCP client of its own `airlock mcp` process, as a desktop assistant starts it. */
 async function connect(): Promise<Client> {
-  return (await connectWithTransport()).client;
-}
-
-async function connectWithTransport(): Promise<{ client: Client; transport: StdioClientTransport }> {
-  const env = Object.fromEntries(Object.entries(h.processEnv({ AIRLOCK_ROOTS: h.root })).filter((e): e is [string, string] => e[1] !== undefined));
-  const client = new Client({ name: 'airlock-test-client', version: '1.0.0' });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [join(repoRoot, 'bin', 'airlock.js'), 'mcp', '--agent', 'claude', '--wait', '3s'], env, stderr: 'inherit' });
-  await client.connect(transport);
-  return { client, transport };
+  return (await connectMcp(h)).client;
 }
 afterAll(async () => {
   await mcp?.close();
@@ -114,7 +100,7 @@ describe('airlock mcp over stdio', () => {
 
   test('kill -9 of airlock mcp and the agent worker while a call waits: after the restart the call id still brings the result, run once', async () => {
     writeFileSync(join(h.root, 'cache.tmp.old'), 'x'.repeat(10));
-    const { client, transport } = await connectWithTransport();
+    const { client, transport } = await connectMcp(h);
     const waiting = textOf(await client.callTool({ name: 'fs_delete', arguments: { path: 'cache.tmp.old' } }));
     const requestId = /request (\S+) /.exec(waiting)?.[1] ?? '';
     const call = /"call": "([^"]+)"/.exec(waiting)?.[1] ?? '';
