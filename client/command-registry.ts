@@ -376,7 +376,7 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
     options: {
       agent: { type: 'string', value: 'NAME', description: "Over stdio: the agent's name (default: AIRLOCK_REVIEWER, else the login name); over HTTP the token names it" },
       wait: { type: 'string', value: 'DURATION', description: 'How long a call that waits for a person is held open (default 50s; MCP clients often give up at 60s)' },
-      listen: { type: 'string', value: '[HOST:]PORT', description: 'Serve MCP over HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1; another host must be given explicitly)' },
+      listen: { type: 'string', value: 'ADDRESS', description: 'Serve MCP over HTTP at http://ADDRESS/mcp instead of stdio: [HOST:]PORT, HOST 127.0.0.1 unless given explicitly' },
       'allow-host': { type: 'string', multiple: true, value: 'NAME', description: 'Also accept this Host (NAME or NAME:PORT), e.g. the name a reverse proxy forwards' },
       'allow-origin': { type: 'string', multiple: true, value: 'ORIGIN', description: 'Accept requests from a browser page of this origin (e.g. http://localhost:6274); others with an Origin are refused' },
     },

@@ -113,7 +113,8 @@ export class SqliteAgentTokens implements AgentTokens {
     try {
       this.db.prepare('INSERT INTO agent_tokens (token_hash, agent, created_at) VALUES (?, ?, ?)').run(agentTokenHash(token), name, createdAt);
     } catch (err) {
-      if (err instanceof Database.SqliteError && err.code === 'SQLITE_CONSTRAINT_UNIQUE') throw tokenExists(name);
+      // By code, not class: the native module keeps the error class of whoever loaded it first (test runners load it again).
+      if (typeof err === 'object' && err !== null && 'code' in err && err.code === 'SQLITE_CONSTRAINT_UNIQUE') throw tokenExists(name);
       throw err;
     }
     return { token, createdAt };

@@ -1,5 +1,5 @@
 import type { AirlockConfig } from '../../core/config/config';
-import { JsonlAuditSink, type AuditSink } from '../../host/audit-log';
+import type { AuditSink } from '../../host/audit-log';
 import { SqliteAgentTokens, type AgentTokens } from '../../host/agent-tokens';
 import { statePaths } from '../../host/paths';
 
@@ -18,6 +18,8 @@ export interface McpStores {
  */
 export async function openMcpStores(config: AirlockConfig, applicationName: string): Promise<McpStores> {
   if (config.database === undefined) {
+    // The audit log's module brings the Temporal SDK's failure types: loaded only by the server.
+    const { JsonlAuditSink } = await import('../../host/audit-log');
     const tokens = new SqliteAgentTokens(statePaths(config).agentTokens);
     return { tokens, audit: new JsonlAuditSink(statePaths(config).audit), close: () => tokens.close() };
   }
@@ -31,12 +33,22 @@ export async function openMcpStores(config: AirlockConfig, applicationName: stri
   return { tokens: new PostgresAgentTokens(db), audit: new PostgresAuditLog(db), close: () => db.close() };
 }
 
-/** The stores for a short command (`airlock agent …`), closed after `use`. */
-export async function withMcpStores<T>(config: AirlockConfig, use: (stores: McpStores) => Promise<T>): Promise<T> {
-  const stores = await openMcpStores(config, 'airlock-agent');
+/** The agent tokens alone, for a short command (`airlock agent …`), closed after `use`. */
+export async function withAgentTokens<T>(config: AirlockConfig, use: (tokens: AgentTokens) => Promise<T>): Promise<T> {
+  let tokens: AgentTokens;
+  let close: () => Promise<void>;
+  if (config.database === undefined) {
+    tokens = new SqliteAgentTokens(statePaths(config).agentTokens);
+    close = () => tokens.close();
+  } else {
+    const [{ openCheckedDatabase }, { PostgresAgentTokens }] = await Promise.all([import('../../host/database/open'), import('../../host/postgres-agent-tokens')]);
+    const db = await openCheckedDatabase(config.database, { applicationName: 'airlock-agent', maxConnections: 1 });
+    tokens = new PostgresAgentTokens(db);
+    close = () => db.close();
+  }
   try {
-    return await use(stores);
+    return await use(tokens);
   } finally {
-    await stores.close();
+    await close();
   }
 }

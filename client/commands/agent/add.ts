@@ -1,13 +1,14 @@
 import { agentNamePattern, agentNameRule } from '../../../core/job/agent-name';
 import { printJson, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
-import { withMcpStores } from '../../mcp/stores';
 
 export const run: CommandRun = async (args, io, command) => {
   const [agent, ...rest] = args.positionals;
   if (agent === undefined || rest.length > 0) throw new UsageError(`expected one agent name; usage: ${command.usage}`);
   if (!agentNamePattern.test(agent)) throw new UsageError(`an agent name is ${agentNameRule}, got ${JSON.stringify(agent)}`);
-  const { token, createdAt } = await withMcpStores(io.config(), (s) => s.tokens.add(agent));
+  // The store (SQLite or PostgreSQL) loads only once the arguments are good.
+  const { withAgentTokens } = await import('../../mcp/stores');
+  const { token, createdAt } = await withAgentTokens(io.config(), (t) => t.add(agent));
   const job = `mcp-${agent}`;
   if (args.values.json === true) {
     printJson(io, { agent, token, createdAt, job });

@@ -1,11 +1,12 @@
 import { display } from '../../../core/redaction/display-text';
 import { printJson, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
-import { withMcpStores } from '../../mcp/stores';
 
 export const run: CommandRun = async (args, io, command) => {
   if (args.positionals.length > 0) throw new UsageError(`agent list takes no arguments; usage: ${command.usage}`);
-  const tokens = await withMcpStores(io.config(), (s) => s.tokens.list());
+  // The store (SQLite or PostgreSQL) loads only once the arguments are good.
+  const { withAgentTokens } = await import('../../mcp/stores');
+  const tokens = await withAgentTokens(io.config(), (t) => t.list());
   if (args.values.json === true) {
     printJson(io, tokens);
     return;
