@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { JobHarness } from '../helpers/job-harness';
+import { mcpEnv, textOf } from '../helpers/mcp-client';
 import { repoRoot } from '../helpers/processes';
 
 /**
@@ -17,11 +18,6 @@ import { repoRoot } from '../helpers/processes';
 let h: JobHarness;
 let mcp: Client;
 
-const textOf = (result: unknown): string => {
-  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
-  return content.map((c) => c.text ?? '').join('\n');
-};
-
 beforeAll(async () => {
   h = await JobHarness.create({
     rules: { version: 1, rules: [{ id: 'approve-deletes', version: 1, name: 'deletes need a person', scope: { categories: ['delete'] }, action: 'request_approval' }] },
@@ -35,7 +31,7 @@ async function connect(): Promise<Client> {
 }
 
 async function connectWithTransport(): Promise<{ client: Client; transport: StdioClientTransport }> {
-  const env = Object.fromEntries(Object.entries(h.processEnv({ AIRLOCK_ROOTS: h.root })).filter((e): e is [string, string] => e[1] !== undefined));
+  const env = mcpEnv(h);
   const client = new Client({ name: 'airlock-test-client', version: '1.0.0' });
   const transport = new StdioClientTransport({ command: process.execPath, args: [join(repoRoot, 'bin', 'airlock.js'), 'mcp', '--agent', 'claude', '--wait', '3s'], env, stderr: 'inherit' });
   await client.connect(transport);
