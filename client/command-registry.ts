@@ -118,6 +118,42 @@ const reviewerCommands: CommandGroup = {
   ],
 };
 
+const agentName = { name: 'NAME', description: "The agent's name: its job is mcp-NAME, and rules and cards see NAME as the requester" } as const;
+
+const agentCommands: CommandGroup = {
+  name: 'agent',
+  summary: 'Manage the bearer tokens MCP agents send to `airlock mcp --listen` (one per agent; only its hash is kept)',
+  examples: ['airlock agent add claude', 'airlock agent list'],
+  subcommands: [
+    {
+      name: 'add',
+      summary: 'Make a token for an agent and print it once; its calls over HTTP go to job mcp-NAME',
+      usage: 'airlock agent add NAME [--json]',
+      arguments: [agentName],
+      options: { json },
+      examples: ['airlock agent add claude', 'airlock agent add ci-bot --json'],
+      load: async () => (await import('./commands/agent/add')).run,
+    },
+    {
+      name: 'revoke',
+      summary: "Revoke an agent's token: `airlock mcp --listen` refuses it from the next request on",
+      usage: 'airlock agent revoke NAME [--json]',
+      arguments: [agentName],
+      options: { json },
+      examples: ['airlock agent revoke claude'],
+      load: async () => (await import('./commands/agent/revoke')).run,
+    },
+    {
+      name: 'list',
+      summary: 'List the agents with tokens: when each was made, revoked and last used',
+      usage: 'airlock agent list [--json]',
+      options: { json },
+      examples: ['airlock agent list', 'airlock agent list --json'],
+      load: async () => (await import('./commands/agent/list')).run,
+    },
+  ],
+};
+
 const judgeCommands: CommandGroup = {
   name: 'judge',
   summary: 'Measure the small-LLM rule judge against a labelled set',
@@ -331,15 +367,20 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   },
   {
     name: 'mcp',
-    summary: "Serve airlock's tools to an MCP client over stdio; every call goes through the agent's airlock job",
+    summary: "Serve airlock's tools to an MCP client over stdio, or over HTTP with --listen; every call goes through the agent's airlock job",
     details:
-      "One job per agent (mcp-AGENT), driven by the client instead of a model: the same rules, approvals, re-checks and execute-once. An allowed call answers at once; a call that needs a person is held open with progress up to --wait, then answered as waiting with a call id for the airlock_wait tool. The agent's name is the job's requester, which rules can match and cards show.",
-    usage: 'airlock mcp [--agent NAME] [--wait DURATION]',
+      "One job per agent (mcp-AGENT), driven by the client instead of a model: the same rules, approvals, re-checks and execute-once. An allowed call answers at once; a call that needs a person is held open with progress up to --wait, then answered as waiting with a call id for the airlock_wait tool. The agent's name is the job's requester, which rules can match and cards show. " +
+      'With --listen it serves Streamable HTTP at /mcp (stateless: every state is in Temporal, so clients keep working across a restart); each request needs Authorization: Bearer with a token of `airlock agent add NAME`, whose NAME is the agent. ' +
+      'Only the listen address is accepted as Host (add names with --allow-host), and a request from a browser page (an Origin header) only from an origin given with --allow-origin; every refusal is audited (mcp_refused).',
+    usage: 'airlock mcp [--agent NAME] [--wait DURATION] | airlock mcp --listen [HOST:]PORT [--allow-host NAME]... [--allow-origin ORIGIN]... [--wait DURATION]',
     options: {
-      agent: { type: 'string', value: 'NAME', description: "The agent's name (default: AIRLOCK_REVIEWER, else the login name)" },
+      agent: { type: 'string', value: 'NAME', description: "Over stdio: the agent's name (default: AIRLOCK_REVIEWER, else the login name); over HTTP the token names it" },
       wait: { type: 'string', value: 'DURATION', description: 'How long a call that waits for a person is held open (default 50s; MCP clients often give up at 60s)' },
+      listen: { type: 'string', value: 'ADDRESS', description: 'Serve MCP over HTTP at http://ADDRESS/mcp instead of stdio: [HOST:]PORT, HOST 127.0.0.1 unless given explicitly' },
+      'allow-host': { type: 'string', multiple: true, value: 'NAME', description: 'Also accept this Host (NAME or NAME:PORT), e.g. the name a reverse proxy forwards' },
+      'allow-origin': { type: 'string', multiple: true, value: 'ORIGIN', description: 'Accept requests from a browser page of this origin (e.g. http://localhost:6274); others with an Origin are refused' },
     },
-    examples: ['airlock mcp --agent claude', 'airlock mcp --agent backup-bot --wait 20s'],
+    examples: ['airlock mcp --agent claude', 'airlock mcp --agent backup-bot --wait 20s', 'airlock mcp --listen 8765', 'airlock mcp --listen 0.0.0.0:8765 --allow-host mcp.home.example'],
     load: async () => (await import('./commands/mcp')).run,
   },
   {
@@ -352,6 +393,7 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   },
   rulesCommands,
   reviewerCommands,
+  agentCommands,
   judgeCommands,
   topologyCommands,
   deployCommands,

@@ -28,6 +28,8 @@ export function statePaths(config: AirlockConfig) {
     /** The signature counter each passkey last presented (agent workers). */
     passkeyCounters: join(dataDir, 'agent', 'passkey-counters.sqlite'),
     audit: join(dataDir, 'audit', 'audit.jsonl'),
+    /** The bearer tokens of MCP agents (`airlock agent add`), their hashes only. */
+    agentTokens: join(dataDir, 'mcp', 'agent-tokens.sqlite'),
     /** Notifications owed to the configured endpoints (agent side). */
     notifications: join(dataDir, 'agent', 'notifications.sqlite'),
     temporalDb: join(dataDir, 'temporal.sqlite'),

@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
-import type { McpConfig } from '../../core/config/tools/mcp';
+import { agentNamePattern, agentNameRule } from '../../core/job/agent-name';
 import { parseDuration } from '../../core/util/duration';
-import { stringOption, type CommandRun } from '../command';
+import { stringOption, type CommandIo, type CommandRun, type ParsedArgs } from '../command';
 import { UsageError } from '../errors';
 import { packageVersion } from '../package-version';
 import { untilStopped } from '../stop-signal';
@@ -9,29 +9,41 @@ import { withClient } from '../with-client';
 
 /** SDK clients give up on a call after 60 s even while progress arrives: hold a waiting call open for less. */
 const DEFAULT_WAIT_MS = 50_000;
-const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-/** Lists the upstream MCP servers' tools the tools config lends (then lets go of them: the tools worker calls them). */
-async function withUpstream(mcp: McpConfig, file: string, builtIn: readonly string[]): Promise<readonly string[]> {
+const strings = (args: ParsedArgs, name: string): string[] => {
+  const value = args.values[name];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : typeof value === 'string' ? [value] : [];
+};
+
+/**
+ * The tools the tools config makes available, as the workers offer them:
+ * airlock's, then the upstream MCP servers' it lends (listed here, then let
+ * go of: the tools worker calls them).
+ */
+async function offeredTools(io: CommandIo): Promise<readonly string[]> {
+  const { loadToolsSetup } = await import('../../host/tools-config-file');
+  const setup = await loadToolsSetup(io.config());
+  const mcp = setup.config?.mcp;
+  if (mcp === undefined) return setup.availableTools;
   const [{ UpstreamServers }, { useUpstreamTools }] = await Promise.all([import('../../host/mcp-upstream/upstream-servers'), import('../../core/tools/registry')]);
-  const upstream = await UpstreamServers.connect({ config: mcp, file, version: packageVersion() });
+  const upstream = await UpstreamServers.connect({ config: mcp, file: setup.file ?? '(none)', version: packageVersion() });
   await upstream.close();
   useUpstreamTools(upstream.specs);
-  return [...builtIn, ...upstream.specs.map((s) => s.name)];
+  return [...setup.availableTools, ...upstream.specs.map((s) => s.name)];
 }
 
 export const run: CommandRun = async (args, io, command) => {
   if (args.positionals.length > 0) throw new UsageError(`mcp takes no arguments; usage: ${command.usage}`);
-  const agent = stringOption(args, 'agent') ?? io.config().reviewer ?? userInfo().username;
-  if (!AGENT_NAME.test(agent)) throw new UsageError(`--agent takes a name of letters, digits, ".", "_" and "-" (at most 64), got ${JSON.stringify(agent)}`);
   const waitText = stringOption(args, 'wait');
   const waitMs = waitText === undefined ? DEFAULT_WAIT_MS : parseDuration(waitText);
   if (waitMs === undefined || waitMs > 10 * 60_000) throw new UsageError(`--wait takes a duration up to 10m, for example 50s, got ${JSON.stringify(waitText)}`);
+  const listen = stringOption(args, 'listen');
+  if (listen !== undefined) return serveHttp({ io, args, listen, waitMs });
+  if (args.values['allow-host'] !== undefined || args.values['allow-origin'] !== undefined) throw new UsageError('--allow-host and --allow-origin go with --listen');
+  const agent = stringOption(args, 'agent') ?? io.config().reviewer ?? userInfo().username;
+  if (!agentNamePattern.test(agent)) throw new UsageError(`--agent takes a name of ${agentNameRule}, got ${JSON.stringify(agent)}`);
   const config = io.config();
-  // The tools the tools config makes available, as the workers offer them.
-  const { loadToolsSetup } = await import('../../host/tools-config-file');
-  const setup = await loadToolsSetup(config);
-  const tools = setup.config?.mcp === undefined ? setup.availableTools : await withUpstream(setup.config.mcp, setup.file ?? '(none)', setup.availableTools);
+  const tools = await offeredTools(io);
   const stopped = untilStopped();
   await withClient(io, async (client) => {
     const [{ createGateway, agentJobId }, { StdioServerTransport }] = await Promise.all([import('../mcp/gateway'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
@@ -47,3 +59,39 @@ export const run: CommandRun = async (args, io, command) => {
     await server.close();
   });
 };
+
+/** `--listen`: Streamable HTTP, each request's agent named by its bearer token. */
+async function serveHttp(input: { io: CommandIo; args: ParsedArgs; listen: string; waitMs: number }): Promise<void> {
+  const { io, args, waitMs } = input;
+  if (args.values.agent !== undefined) throw new UsageError('--agent is for stdio; over HTTP each request names its agent by its token (`airlock agent add NAME`)');
+  const { parseListenAddress, allowedHosts, allowedOrigins } = await import('../mcp/listen-address');
+  const listen = parseListenAddress(input.listen);
+  const hosts = allowedHosts(listen, strings(args, 'allow-host'));
+  const origins = allowedOrigins(strings(args, 'allow-origin'));
+  const config = io.config();
+  const tools = await offeredTools(io);
+  const stopped = untilStopped();
+  const { openMcpStores } = await import('../mcp/stores');
+  const stores = await openMcpStores(config, 'airlock-mcp');
+  try {
+    await withClient(io, async (client) => {
+      const [{ createGateway }, { startMcpHttpServer }] = await Promise.all([import('../mcp/gateway'), import('../mcp/http-server')]);
+      const server = await startMcpHttpServer({
+        listen,
+        allowedHosts: hosts,
+        allowedOrigins: origins,
+        tokens: stores.tokens,
+        audit: stores.audit,
+        gatewayFor: (agent) => createGateway({ client: client.client, agent, tools, waitMs, version: packageVersion() }),
+        log: (line) => io.err(line),
+      });
+      io.err(`airlock mcp: serving MCP over HTTP at ${server.url} for agents with a token (\`airlock agent add NAME\`); Host ${[...hosts].join(', ')} (Temporal ${config.temporal.address})`);
+      if (listen.wildcard) io.err('airlock mcp: listening on every address of this machine: clients reach it by a name given with --allow-host; put TLS in front of it (a reverse proxy) beyond a trusted network');
+      if ((await stores.tokens.list()).every((t) => t.revokedAt !== null)) io.err('airlock mcp: no agent has an active token yet: `airlock agent add NAME` makes one');
+      await stopped;
+      await server.close();
+    });
+  } finally {
+    await stores.close();
+  }
+}

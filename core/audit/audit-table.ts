@@ -73,6 +73,8 @@ function outcomeOf(e: AuditEvent): string {
       return `${e.data.status}${e.data.reason !== undefined ? ` (${e.data.reason})` : ''}; ${e.data.facts}`;
     case 'job_cancelled':
       return 'cancelled';
+    case 'mcp_refused':
+      return `MCP request refused (${e.data.reason}) from ${e.data.remoteAddress}`;
     default:
       return '';
   }
@@ -95,7 +97,7 @@ export function auditRow(e: StoredAuditEvent, timeZone?: string): AuditRow {
     event: e.type,
     tool: field(e, 'toolName'),
     target: field(e, 'target') || field(e, 'argsSummary'),
-    who: field(e, 'reviewer') || field(e, 'requester'),
+    who: field(e, 'reviewer') || field(e, 'requester') || field(e, 'agent'),
     outcome: ((t) => (t === undefined ? '' : outcomeOf(t)))(typed(e)),
   };
 }

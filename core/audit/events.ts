@@ -43,6 +43,10 @@ export const runtimeErrorCodes = [
 ] as const;
 export type RuntimeErrorCode = (typeof runtimeErrorCodes)[number];
 
+/** Why `airlock mcp --listen` refused a request (`mcp_refused`). */
+export const mcpRefusalReasons = ['no_token', 'unknown_token', 'revoked_token', 'foreign_origin', 'wrong_host'] as const;
+export type McpRefusalReason = (typeof mcpRefusalReasons)[number];
+
 export const auditEventSchemas = {
   policy_evaluation: z.strictObject({
     ...call,
@@ -183,6 +187,22 @@ export const auditEventSchemas = {
     latencyMs: z.number(),
     model: z.string(),
     cached: z.boolean(),
+  }),
+  /**
+   * `airlock mcp --listen` refused an HTTP request before any job saw it:
+   * no token, a token it does not know or that was revoked, a browser
+   * page's origin it does not accept, or a Host that is not its own. The
+   * token itself is never recorded.
+   */
+  mcp_refused: z.strictObject({
+    reason: z.enum(mcpRefusalReasons),
+    /** The peer's address as the listening socket saw it. */
+    remoteAddress: z.string(),
+    /** The token's agent, when the token is known (a revoked one). */
+    agent: z.string().optional(),
+    /** The Host or Origin that was refused. */
+    host: z.string().optional(),
+    origin: z.string().optional(),
   }),
 } as const;
 

@@ -120,6 +120,21 @@ export const MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 7,
+    name: 'bearer tokens of MCP agents',
+    apply: async (q) => {
+      // Only a token's hash is stored; one active token per agent.
+      await q.query(`CREATE TABLE airlock_agent_tokens (
+        token_hash text PRIMARY KEY,
+        agent text NOT NULL,
+        created_at timestamptz NOT NULL,
+        revoked_at timestamptz,
+        last_used_at timestamptz
+      )`);
+      await q.query(`CREATE UNIQUE INDEX airlock_agent_tokens_active ON airlock_agent_tokens (agent) WHERE revoked_at IS NULL`);
+    },
+  },
 ];
 
 /** The schema version this build reads and writes. */

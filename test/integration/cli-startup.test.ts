@@ -121,6 +121,8 @@ test.each([
   [['run', '--goal', 'x', '--new-run']],
   [['approve', 'job-x', '--bogus']],
   [['rules', 'frobnicate']],
+  [['agent', 'add']],
+  [['agent', 'add', 'bad name']],
 ])('the usage error of %j loads no Temporal package', async (args) => {
   const out = await cli(args);
   expect(out.code).toBe(2);
@@ -160,6 +162,21 @@ test('pending, show and approve load the Temporal client and nothing of the work
     expect(devStackFiles(out)).toEqual([]);
   }
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+});
+
+test('agent add, list and revoke load no Temporal client or worker: tokens are a local store', async () => {
+  const add = await cli(['agent', 'add', 'startup-bot', '--json']);
+  const list = await cli(['agent', 'list']);
+  const revoke = await cli(['agent', 'revoke', 'startup-bot']);
+  expect(add).toMatchObject({ code: 0, stdout: expect.stringContaining('"agent": "startup-bot"') });
+  expect(list).toMatchObject({ code: 0, stdout: expect.stringMatching(/^startup-bot +\S+ +- +never$/m) });
+  expect(revoke.code).toBe(0);
+  for (const out of [add, list, revoke]) {
+    // The configuration's module brings @temporalio/common, as for every command that reads it; SQLite is the store.
+    expect(temporalPackages(out).filter((p) => p !== '@temporalio/common')).toEqual([]);
+    expect(heavyPackages(out)).toEqual(['better-sqlite3']);
+    expect(devStackFiles(out)).toEqual([]);
+  }
 });
 
 test('the registry spells out the audit event types the audit command takes', () => {

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { JobHarness } from '../helpers/job-harness';
-import { connectMcp, textOf } from '../helpers/mcp-stdio';
+import { connectMcp, textOf } from '../helpers/mcp-client';
 
 /**
  * `airlock mcp` as an MCP client sees it, over stdio with the official

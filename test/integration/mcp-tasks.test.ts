@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema, type CreateTaskResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { JobHarness } from '../helpers/job-harness';
-import { connectMcp, textOf } from '../helpers/mcp-stdio';
+import { connectMcp, textOf } from '../helpers/mcp-client';
 
 /**
  * `airlock mcp` to a client that speaks MCP Tasks (protocol 2025-11-25),

@@ -14,6 +14,8 @@ import { SqlitePasskeyCounters } from '../../host/passkey-counters';
 import type { PasskeyCounters } from '../../host/passkey-counters';
 import { PostgresPasskeyCounters } from '../../host/postgres-passkey-counters';
 import { PostgresChallenges, PostgresPasskeyInvites } from '../../host/postgres-passkey-invites';
+import { AgentTokenError, SqliteAgentTokens, type AgentTokens } from '../../host/agent-tokens';
+import { PostgresAgentTokens } from '../../host/postgres-agent-tokens';
 import { noticeFor, type Notice } from '../../core/reviewer/notification';
 import { Database } from '../../host/database/postgres';
 import { migrate } from '../../host/database/migrations';
@@ -45,9 +47,12 @@ interface Backend {
   passkeyCounters(): Promise<[PasskeyCounters, PasskeyCounters]>;
   /** The approval page's challenges as two page processes see them (the embedded one lives in one process's memory: the same store twice). */
   challenges(): Promise<[ChallengeStore, ChallengeStore]>;
+  /** MCP agents' bearer tokens as two processes see them (`airlock agent` and `airlock mcp --listen`), and everything stored, to look for a token in. */
+  agentTokens(): Promise<{ stores: [AgentTokens, AgentTokens]; stored(): Promise<string> }>;
 }
 
 let pg: PrivatePostgres;
+let tokenStores: Promise<{ stores: [AgentTokens, AgentTokens]; stored(): Promise<string> }> | undefined;
 let dir: string;
 const closers: Array<() => Promise<void>> = [];
 
@@ -125,6 +130,13 @@ const backends: Backend[] = [
       const one = new MemoryChallenges();
       return [one, one];
     },
+    async agentTokens() {
+      const file = join(mkdtempSync(join(dir, 't-')), 'agent-tokens.sqlite');
+      const a = kept(new SqliteAgentTokens(file));
+      const b = kept(new SqliteAgentTokens(file));
+      // The file and its write-ahead log: wherever SQLite put the rows.
+      return { stores: [a, b], stored: async () => ['', '-wal'].map((s) => readIfThere(`${file}${s}`)).join('') };
+    },
   },
   {
     name: 'postgres',
@@ -191,10 +203,34 @@ const backends: Backend[] = [
       };
       return [own(), own()];
     },
+    async agentTokens() {
+      // One database and one pair of stores for these tests (each uses its own agent names): the server's connections are shared with every store of this file.
+      tokenStores ??= (async () => {
+        const url = await freshDatabase('tokens');
+        const own = () => {
+          const db = Database.open(url, { maxConnections: 2 });
+          closers.push(() => db.close());
+          return db;
+        };
+        const admin = own();
+        return {
+          stores: [new PostgresAgentTokens(own()), new PostgresAgentTokens(own())] as [AgentTokens, AgentTokens],
+          stored: async () => JSON.stringify((await admin.query('SELECT * FROM airlock_agent_tokens')).rows),
+        };
+      })();
+      return tokenStores;
+    },
   },
 ];
 
 const nonce = () => randomBytes(16).toString('hex');
+const readIfThere = (file: string) => {
+  try {
+    return readFileSync(file).toString('latin1');
+  } catch {
+    return '';
+  }
+};
 const record = (n: string) => ({ nonce: n, jobId: 'job-1', callId: 'call-1', fingerprint: 'f'.repeat(64) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -565,6 +601,58 @@ describe.each(backends)('$name passkey counters', (backend) => {
     for (let round = 1; round <= 20; round++) {
       const results = await Promise.all([a.advance('race', round, `a${round}`), b.advance('race', round, `b${round}`)]);
       expect(results.filter((r) => r)).toHaveLength(1);
+    }
+  });
+});
+
+describe.each(backends)('$name agent tokens', (backend) => {
+  test('a token is known to every process by its hash only; revoked, it says whose it was; a new one works; the old one stays revoked', async () => {
+    const { stores: [cli, server], stored } = await backend.agentTokens();
+    const { token, createdAt } = await cli.add('alice');
+    expect(token).toMatch(/^airlock_agent_[A-Za-z0-9_-]{43}$/);
+    expect(Date.parse(createdAt)).toBeGreaterThan(Date.now() - 60_000);
+    expect(await server.lookup(token)).toEqual({ kind: 'valid', agent: 'alice' });
+    expect(await stored()).not.toContain(token.slice('airlock_agent_'.length));
+    // A second active token for the same agent is refused, with what to do.
+    await expect(server.add('alice')).rejects.toThrow(/^agent alice already has a token; revoke it first with `airlock agent revoke alice`/);
+    await expect(server.add('alice')).rejects.toBeInstanceOf(AgentTokenError);
+    const bob = await server.add('bob');
+    expect(await cli.lookup(bob.token)).toEqual({ kind: 'valid', agent: 'bob' });
+
+    expect(await server.revoke('alice')).toBe(1);
+    expect(await cli.revoke('alice')).toBe(0);
+    expect(await cli.lookup(token)).toMatchObject({ kind: 'revoked', agent: 'alice', revokedAt: expect.any(String) });
+    const again = await cli.add('alice');
+    expect(await server.lookup(again.token)).toEqual({ kind: 'valid', agent: 'alice' });
+    expect(await server.lookup(token)).toMatchObject({ kind: 'revoked', agent: 'alice' });
+
+    expect(await server.lookup(`airlock_agent_${'A'.repeat(43)}`)).toEqual({ kind: 'unknown' });
+    expect(await server.lookup('not a token')).toEqual({ kind: 'unknown' });
+    expect(await server.lookup(token.slice(0, -1))).toEqual({ kind: 'unknown' });
+  });
+
+  test('list shows names, times and use, never a token; last use is recorded', async () => {
+    const { stores: [cli, server] } = await backend.agentTokens();
+    const { token } = await cli.add('carol');
+    await cli.add('ci-bot');
+    await cli.revoke('ci-bot');
+    const mine = (await cli.list()).filter((t) => t.agent === 'carol' || t.agent === 'ci-bot');
+    expect(mine.map((t) => ({ agent: t.agent, revoked: t.revokedAt !== null, used: t.lastUsedAt !== null }))).toEqual([
+      { agent: 'carol', revoked: false, used: false },
+      { agent: 'ci-bot', revoked: true, used: false },
+    ]);
+    await server.markUsed(token);
+    const carol = (await cli.list()).find((t) => t.agent === 'carol');
+    expect(Date.parse(carol?.lastUsedAt ?? '')).toBeGreaterThan(Date.now() - 60_000);
+    expect(JSON.stringify(await cli.list())).not.toContain(token);
+  });
+
+  test('two processes adding a token for one agent at once: exactly one gets it', async () => {
+    const { stores: [a, b] } = await backend.agentTokens();
+    for (let round = 0; round < 10; round++) {
+      const results = await Promise.allSettled([a.add(`race-${round}`), b.add(`race-${round}`), a.add(`race-${round}`)]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ reason: 'exists' });
     }
   });
 });
