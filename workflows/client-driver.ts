@@ -35,6 +35,8 @@ const argsDigest = (args: unknown) => sha256Hex(canonicalJson(args));
 const LISTED_CALLS = 50;
 
 export function registerClientHandlers(job: Job, inbox: Inbox): void {
+  // Keys accepted and not yet answered: a second update with the same key (another update id) waits for the first's answer, never runs the call again.
+  const accepted = new Set<string>();
   setHandler(clientCallQuery, ({ callKey }) => {
     const call = job.state?.clientCall(callKey);
     return call === undefined ? null : clientCallView(call);
@@ -58,8 +60,16 @@ export function registerClientHandlers(job: Job, inbox: Inbox): void {
       const digest = argsDigest(input.args);
       const waiting = state.clientCalls().find((c) => c.status === 'parked' && c.toolName === input.toolName && c.argsDigest === digest);
       if (waiting !== undefined) return clientCallView(waiting);
-      inbox.push(input);
-      await condition(() => state.clientCall(input.callKey) !== undefined || job.closing);
+      const first = !accepted.has(input.callKey);
+      if (first) {
+        accepted.add(input.callKey);
+        inbox.push(input);
+      }
+      try {
+        await condition(() => state.clientCall(input.callKey) !== undefined || job.closing);
+      } finally {
+        if (first) accepted.delete(input.callKey);
+      }
       const answered = state.clientCall(input.callKey);
       if (answered === undefined) throw retryLater();
       return clientCallView(answered);
