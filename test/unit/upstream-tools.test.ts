@@ -1,0 +1,97 @@
+import { toolsConfigSchema } from '../../core/config/tools/tools-config';
+import { preflight } from '../../core/job/preflight';
+import { detectAll } from '../../core/policy/detectors';
+import type { Capability, HostFor } from '../../core/tools/tool-host';
+import { getTool, useUpstreamTools } from '../../core/tools/registry';
+import { upstreamCategory, upstreamToolName, type UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
+import { UNOBSERVABLE_UPSTREAM } from '../../core/tools/upstream/upstream-tool';
+import { outcomeOf } from '../../host/mcp-upstream/upstream-servers';
+
+/**
+ * An upstream MCP server's tool as airlock sees it: its name, its
+ * category from what its server declares, its schema checked before
+ * policy, a target airlock cannot observe, and after a crash mid-call
+ * an outcome that is unknown unless the tool is idempotent.
+ */
+
+const spec = (tool: string, annotations: UpstreamToolSpec['annotations'] = {}): UpstreamToolSpec => ({
+  schemaVersion: 1,
+  name: upstreamToolName('files', tool) ?? '',
+  server: 'files',
+  tool,
+  description: `${tool} of the test server`,
+  inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path'], additionalProperties: false, $schema: 'http://json-schema.org/draft-07/schema#' },
+  annotations,
+});
+
+afterEach(() => useUpstreamTools([]));
+
+test('names: mcp_<server>_<tool>, letters, digits, _ and -, at most 64 characters', () => {
+  expect(upstreamToolName('files', 'write_file')).toBe('mcp_files_write_file');
+  expect(upstreamToolName('home-nas', 'fs.read/all')).toBe('mcp_home_nas_fs_read_all');
+  expect(upstreamToolName('files', 'x'.repeat(60))).toBeUndefined();
+});
+
+test('categories: only a declared read-only tool reads; no annotation changes things; destructive deletes', () => {
+  expect(upstreamCategory({ readOnlyHint: true })).toBe('read');
+  expect(upstreamCategory({})).toBe('file_change');
+  expect(upstreamCategory({ destructiveHint: true })).toBe('delete');
+  expect(upstreamCategory({ destructiveHint: false, openWorldHint: true })).toBe('external_send');
+  // A tool that says nothing is an upstream change: the built-in rule asks a person.
+  expect(detectAll({ toolName: 'mcp_files_touch', category: 'file_change', args: {}, targets: [], settings: { roots: [], allowedHosts: [], deniedCommands: [] } })).toContain('upstream_change');
+  expect(detectAll({ toolName: 'mcp_files_read', category: 'read', args: {}, targets: [], settings: { roots: [], allowedHosts: [], deniedCommands: [] } })).not.toContain('upstream_change');
+});
+
+test("a call is checked against the upstream's schema before policy, and an unknown upstream tool is refused", () => {
+  useUpstreamTools([spec('write_file', { destructiveHint: true })]);
+  const allowed = ['mcp_files_write_file'];
+  const ok = preflight({ id: 'c1', name: 'mcp_files_write_file', arguments: JSON.stringify({ path: '/srv/a', content: 'x' }) }, allowed);
+  expect(ok).toMatchObject({ kind: 'tool', category: 'delete', args: { path: '/srv/a', content: 'x' } });
+  const bad = preflight({ id: 'c2', name: 'mcp_files_write_file', arguments: JSON.stringify({ path: 7, extra: true }) }, allowed);
+  expect(bad).toMatchObject({ kind: 'error' });
+  expect(bad.kind === 'error' ? bad.message : '').toMatch(/invalid arguments for mcp_files_write_file/);
+  const unknown = preflight({ id: 'c3', name: 'mcp_files_move_file', arguments: '{}' }, [...allowed, 'mcp_files_move_file']);
+  expect(unknown).toMatchObject({ kind: 'error', message: 'Error: unknown tool "mcp_files_move_file".' });
+});
+
+test('the target cannot be observed, so the reviewer is told so; after a crash the outcome is unknown unless the tool is idempotent', async () => {
+  useUpstreamTools([spec('write_file', { destructiveHint: true }), spec('touch', { idempotentHint: true })]);
+  const write = getTool('mcp_files_write_file');
+  const touch = getTool('mcp_files_touch');
+  if (write === undefined || touch === undefined) throw new Error('upstream tools not in use');
+  // A host that lends nothing: an upstream tool needs no capability of airlock's own.
+  const bare = {} as HostFor<Capability>;
+  const prepared = await write.prepare(bare, { path: '/srv/a' });
+  expect(prepared.observed).toEqual([expect.objectContaining({ kind: 'subject', summary: UNOBSERVABLE_UPSTREAM })]);
+  expect(await write.postcondition?.(bare, { path: '/srv/a' }, undefined)).toMatchObject({ present: false, undetectable: true });
+  expect(await touch.postcondition?.(bare, { path: '/srv/a' }, undefined)).not.toHaveProperty('undetectable');
+  // Nothing a reviewer may edit: the approval is for these exact arguments.
+  expect(write.editable).toEqual([]);
+  // Without an upstream capability (a worker that lists no MCP server) nothing is sent.
+  await expect(write.execute(bare, { path: '/srv/a' }, undefined)).rejects.toThrow(/no MCP server files configured/);
+});
+
+test('each job sees the upstream tools its own snapshot froze', () => {
+  useUpstreamTools([spec('write_file')]);
+  expect(getTool('mcp_files_write_file')?.category).toBe('file_change');
+  useUpstreamTools([]);
+  expect(getTool('mcp_files_write_file')).toBeUndefined();
+});
+
+test('the tools config: servers by command or url, an allowlist naming listed servers, one machine only', () => {
+  const ok = toolsConfigSchema.safeParse({ version: 1, mcp: { servers: { files: { command: ['node', 'server.js', '/srv'] }, web: { url: 'http://127.0.0.1:9000/mcp', headers: { Authorization: 'Bearer x' } } }, tools: ['mcp_files_read_text_file', 'mcp_web_fetch'] } });
+  expect(ok.success).toBe(true);
+  const stray = toolsConfigSchema.safeParse({ version: 1, mcp: { servers: { files: { command: ['node'] } }, tools: ['mcp_other_tool'] } });
+  expect(stray.success ? '' : stray.error.issues[0]?.message).toMatch(/names none of the servers listed \(files\)/);
+  const machines = toolsConfigSchema.safeParse({ version: 1, machines: { nas: { roots: ['/srv'] } }, mcp: { servers: { files: { command: ['node'] } }, tools: ['mcp_files_x'] } });
+  expect(machines.success ? '' : machines.error.issues.map((i) => i.message).join()).toMatch(/one machine only/);
+  const badName = toolsConfigSchema.safeParse({ version: 1, mcp: { servers: { Files: { command: ['node'] } }, tools: ['mcp_Files_x'] } });
+  expect(badName.success).toBe(false);
+});
+
+test("an upstream's answer as the model reads it: text, other content named, isError a failed outcome", () => {
+  expect(outcomeOf({ content: [{ type: 'text', text: 'done' }] })).toEqual({ ok: true, output: 'done' });
+  expect(outcomeOf({ content: [{ type: 'text', text: 'no such file' }], isError: true })).toEqual({ ok: false, output: 'no such file' });
+  expect(outcomeOf({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] }).output).toBe('[image image/png, 3 bytes]');
+  expect(outcomeOf({ content: [], structuredContent: { n: 1 } }).output).toBe('{"n":1}');
+});
