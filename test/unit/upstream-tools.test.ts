@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { toolsConfigSchema } from '../../core/config/tools/tools-config';
 import { preflight } from '../../core/job/preflight';
 import { detectAll } from '../../core/policy/detectors';
@@ -6,6 +9,7 @@ import { getTool, useUpstreamTools } from '../../core/tools/registry';
 import { upstreamCategory, upstreamToolName, type UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
 import { UNOBSERVABLE_UPSTREAM } from '../../core/tools/upstream/upstream-tool';
 import { outcomeOf } from '../../host/mcp-upstream/upstream-servers';
+import { repoRoot } from '../helpers/processes';
 
 /**
  * An upstream MCP server's tool as airlock sees it: its name, its
@@ -94,4 +98,11 @@ test("an upstream's answer as the model reads it: text, other content named, isE
   expect(outcomeOf({ content: [{ type: 'text', text: 'no such file' }], isError: true })).toEqual({ ok: false, output: 'no such file' });
   expect(outcomeOf({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] }).output).toBe('[image image/png, 3 bytes]');
   expect(outcomeOf({ content: [], structuredContent: { n: 1 } }).output).toBe('{"n":1}');
+});
+
+test("the README's upstream example is a valid tools config", () => {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const block = /# the tools config \(AIRLOCK_TOOLS_CONFIG\), one machine\n([\s\S]*?)```/.exec(readme)?.[1];
+  const parsed = toolsConfigSchema.safeParse(parseYaml(block ?? ''));
+  expect(parsed.success ? Object.keys(parsed.data.mcp?.servers ?? {}) : parsed.error.message).toEqual(['files', 'calendar']);
 });
