@@ -140,4 +140,22 @@ describe('an upstream MCP server behind airlock', () => {
     await expect(forged).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
     expect(existsSync(inRoot('keep.txt')) && !existsSync(inRoot('gone.txt'))).toBe(true);
   });
+
+  test("a model-driven job gets the upstream tools with their server's schema and calls them through the same gate", async () => {
+    writeFileSync(inRoot('model.txt'), 'for the model');
+    const { jobId } = await h.start({
+      script: {
+        turns: [
+          { tool_calls: [{ name: 'mcp_files_read_text_file', arguments: { path: inRoot('model.txt') } }] },
+          { tool_calls: [{ name: 'complete', arguments: { summary: 'read it upstream' } }] },
+        ],
+      },
+    });
+    expect(await h.result(jobId)).toMatchObject({ status: 'completed', summary: 'read it upstream' });
+    const [first, second] = h.requestsOf(jobId);
+    const offered = ((first?.tools ?? []) as Array<{ function?: { name?: string; parameters?: unknown } }>).map((t) => t.function);
+    expect(offered.find((f) => f?.name === 'mcp_files_read_text_file')?.parameters).toMatchObject({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
+    expect(offered.some((f) => f?.name === 'mcp_files_move_file')).toBe(false);
+    expect(second?.messages[3]).toMatchObject({ role: 'tool', content: 'for the model' });
+  });
 });
