@@ -45,19 +45,26 @@ export const run: CommandRun = async (args, io, command) => {
   const config = io.config();
   const tools = await offeredTools(io);
   const stopped = untilStopped();
-  await withClient(io, async (client) => {
-    const [{ createGateway, agentJobId }, { StdioServerTransport }] = await Promise.all([import('../mcp/gateway'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
-    const server = createGateway({ client: client.client, agent, tools, waitMs, version: packageVersion() });
-    const closed = new Promise<void>((resolve) => {
-      server.onclose = resolve;
-      process.stdin.once('end', resolve);
+  const [{ openMcpStores }, { callRefusalAuditor }] = await Promise.all([import('../mcp/stores'), import('../mcp/call-refusals')]);
+  const stores = await openMcpStores(config, 'airlock-mcp');
+  try {
+    await withClient(io, async (client) => {
+      const [{ createGateway, agentJobId }, { StdioServerTransport }] = await Promise.all([import('../mcp/gateway'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
+      const onRefused = callRefusalAuditor(stores.audit, (line) => io.err(line));
+      const server = createGateway({ client: client.client, agent, tools, waitMs, version: packageVersion(), onRefused });
+      const closed = new Promise<void>((resolve) => {
+        server.onclose = resolve;
+        process.stdin.once('end', resolve);
+      });
+      await server.connect(new StdioServerTransport());
+      // stdout is the protocol's: everything for people goes to stderr.
+      io.err(`airlock mcp: agent ${agent}, its calls in job ${agentJobId(agent)}; serving MCP on stdin/stdout (Temporal ${config.temporal.address})`);
+      await Promise.race([stopped, closed]);
+      await server.close();
     });
-    await server.connect(new StdioServerTransport());
-    // stdout is the protocol's: everything for people goes to stderr.
-    io.err(`airlock mcp: agent ${agent}, its calls in job ${agentJobId(agent)}; serving MCP on stdin/stdout (Temporal ${config.temporal.address})`);
-    await Promise.race([stopped, closed]);
-    await server.close();
-  });
+  } finally {
+    await stores.close();
+  }
 };
 
 /** `--listen`: Streamable HTTP, each request's agent named by its bearer token. */
@@ -71,18 +78,19 @@ async function serveHttp(input: { io: CommandIo; args: ParsedArgs; listen: strin
   const config = io.config();
   const tools = await offeredTools(io);
   const stopped = untilStopped();
-  const { openMcpStores } = await import('../mcp/stores');
+  const [{ openMcpStores }, { callRefusalAuditor }] = await Promise.all([import('../mcp/stores'), import('../mcp/call-refusals')]);
   const stores = await openMcpStores(config, 'airlock-mcp');
   try {
     await withClient(io, async (client) => {
       const [{ createGateway }, { startMcpHttpServer }] = await Promise.all([import('../mcp/gateway'), import('../mcp/http-server')]);
+      const onRefused = callRefusalAuditor(stores.audit, (line) => io.err(line));
       const server = await startMcpHttpServer({
         listen,
         allowedHosts: hosts,
         allowedOrigins: origins,
         tokens: stores.tokens,
         audit: stores.audit,
-        gatewayFor: (agent) => createGateway({ client: client.client, agent, tools, waitMs, version: packageVersion() }),
+        gatewayFor: (agent) => createGateway({ client: client.client, agent, tools, waitMs, version: packageVersion(), onRefused }),
         log: (line) => io.err(line),
       });
       io.err(`airlock mcp: serving MCP over HTTP at ${server.url} for agents with a token (\`airlock agent add NAME\`); Host ${[...hosts].join(', ')} (Temporal ${config.temporal.address})`);

@@ -35,6 +35,12 @@ export interface GatewayOptions {
   readonly waitMs: number;
   readonly pollMs?: number;
   readonly version: string;
+  /**
+   * A call the job refused before its gate (unknown tool, invalid
+   * arguments): such an update leaves no history, so the gateway says so
+   * for the audit log. Never throws.
+   */
+  readonly onRefused?: (refusal: { readonly agent: string; readonly toolName: string; readonly reason: string }) => void;
 }
 
 export { agentJobId };
@@ -58,6 +64,12 @@ export function createGateway(options: GatewayOptions): Server {
   const { client, agent } = options;
   const jobId = agentJobId(agent);
   const pollMs = options.pollMs ?? 1_000;
+  /** Why the job refused a call before its gate, told to the audit log as well. */
+  const refused = (toolName: string, err: WorkflowUpdateFailedError): string => {
+    const reason = err.cause instanceof Error ? err.cause.message : err.message;
+    options.onRefused?.({ agent, toolName, reason });
+    return reason;
+  };
   const taskStore = new AirlockTaskStore({ client, agent });
   // The SDK serves tasks/get, tasks/result, tasks/list and tasks/cancel from the store.
   const server = new Server(
@@ -105,7 +117,7 @@ export function createGateway(options: GatewayOptions): Server {
       return view.status === 'parked' ? { task, _meta: { [MODEL_IMMEDIATE_RESPONSE]: `${waitingText(view).split('\n')[0]} The result comes with this task.` } } : { task };
     } catch (err) {
       // Refused before the gate: a completed task whose result says why, as a call without a task would be answered.
-      if (err instanceof WorkflowUpdateFailedError) return { task: taskStore.refuse(err.cause instanceof Error ? err.cause.message : err.message) };
+      if (err instanceof WorkflowUpdateFailedError) return { task: taskStore.refuse(refused(name, err)) };
       // Nothing says whether the job took it: no task to give; the same call sent again attaches if it did.
       throw new McpError(ErrorCode.InternalError, `airlock could not take this call: ${describeError(err)}`);
     }
@@ -137,7 +149,7 @@ export function createGateway(options: GatewayOptions): Server {
       return resultOf(await waitFor(first, extra.signal, progress));
     } catch (err) {
       // Refused before the gate (unknown tool, invalid arguments): the tool's result says why.
-      if (err instanceof WorkflowUpdateFailedError) return text(err.cause instanceof Error ? err.cause.message : err.message, true);
+      if (err instanceof WorkflowUpdateFailedError) return text(refused(name, err), true);
       return text(`airlock could not take this call: ${describeError(err)}`, true);
     }
   });

@@ -75,6 +75,8 @@ function outcomeOf(e: AuditEvent): string {
       return 'cancelled';
     case 'mcp_refused':
       return `MCP request refused (${e.data.reason}) from ${e.data.remoteAddress}`;
+    case 'mcp_call_refused':
+      return `MCP call refused before the gate: ${text(e.data.reason)}`;
     default:
       return '';
   }

@@ -204,6 +204,12 @@ export const auditEventSchemas = {
     host: z.string().optional(),
     origin: z.string().optional(),
   }),
+  /** A call an MCP client sent that the agent's job refused before its gate (unknown tool, invalid arguments): an update the job rejected leaves no history of its own. */
+  mcp_call_refused: z.strictObject({
+    agent: z.string(),
+    toolName: z.string().max(200),
+    reason: z.string().max(2000),
+  }),
 } as const;
 
 export type AuditEventType = keyof typeof auditEventSchemas;

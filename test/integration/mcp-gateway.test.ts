@@ -121,12 +121,21 @@ describe('airlock mcp over stdio', () => {
     expect(deletes()).toHaveLength(1);
   });
 
-  test('an unknown tool and invalid arguments are error results, not protocol errors', async () => {
+  test('an unknown tool and invalid arguments are error results, not protocol errors, and the audit log has them', async () => {
     const unknown = await mcp.callTool({ name: 'rm_rf', arguments: { path: '/' } });
     expect(unknown.isError).toBe(true);
     expect(textOf(unknown)).toMatch(/unknown tool "rm_rf"/);
     const invalid = await mcp.callTool({ name: 'fs_delete', arguments: { path: 7 } });
     expect(invalid.isError).toBe(true);
     expect(textOf(invalid)).toMatch(/path/);
+    // The job refused both before its gate, which leaves no history: airlock mcp wrote them down.
+    const audited = async () => JSON.parse((await h.cli(['audit', '--type', 'mcp_call_refused', '--json'])).stdout) as Array<{ jobId: string; data: { agent: string; toolName: string; reason: string } }>;
+    let events = await audited();
+    for (let i = 0; i < 20 && events.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      events = await audited();
+    }
+    expect(events.map((e) => [e.jobId, e.data.agent, e.data.toolName])).toEqual(expect.arrayContaining([['mcp-claude', 'claude', 'rm_rf'], ['mcp-claude', 'claude', 'fs_delete']]));
+    expect(events.find((e) => e.data.toolName === 'rm_rf')?.data.reason).toMatch(/unknown tool "rm_rf"/);
   });
 });
