@@ -71,7 +71,7 @@ export const run: CommandRun = async (args, io, command) => {
 async function serveHttp(input: { io: CommandIo; args: ParsedArgs; listen: string; waitMs: number }): Promise<void> {
   const { io, args, waitMs } = input;
   if (args.values.agent !== undefined) throw new UsageError('--agent is for stdio; over HTTP each request names its agent by its token (`airlock agent add NAME`)');
-  const { parseListenAddress, allowedHosts, allowedOrigins } = await import('../mcp/listen-address');
+  const { parseListenAddress, allowedHosts, allowedOrigins, isLoopback } = await import('../mcp/listen-address');
   const listen = parseListenAddress(input.listen);
   const hosts = allowedHosts(listen, strings(args, 'allow-host'));
   const origins = allowedOrigins(strings(args, 'allow-origin'));
@@ -95,6 +95,7 @@ async function serveHttp(input: { io: CommandIo; args: ParsedArgs; listen: strin
       });
       io.err(`airlock mcp: serving MCP over HTTP at ${server.url} for agents with a token (\`airlock agent add NAME\`); Host ${[...hosts].join(', ')} (Temporal ${config.temporal.address})`);
       if (listen.wildcard) io.err('airlock mcp: listening on every address of this machine: clients reach it by a name given with --allow-host; put TLS in front of it (a reverse proxy) beyond a trusted network');
+      else if (!isLoopback(listen.host)) io.err(`airlock mcp: listening on ${listen.host}, beyond this machine: tokens travel in clear text over plain HTTP; put TLS in front of it (a reverse proxy) beyond a trusted network`);
       if ((await stores.tokens.list()).every((t) => t.revokedAt !== null)) io.err('airlock mcp: no agent has an active token yet: `airlock agent add NAME` makes one');
       await stopped;
       await server.close();

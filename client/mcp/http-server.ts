@@ -20,6 +20,10 @@ const MARK_USED_EVERY_MS = 60_000;
 
 /** At most this many refusals a minute are audited: a flood of bad requests must not fill the log. */
 const AUDITED_PER_MINUTE = 120;
+/** Requests of one agent in progress at once (a JSON-RPC batch is one request). */
+const MAX_IN_FLIGHT_PER_AGENT = 16;
+/** Messages in one JSON-RPC batch. */
+const MAX_BATCH = 8;
 
 export interface McpHttpOptions {
   readonly listen: ListenAddress;
@@ -95,19 +99,22 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
  */
 export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHttpServer> {
   const used = new Map<string, number>();
-  let window = { start: Date.now(), audited: 0, dropped: 0 };
+  // A budget per kind of refusal and per who (agent, else address): junk from one place cannot hide another's refusals.
+  let window = { start: Date.now(), audited: new Map<string, number>(), dropped: 0 };
 
   async function audit(refusal: Refusal, remoteAddress: string): Promise<void> {
     const now = Date.now();
     if (now - window.start >= 60_000) {
-      if (window.dropped > 0) options.log(`airlock mcp: ${window.dropped} refused request(s) in the last minute were not audited (more than ${AUDITED_PER_MINUTE} a minute)`);
-      window = { start: now, audited: 0, dropped: 0 };
+      if (window.dropped > 0) options.log(`airlock mcp: ${window.dropped} refused request(s) in the last minute were not audited (more than ${AUDITED_PER_MINUTE} a minute of one kind from one agent or address)`);
+      window = { start: now, audited: new Map(), dropped: 0 };
     }
-    if (window.audited >= AUDITED_PER_MINUTE) {
+    const who = `${refusal.kind}\u0000${refusal.kind === 'revoked_token' ? refusal.agent : remoteAddress}`;
+    const count = window.audited.get(who) ?? 0;
+    if (count >= AUDITED_PER_MINUTE) {
       window.dropped++;
       return;
     }
-    window.audited++;
+    window.audited.set(who, count + 1);
     const data = refusalAudit(refusal, remoteAddress);
     const jobId = data.agent === undefined ? 'mcp' : `mcp-${data.agent}`;
     try {
@@ -149,6 +156,8 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
     options.tokens.markUsed(token).catch((err: unknown) => options.log(`airlock mcp: could not record the use of agent ${agent}'s token: ${describeError(err)}`));
   }
 
+  const inFlight = new Map<string, number>();
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const admitted = await admit(req);
     if (admitted.kind === 'refused') {
@@ -160,7 +169,22 @@ export async function startMcpHttpServer(options: McpHttpOptions): Promise<McpHt
     if (path !== MCP_PATH) throw new Stop(404, `nothing here; MCP is served at ${MCP_PATH}`);
     // Stateless: no session to resume (GET) or end (DELETE).
     if (req.method !== 'POST') throw new Stop(405, `only POST is served at ${MCP_PATH} (stateless Streamable HTTP: no sessions, no server-sent stream of its own)`, { Allow: 'POST' });
+    const held = inFlight.get(admitted.agent) ?? 0;
+    // Each request may hold calls open for --wait and query the job every second: one agent cannot hold the server.
+    if (held >= MAX_IN_FLIGHT_PER_AGENT) throw new Stop(429, `agent ${admitted.agent} already has ${held} requests in progress; wait for one to end`, { 'Retry-After': '5' });
+    inFlight.set(admitted.agent, held + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const now = (inFlight.get(admitted.agent) ?? 1) - 1;
+      if (now > 0) inFlight.set(admitted.agent, now);
+      else inFlight.delete(admitted.agent);
+    };
+    res.on('close', release);
     const body = await readJson(req);
+    // JSON-RPC batches left MCP in 2025-06-18; a few still arrive from older clients, never a hundred calls at once.
+    if (Array.isArray(body) && body.length > MAX_BATCH) throw new Stop(400, `a JSON-RPC batch of ${body.length} messages; send at most ${MAX_BATCH} in one request`);
     markUsed(admitted.agent, admitted.token);
     const server = options.gatewayFor(admitted.agent);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });

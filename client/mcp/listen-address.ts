@@ -13,6 +13,11 @@ export interface ListenAddress {
 
 const LOOPBACK = new Set(['127.0.0.1', '::1']);
 
+/** Only this machine can reach it (127.0.0.0/8, ::1). */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith('127.');
+}
+
 /**
  * `--listen [HOST:]PORT`: a bare port listens on 127.0.0.1 only, so
  * nothing is reachable from another machine unless the user names a host.

@@ -1,11 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpConfig, McpServerConfig } from '../../core/config/tools/mcp';
 import type { UpstreamCall, UpstreamCapability } from '../../core/tools/capabilities/upstream';
 import type { ToolOutcome } from '../../core/tools/outcome';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
+import { schemaDepth } from '../../core/tools/upstream/bounded-schema';
 import { MAX_UPSTREAM_SCHEMA_CHARS, upstreamAnnotationsSchema, upstreamToolName, upstreamToolSpecSchema, type UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
 import { describeError } from '../../core/temporal/describe-error';
 import { ToolsConfigError } from '../tools-config-file';
@@ -18,8 +19,8 @@ import { ToolsConfigError } from '../tools-config-file';
  * the worker; two tools under one airlock name stop it.
  */
 
-/** Longest wait for one upstream call; a tool's own work beyond it is reported as not answered. */
-const CALL_TIMEOUT_MS = 10 * 60_000;
+/** Longest wait for one upstream call, below the tools activity's 10 minutes: a call beyond it is reported unknown, not retried. */
+const CALL_TIMEOUT_MS = 9 * 60_000;
 
 interface Connected {
   readonly name: string;
@@ -76,6 +77,19 @@ export function outcomeOf(result: CallToolResult): ToolOutcome {
   return { ok: result.isError !== true, output: text === '' ? '(the tool returned nothing)' : text };
 }
 
+/** Nesting of an input schema a job carries at most (its snapshot is hashed and sealed by recursive code). */
+const MAX_SCHEMA_DEPTH = 32;
+
+/** Why an upstream's input schema cannot travel in a job's snapshot; undefined when it can. */
+function schemaProblem(schema: unknown): string | undefined {
+  if (schemaDepth(schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH) return `nests deeper than ${MAX_SCHEMA_DEPTH} levels`;
+  if (JSON.stringify(schema).length > MAX_UPSTREAM_SCHEMA_CHARS) return `is larger than ${MAX_UPSTREAM_SCHEMA_CHARS} characters`;
+  return undefined;
+}
+
+/** The SDK's codes for "no answer came" (as opposed to an error the server answered). */
+const noAnswer: ReadonlySet<number> = new Set([ErrorCode.RequestTimeout, ErrorCode.ConnectionClosed]);
+
 export class UpstreamServers implements UpstreamCapability {
   private constructor(
     private readonly servers: ReadonlyMap<string, Connected>,
@@ -104,19 +118,17 @@ export class UpstreamServers implements UpstreamCapability {
       }
       for (const tool of listed) {
         const airlockName = upstreamToolName(name, tool.name);
-        if (airlockName === undefined) {
-          log(`airlock: tool ${JSON.stringify(tool.name)} of MCP server ${name} gives a name longer than 64 characters; not offered`);
-          continue;
-        }
+        // Only what is lent matters: a server's other tools may be named as they like.
+        if (airlockName === undefined || !allowed.has(airlockName)) continue;
         const other = seen.get(airlockName);
         if (other !== undefined) {
           problems.push({ field: `mcp.servers.${name}`, message: `tools ${JSON.stringify(other)} and ${JSON.stringify(tool.name)} would both be ${airlockName}` });
           continue;
         }
         seen.set(airlockName, tool.name);
-        if (!allowed.has(airlockName)) continue;
-        if (JSON.stringify(tool.inputSchema).length > MAX_UPSTREAM_SCHEMA_CHARS) {
-          problems.push({ field: `mcp.servers.${name}`, message: `tool ${tool.name}'s input schema is larger than ${MAX_UPSTREAM_SCHEMA_CHARS} characters` });
+        const unfit = schemaProblem(tool.inputSchema);
+        if (unfit !== undefined) {
+          log(`airlock: tool ${tool.name} of MCP server ${name} is not offered: its input schema ${unfit}`);
           continue;
         }
         const annotations = upstreamAnnotationsSchema.parse({
@@ -153,7 +165,15 @@ export class UpstreamServers implements UpstreamCapability {
         throw new ToolRefusal(`MCP server ${call.server} could not be reached (${describeError(err)}); nothing was sent`);
       }
     }
-    const answer = await client.callTool({ name: call.tool, arguments: { ...call.args } }, undefined, { timeout: CALL_TIMEOUT_MS });
+    let answer: unknown;
+    try {
+      answer = await client.callTool({ name: call.tool, arguments: { ...call.args } }, undefined, { timeout: CALL_TIMEOUT_MS });
+    } catch (err) {
+      // The server answered with an error: it says it did not run the call.
+      if (err instanceof McpError && !noAnswer.has(err.code)) return { ok: false, output: `MCP server ${call.server} refused ${call.tool}: ${err.message}` };
+      // No answer (the connection closed, the wait ran out): the call may have run, in part or in whole.
+      return { ok: false, output: `Outcome unknown: MCP server ${call.server} gave no answer to ${call.tool} (${describeError(err)}); it may have run, in part or not at all. It will not be sent again; check what it acts on before relying on it.` };
+    }
     // A result of another shape (an old protocol's `toolResult`) is not one airlock asked for.
     const parsed = CallToolResultSchema.safeParse(answer);
     if (!parsed.success) return { ok: false, output: `MCP server ${call.server} answered ${call.tool} with no content` };

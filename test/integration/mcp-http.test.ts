@@ -165,6 +165,29 @@ describe('airlock mcp --listen', () => {
     expect(table.stdout).toMatch(/mcp_refused .*MCP request refused \(wrong_host\) from /);
   });
 
+  test('one agent cannot hold the server: a batch of many calls is refused, and past 16 requests in progress the next gets 429', async () => {
+    const headers = { Authorization: `Bearer ${alice}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Host: `127.0.0.1:${port}` };
+    const batch = JSON.stringify(Array.from({ length: 9 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'fs_list', arguments: { path: '.' } } })));
+    const refused = await call(port, { method: 'POST', path: '/mcp', headers, body: batch });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('a JSON-RPC batch of 9 messages; send at most 8 in one request');
+    // A call that waits for a person, and sixteen clients waiting on it (each held up to --wait).
+    writeFileSync(join(h.root, 'held.tmp'), 'x');
+    const waiting = await connect(alice);
+    const parked = textOf(await waiting.callTool({ name: 'fs_delete', arguments: { path: 'held.tmp' } }));
+    await waiting.close();
+    const { call: callId } = waitingIds(parked);
+    const wait = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'airlock_wait', arguments: { call: callId } } });
+    const held = Array.from({ length: 16 }, () => call(port, { method: 'POST', path: '/mcp', headers, body: wait }));
+    await new Promise((r) => setTimeout(r, 500));
+    const over = await call(port, { method: 'POST', path: '/mcp', headers, body: wait });
+    expect(over.status).toBe(429);
+    expect(over.body).toContain('agent alice already has 16 requests in progress');
+    expect((await Promise.all(held)).map((a) => a.status)).toEqual(Array(16).fill(200));
+    // Once they ended, the agent is served again.
+    expect((await call(port, { method: 'POST', path: '/mcp', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) })).status).toBe(200);
+  });
+
   test("the official inspector's CLI lists the tools and reads a file over HTTP and over stdio", async () => {
     writeFileSync(join(h.root, 'inspect.txt'), 'seen by the inspector');
     const inspector = join(repoRoot, 'node_modules', '.bin', 'mcp-inspector-cli');

@@ -106,3 +106,39 @@ test("the README's upstream example is a valid tools config", () => {
   const parsed = toolsConfigSchema.safeParse(parseYaml(block ?? ''));
   expect(parsed.success ? Object.keys(parsed.data.mcp?.servers ?? {}) : parsed.error.message).toEqual(['files', 'calendar']);
 });
+
+describe("what airlock checks of an upstream's schema stays cheap whatever the upstream lists", () => {
+  const toolWith = (inputSchema: Record<string, unknown>) => {
+    useUpstreamTools([{ ...spec('odd'), inputSchema }]);
+    const tool = getTool('mcp_files_odd');
+    if (tool === undefined) throw new Error('not in use');
+    return tool;
+  };
+
+  test('a backtracking pattern is left to the upstream: no regular expression of an upstream runs here', () => {
+    const tool = toolWith({ type: 'object', properties: { name: { type: 'string', pattern: '^(a+)+$' } }, required: ['name'] });
+    // With the pattern compiled, this input takes many seconds; without it, nothing.
+    expect(tool.parameters.safeParse({ name: `${'a'.repeat(40)}!` }).success).toBe(true);
+    expect(tool.parameters.safeParse({ name: 7 }).success).toBe(false);
+  });
+
+  test('references (exponential fan-out), deep nesting and wide alternatives fall back to "a JSON object"', () => {
+    const defs: Record<string, unknown> = {};
+    for (let i = 0; i < 20; i++) defs[`d${i}`] = { anyOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    defs.d20 = { type: 'string' };
+    const fanOut = toolWith({ type: 'object', properties: { x: { $ref: '#/$defs/d0' } }, $defs: defs });
+    expect(fanOut.parameters.safeParse({ x: 1 }).success).toBe(true);
+    expect(fanOut.parameters.safeParse('not an object').success).toBe(false);
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 40; i++) deep = { type: 'array', items: deep };
+    expect(toolWith({ type: 'object', properties: { x: deep } }).parameters.safeParse({ x: 'anything' }).success).toBe(true);
+    const wide = toolWith({ type: 'object', properties: { x: { anyOf: Array.from({ length: 20 }, (_, i) => ({ const: i })) } } });
+    expect(wide.parameters.safeParse({ x: 99 }).success).toBe(true);
+  });
+
+  test('extra properties a pattern would have matched stay allowed; the rest of the schema is still checked', () => {
+    const tool = toolWith({ type: 'object', properties: { a: { type: 'integer' } }, patternProperties: { '^x-': { type: 'string' } }, additionalProperties: false, required: ['a'] });
+    expect(tool.parameters.safeParse({ a: 1, 'x-note': 'ok' }).success).toBe(true);
+    expect(tool.parameters.safeParse({ a: 'one' }).success).toBe(false);
+  });
+});

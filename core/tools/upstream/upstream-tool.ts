@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { canonicalJson } from '../../util/canonical-json';
 import type { SubjectState } from '../observed-state';
 import { ToolRefusal } from '../tool-refusal';
 import { defineTool, type AnyTool } from '../tool-module';
+import { boundedSchema } from './bounded-schema';
 import { upstreamCategory, type UpstreamToolSpec } from './upstream-spec';
 
 /**
@@ -20,8 +20,11 @@ export const UNOBSERVABLE_UPSTREAM = 'approval is for these exact arguments; air
 const anyObject = z.record(z.string(), z.unknown());
 
 function parametersOf(spec: UpstreamToolSpec): z.ZodType {
+  const bounded = boundedSchema(spec.inputSchema);
+  if (bounded === undefined) return anyObject;
   try {
-    return z.fromJSONSchema(spec.inputSchema);
+    // A registry of its own: zod's global one would keep every upstream schema of every job.
+    return z.fromJSONSchema(bounded, { registry: z.registry() });
   } catch {
     // An upstream's schema zod cannot read is not guessed at: the call must still be an object, and the upstream checks the rest.
     return anyObject;
@@ -64,14 +67,13 @@ function build(spec: UpstreamToolSpec): AnyTool {
   });
 }
 
-const built = new Map<string, { readonly key: string; readonly tool: AnyTool }>();
+const built = new WeakMap<UpstreamToolSpec, AnyTool>();
 
-/** The module of a spec; the same spec gives the same module (built once: a schema conversion is not free). */
+/** The module of a spec, built once per spec object (the registry holds each spec in use once): a schema conversion is not free. */
 export function upstreamTool(spec: UpstreamToolSpec): AnyTool {
-  const key = canonicalJson(spec);
-  const known = built.get(spec.name);
-  if (known !== undefined && known.key === key) return known.tool;
+  const known = built.get(spec);
+  if (known !== undefined) return known;
   const tool = build(spec);
-  built.set(spec.name, { key, tool });
+  built.set(spec, tool);
   return tool;
 }
