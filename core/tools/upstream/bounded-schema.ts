@@ -7,6 +7,9 @@
  * chooses), references (`$ref` fan-out is exponential), formats, ids
  * (zod keeps them in a registry). Too deep, too wide or too large, and
  * nothing but "a JSON object" is checked here.
+ *
+ * What this keeps decides which calls a running job refuses, on replay as
+ * live: changing it is a workflow change (a new build, or `patched()`).
  */
 
 /** Nesting kept at most; an upstream's tool nested deeper is not offered at all (see `schemaDepth`). */
