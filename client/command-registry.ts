@@ -303,15 +303,28 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   },
   {
     name: 'pending',
-    summary: 'List requests waiting for approval as a table (--card: full approval cards; --watch: refresh until Ctrl-C)',
-    usage: 'airlock pending [--card] [--watch [--interval 5s]] [--json]',
+    summary: 'List requests waiting for approval as a table, newest jobs first, a page at a time (--card: full approval cards; --watch: refresh until Ctrl-C)',
+    details:
+      'Shows the first 50 parked jobs (newest start first) and, when more wait, a last line with the token of the next page. With --json and --limit or --page it prints {"jobs": [...], "nextPageToken": TOKEN or null}; with --json alone or --all it prints the bare array of every job, as earlier versions did.',
+    usage: 'airlock pending [--limit N] [--page TOKEN | --all] [--card] [--watch [--interval 5s]] [--json]',
     options: {
+      limit: { type: 'string', value: 'N', description: 'Jobs per page, 1 to 1000 (default 50; with --all, jobs per visibility call, default 1000)' },
+      page: { type: 'string', value: 'TOKEN', description: 'Continue from the page token a previous listing printed (nextPageToken in --json)' },
+      all: { type: 'boolean', description: 'List every page; --json without --limit or --page does too, as a bare array' },
       card: { type: 'boolean', description: 'Print the full approval card of every request instead of the table' },
       watch: { type: 'boolean', description: 'Refresh the listing until Ctrl-C' },
       interval: { type: 'string', value: 'DURATION', description: 'How often --watch refreshes (default 5s)' },
       json,
     },
-    examples: ['airlock pending', 'airlock pending --card', 'airlock pending --watch --interval 10s', 'airlock pending --json'],
+    examples: [
+      'airlock pending',
+      'airlock pending --limit 20 --card',
+      'airlock pending --json --limit 100',
+      'airlock pending --json --limit 100 --page AQ...',
+      'airlock pending --all',
+      'airlock pending --watch --interval 10s',
+      'airlock pending --json',
+    ],
     load: async () => (await import('./commands/pending')).run,
   },
   {

@@ -9,7 +9,8 @@ import { dataConverterFor } from '../../host/data-converter';
 import { connectionOptionsOf, connectTo, temporalTarget } from '../../host/temporal-target';
 import { decide, lastAgentPoll, sendDecision, type DecideOptions, type DecideOutcome } from './deciding';
 import { cancel, result, startJob, state, stateWithin, temporalStatusText, WORKER_WAIT_MS, type CancelOutcome, type StartedJob, type StartJobOptions } from './jobs';
-import { listByStatus, listPending, pendingOf, status, type JobStatusInfo, type PendingJob, type PendingOf } from './listing';
+import { listByStatus, pendingOf, status, type JobStatusInfo, type PendingJob, type PendingOf } from './listing';
+import { listPending, pendingPage, type PendingPage } from './pending-pages';
 
 /**
  * The typed client the CLI uses: one method per thing a reviewer or
@@ -23,6 +24,7 @@ export type { CancelOutcome, StartedJob, StartJobOptions } from './jobs';
 export { temporalStatusText, WORKER_WAIT_MS };
 export type { ActivityInProgress, JobStatusInfo, PendingJob, PendingOf } from './listing';
 export { shownStatus } from './listing';
+export type { PendingPage } from './pending-pages';
 export type { DecideOptions, DecideOutcome } from './deciding';
 export { closedJobMessage, coerceEdits, reportedRejection } from './deciding';
 
@@ -66,8 +68,14 @@ export class AirlockClient {
     return result(this.client, jobId);
   }
 
-  listPending(): Promise<PendingJob[]> {
-    return listPending(this.client);
+  /** Every parked job, `pageSize` jobs per visibility call (default 1000). */
+  listPending(options: { readonly pageSize?: number } = {}): Promise<PendingJob[]> {
+    return listPending({ client: this.client, ...options });
+  }
+
+  /** One visibility call: up to `pageSize` parked jobs, newest first, from `token` (Temporal's) on. */
+  pendingPage(options: { readonly pageSize: number; readonly token?: Uint8Array }): Promise<PendingPage> {
+    return pendingPage({ client: this.client, ...options });
   }
 
   pendingOf(jobId: string): Promise<PendingOf> {

@@ -88,28 +88,6 @@ export interface JobStatusInfo {
 }
 
 /**
- * Jobs parked on approvals with their pending requests, from one
- * visibility listing: each parked job publishes its requests in its memo,
- * so no worker is asked and no job is loaded into a cache. Visibility is
- * eventually consistent: a request decided a moment ago may still be
- * listed, and deciding it again is rejected by the job. A job parked by
- * an older build, without the memo, is asked by query.
- */
-export async function listPending(client: Client): Promise<PendingJob[]> {
-  const out: PendingJob[] = [];
-  for await (const info of listByStatus(client, 'awaiting_approval')) {
-    const memo = pendingFromMemo(info.memo);
-    if (memo !== undefined) {
-      if (memo.requests.length > 0) out.push({ jobId: info.workflowId, goal: memo.goal, pending: memo.requests, ...(memo.batch !== undefined ? { batch: memo.batch } : {}) });
-      continue;
-    }
-    const state = await queryState(client, info.workflowId);
-    if (state.pending.length > 0) out.push({ jobId: info.workflowId, goal: state.goal, pending: state.pending, ...(state.batch != null ? { batch: state.batch } : {}) });
-  }
-  return out;
-}
-
-/**
  * The job's pending requests as a reviewer decides on them: from the
  * memo by `describe` (read from the job's current record, not from
  * visibility, so it is up to date), or by query for an older job.
@@ -160,10 +138,13 @@ async function findCancelRequest(client: Client, workflowId: string, runId: stri
   return undefined;
 }
 
+/** Running jobs that last set `AirlockStatus` to `status`, in Temporal's order for running workflows: newest start first. */
+export function statusQuery(status: JobStatus): string {
+  return `WorkflowType = "${AGENT_JOB_WORKFLOW}" AND ExecutionStatus = "Running" AND ${AirlockSearchAttributes.status.name} = "${status}"`;
+}
+
 export function listByStatus(client: Client, status: JobStatus): AsyncIterable<WorkflowExecutionInfo> {
-  return client.workflow.list({
-    query: `WorkflowType = "${AGENT_JOB_WORKFLOW}" AND ExecutionStatus = "Running" AND ${AirlockSearchAttributes.status.name} = "${status}"`,
-  });
+  return client.workflow.list({ query: statusQuery(status) });
 }
 
 
@@ -192,7 +173,7 @@ export function shownStatus(description: Pick<WorkflowExecutionDescription, 'sta
 }
 
 /** The memo a parked job publishes; undefined when there is none (an older job) or it does not parse. */
-function pendingFromMemo(memo: Record<string, unknown> | undefined): PendingMemo | undefined {
+export function pendingFromMemo(memo: Record<string, unknown> | undefined): PendingMemo | undefined {
   const raw = memo?.[PENDING_MEMO_KEY];
   if (raw === undefined || raw === null) return undefined;
   const parsed = pendingMemoSchema.safeParse(raw);

@@ -113,6 +113,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   };
 
   const cardsOf = async (): Promise<ApprovalCard[]> => {
+    // Every page, not the CLI's first: the page sorts all cards by when each request was made.
     const jobs = await temporal.use((c) => c.listPending());
     const now = Date.now();
     return jobs

@@ -112,6 +112,20 @@ export async function parkedPart(stack: Stack, options: BenchOptions): Promise<F
     const p = summary(pending);
     figures.push({ part: 'parked', name: 'airlock pending --json (N parked)', unit: 's', value: p.median / 1000, p95: p.p95 / 1000, n: p.n, note: 'spawn to exit' });
 
+    // What a reviewer waits for: the first page, one visibility call whatever N is.
+    const firstPage: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const bin = join(projectRoot(), 'bin', 'airlock.js');
+      const run = await timedRun(process.execPath, [bin, 'pending', '--json', '--limit', '50'], env);
+      if (run.code !== 0) throw new Error(`airlock pending --json --limit 50 exited ${run.code}: ${run.stderr.trim()}`);
+      const page: unknown = JSON.parse(run.stdout);
+      const jobs = typeof page === 'object' && page !== null && 'jobs' in page && Array.isArray(page.jobs) ? page.jobs.length : -1;
+      if (jobs !== Math.min(n, 50)) throw new Error(`airlock pending --json --limit 50 listed ${jobs} jobs, expected ${Math.min(n, 50)}`);
+      firstPage.push(run.ms);
+    }
+    const f = summary(firstPage);
+    figures.push({ part: 'parked', name: 'airlock pending --json --limit 50, first page (N parked)', unit: 's', value: f.median / 1000, p95: f.p95 / 1000, n: f.n, note: 'spawn to exit' });
+
     const t1 = performance.now();
     await pool(ids, 20, async (id) => {
       const outcome = await reviewer.decide(id, { decision: 'approve', reviewer: 'bench' });

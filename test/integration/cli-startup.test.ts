@@ -112,6 +112,8 @@ test.each([
   [['approve', 'job-x', '--set', 'novalue']],
   [['show']],
   [['pending', 'extra']],
+  [['pending', '--limit', '0']],
+  [['pending', '--page', 'garbage']],
   [['deny', 'job-x', '--bogus']],
   [['run']],
   [['worker', '--queue', 'nowhere']],
