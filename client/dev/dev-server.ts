@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { AirlockError } from '../../core/util/errors';
 import { ensureSearchAttributes } from '../search-attributes';
+import { TEMPORAL_DYNAMIC_CONFIG } from '../temporal-dynamic-config';
 import { isPortFree } from './ports';
 import { describeProcess, listeningPid } from './process-info';
 import { removeServerPidFile, writeServerPidFile } from './server-pid-file';
@@ -23,6 +24,7 @@ export interface DevServerOptions {
   readonly dbFile?: string;
   /** Namespaces to create (besides "default"); airlock's search attributes are registered in all of them. */
   readonly namespaces?: readonly string[];
+  /** Added to (and overriding) airlock's own, `TEMPORAL_DYNAMIC_CONFIG`. */
   readonly dynamicConfig?: Readonly<Record<string, string | number | boolean>>;
   readonly readyTimeoutMs?: number;
   /** Own process group, so a terminal's Ctrl-C reaches only airlock, which then stops the server last. */
@@ -82,7 +84,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (options.dbFile !== undefined) args.push('--db-filename', options.dbFile);
   if (options.uiCodecEndpoint !== undefined) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   for (const ns of namespaces.slice(1)) args.push('--namespace', ns);
-  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+  for (const [key, value] of Object.entries({ ...TEMPORAL_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 

@@ -8,6 +8,7 @@ import { stringify } from 'yaml';
 import { AirlockError } from '../../core/util/errors';
 import { findGo, goInstall, isExecutableFile } from '../dev/go-install';
 import { projectRoot } from '../dev/project-root';
+import { TEMPORAL_DYNAMIC_CONFIG } from '../temporal-dynamic-config';
 import type { TopologyPorts } from './layout';
 
 const run = promisify(execFile);
@@ -97,7 +98,7 @@ export async function setupTemporalSchema(tool: string, db: DatabaseEndpoint, fr
  * The server's configuration, written into `<dir>/temporal/config/` for
  * `--env topology`: PostgreSQL for history and visibility, every service on
  * loopback at the topology's ports, and the dynamic config that turns
- * Worker Deployments on.
+ * Worker Deployments on and lets tasks reach matching without delay.
  */
 /** Certificates for mTLS on the frontend: the server's, the CA its clients' certificates must chain to, and the internal worker's client certificate. */
 export interface FrontendTls {
@@ -171,6 +172,8 @@ export function writeTemporalConfig(folder: string, ports: TopologyPorts, db: Da
     'frontend.enableUpdateWorkflowExecution': [{ value: true }],
     'frontend.enableExecuteMultiOperation': [{ value: true }],
     'limit.maxIDLength': [{ value: 255 }],
+    // Activities and workflow tasks handed over in ~1 ms, not ~45 ms (see TEMPORAL_DYNAMIC_CONFIG).
+    ...Object.fromEntries(Object.entries(TEMPORAL_DYNAMIC_CONFIG).map(([key, value]) => [key, [{ value }]])),
   };
   writeFileSync(join(configDir, 'topology.yaml'), stringify(config), { mode: 0o600 });
   writeFileSync(join(configDir, 'dynamicconfig', 'topology.yaml'), stringify(dynamic), { mode: 0o600 });

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-export const partNames = ['policy', 'masking', 'gate', 'services', 'http', 'history', 'approval', 'stores', 'cli', 'parked'] as const;
+export const partNames = ['policy', 'masking', 'floor', 'gate', 'services', 'http', 'history', 'approval', 'stores', 'cli', 'parked'] as const;
 export type PartName = (typeof partNames)[number];
 
 export interface BenchOptions {
@@ -8,6 +8,8 @@ export interface BenchOptions {
   readonly json: string;
   /** Parked jobs for `parked`. */
   readonly parked: number;
+  /** Workflows of each kind timed by `floor`. */
+  readonly floorRounds: number;
   /** Interleaved rounds for `gate` and `http`. */
   readonly gateRounds: number;
   /** Approvals timed by `approval`. */
@@ -18,7 +20,7 @@ export interface BenchOptions {
   readonly policyIterations: number;
 }
 
-export const usage = `usage: npm run bench -- [--only PART,...] [--json FILE] [--parked N] [--gate-rounds N] [--approvals N] [--cli-rounds N] [--policy-iterations N]
+export const usage = `usage: npm run bench -- [--only PART,...] [--json FILE] [--parked N] [--floor-rounds N] [--gate-rounds N] [--approvals N] [--cli-rounds N] [--policy-iterations N]
 parts: ${partNames.join(', ')} (default: all, in this order)`;
 
 function isPartName(name: string): name is PartName {
@@ -38,6 +40,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
       only: { type: 'string' },
       json: { type: 'string' },
       parked: { type: 'string' },
+      'floor-rounds': { type: 'string' },
       'gate-rounds': { type: 'string' },
       approvals: { type: 'string' },
       'cli-rounds': { type: 'string' },
@@ -54,6 +57,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     only: partNames.filter((p) => wanted.includes(p)),
     json: values.json ?? 'bench-results.json',
     parked: count(values.parked, '--parked', 1000),
+    floorRounds: count(values['floor-rounds'], '--floor-rounds', 5),
     gateRounds: count(values['gate-rounds'], '--gate-rounds', 15),
     approvals: count(values.approvals, '--approvals', 30),
     cliRounds: count(values['cli-rounds'], '--cli-rounds', 10),

@@ -4,6 +4,7 @@ import { approvalPart } from './approval';
 import { parseBenchArgs, usage, type BenchOptions, type PartName } from './args';
 import { cliPart } from './cli';
 import { renderTable, writeReport, type Figure } from './figures';
+import { floorPart } from './floor';
 import { gatePart } from './gate';
 import { historyPart } from './history';
 import { httpPart } from './http';
@@ -25,6 +26,7 @@ type Part = { readonly server: false; run(o: BenchOptions): Promise<Figure[]> | 
 const parts: Record<PartName, Part> = {
   policy: { server: false, run: policyPart },
   masking: { server: false, run: maskingPart },
+  floor: { server: true, run: floorPart },
   gate: { server: true, run: gatePart },
   services: { server: true, run: servicesPart },
   http: { server: true, run: httpPart },

@@ -52,6 +52,8 @@ export function createPlainActivities(openai: OpenAI, model: string, roots: Root
       }
       return runTool(tools, input.name, args);
     },
+    /** Does nothing: what a Temporal activity costs by itself (the `floor` part). */
+    async plainNoop(): Promise<void> {},
   };
 }
 

@@ -1,4 +1,4 @@
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ChatMessage } from '../../core/model/chat';
 import type { PlainActivities } from './plain-worker';
 
@@ -42,4 +42,16 @@ export async function plainAgent(input: PlainAgentInput): Promise<{ turns: numbe
     if (done) return { turns: turn };
   }
   throw ApplicationFailure.nonRetryable(`no completion within ${input.maxTurns} turns`);
+}
+
+export const PLAIN_NOOPS_WORKFLOW = 'plainNoops';
+
+// The floor of a Temporal activity here: no-ops, one after another (the `floor` part).
+const noops = proxyActivities<PlainActivities>({ startToCloseTimeout: '1 minute' });
+const localNoops = proxyLocalActivities<PlainActivities>({ startToCloseTimeout: '1 minute' });
+
+/** `count` no-op activities (local ones with `local`) one after another; none with 0. */
+export async function plainNoops(count: number, local: boolean): Promise<void> {
+  const run = local ? localNoops : noops;
+  for (let i = 0; i < count; i++) await run.plainNoop();
 }
