@@ -7,8 +7,11 @@ import { processAlive } from '../../client/dev/process-info';
 import { topologyDown } from '../../client/topology/topology';
 import { readTopologyState } from '../../client/topology/state';
 import { parseConfig } from '../../core/config/config';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateTaskResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { goalMarker, startGoalModel, type GoalModel } from '../helpers/goal-model';
-import { spawnNode } from '../helpers/processes';
+import { repoRoot, spawnNode } from '../helpers/processes';
 import { writeSignedWriteRules } from '../helpers/signed-writes';
 
 /**
@@ -72,6 +75,14 @@ afterAll(async () => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
+/** An MCP client of its own `airlock mcp` process on this installation, as a Tasks client: agent `tasker`. */
+async function mcpClient(base: number, topo: string): Promise<McpClient> {
+  const childEnv = Object.fromEntries(Object.entries({ ...env, TEMPORAL_ADDRESS: `127.0.0.1:${base}`, AIRLOCK_DATA_DIR: join(topo, 'data') }).filter((e): e is [string, string] => e[1] !== undefined));
+  const mcp = new McpClient({ name: 'topology-tasks', version: '1.0.0' });
+  await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [join(repoRoot, 'bin', 'airlock.js'), 'mcp', '--agent', 'tasker', '--wait', '1s'], env: childEnv, stderr: 'inherit' }));
+  return mcp;
+}
+
 /** Approves each request of the job (signed) until it ends; its status. */
 async function drive(c: AirlockClient, jobId: string): Promise<string> {
   const decided = new Set<string>();
@@ -126,6 +137,13 @@ test('up, park jobs, kill -9 the Temporal server and restart PostgreSQL, approve
     expect((await c.pendingOf(jobId)).pending).toHaveLength(CALLS);
   }
 
+  // An MCP client's call as a task parks in the agent's job like any call.
+  const tasks = await mcpClient(base, topo);
+  const created = await tasks.request({ method: 'tools/call', params: { name: 'fs_write', arguments: { path: 'from-mcp.log', content: 'tasker\n', mode: 'append' } } }, CreateTaskResultSchema, { task: { ttl: 3_600_000 } });
+  const taskId = created.task.taskId;
+  expect(created.task.status).toBe('working');
+  await tasks.close();
+
   // The server dies outright, and the database restarts while it is down.
   const state = readTopologyState(join(topo, 'topology.json'));
   const temporal = state?.parts.find((p) => p.name === 'temporal');
@@ -142,11 +160,29 @@ test('up, park jobs, kill -9 the Temporal server and restart PostgreSQL, approve
   expect((JSON.parse(healthyAgain.output) as { healthy: boolean }).healthy).toBe(true);
 
   // Every parked job is still there; approved, each call runs exactly once.
+  let mcpPending = (await c.pendingOf('mcp-tasker')).pending;
+  for (let i = 0; i < 240 && mcpPending.length === 0; i++) {
+    await sleep(250);
+    mcpPending = (await c.pendingOf('mcp-tasker')).pending;
+  }
+  const mcpRequest = mcpPending[0];
+  if (mcpRequest === undefined) throw new Error('the MCP call no longer waits in job mcp-tasker');
+  expect(await c.decide('mcp-tasker', { decision: 'approve', requestId: mcpRequest.requestId, reviewer: 'alice', signingKey: reviewerKey.privateKey, workerWaitMs: 5_000 })).toMatchObject({ accepted: true });
   const results = await Promise.all(ids.map((jobId) => drive(c, jobId)));
   expect(results).toEqual(ids.map(() => 'completed'));
   for (const job of ids) {
     for (let k = 0; k < CALLS; k++) expect(readFileSync(fileOf(job, k), 'utf8')).toBe(`${job} call-${k}\n`);
   }
+  // The task's id, from a new airlock mcp process after the Temporal server's kill -9: completed, the call ran once.
+  const later = await mcpClient(base, topo);
+  let task: Task = await later.experimental.tasks.getTask(taskId);
+  for (let i = 0; i < 120 && task.status === 'working'; i++) {
+    await sleep(250);
+    task = await later.experimental.tasks.getTask(taskId);
+  }
+  await later.close();
+  expect(task.status).toBe('completed');
+  expect(readFileSync(join(root, 'from-mcp.log'), 'utf8')).toBe('tasker\n');
   await c.close();
   client = undefined;
 
