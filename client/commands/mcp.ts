@@ -1,4 +1,7 @@
 import { userInfo } from 'node:os';
+import type { Client } from '@temporalio/client';
+import type { GatewayOptions } from '../mcp/gateway';
+import type { McpStores } from '../mcp/stores';
 import { agentNamePattern, agentNameRule } from '../../core/job/agent-name';
 import { parseDuration } from '../../core/util/duration';
 import { stringOption, type CommandIo, type CommandRun, type ParsedArgs } from '../command';
@@ -43,29 +46,37 @@ export const run: CommandRun = async (args, io, command) => {
   const agent = stringOption(args, 'agent') ?? io.config().reviewer ?? userInfo().username;
   if (!agentNamePattern.test(agent)) throw new UsageError(`--agent takes a name of ${agentNameRule}, got ${JSON.stringify(agent)}`);
   const config = io.config();
+  await serving(io, async ({ client, onRefused, tools, stopped }) => {
+    const [{ createGateway, agentJobId }, { StdioServerTransport }] = await Promise.all([import('../mcp/gateway'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
+    const server = createGateway({ client, agent, tools, waitMs, version: packageVersion(), onRefused });
+    const closed = new Promise<void>((resolve) => {
+      server.onclose = resolve;
+      process.stdin.once('end', resolve);
+    });
+    await server.connect(new StdioServerTransport());
+    // stdout is the protocol's: everything for people goes to stderr.
+    io.err(`airlock mcp: agent ${agent}, its calls in job ${agentJobId(agent)}; serving MCP on stdin/stdout (Temporal ${config.temporal.address})`);
+    await Promise.race([stopped, closed]);
+    await server.close();
+  });
+};
+
+/** What both transports serve with: the tools offered, the stores (tokens, audit), a Temporal client, and the stop signal; closed after `use`. */
+async function serving(
+  io: CommandIo,
+  use: (context: { readonly client: Client; readonly stores: McpStores; readonly onRefused: GatewayOptions['onRefused']; readonly tools: readonly string[]; readonly stopped: Promise<unknown> }) => Promise<void>,
+): Promise<void> {
   const tools = await offeredTools(io);
   const stopped = untilStopped();
   const [{ openMcpStores }, { callRefusalAuditor }] = await Promise.all([import('../mcp/stores'), import('../mcp/call-refusals')]);
-  const stores = await openMcpStores(config, 'airlock-mcp');
+  const stores = await openMcpStores(io.config(), 'airlock-mcp');
   try {
-    await withClient(io, async (client) => {
-      const [{ createGateway, agentJobId }, { StdioServerTransport }] = await Promise.all([import('../mcp/gateway'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
-      const onRefused = callRefusalAuditor(stores.audit, (line) => io.err(line));
-      const server = createGateway({ client: client.client, agent, tools, waitMs, version: packageVersion(), onRefused });
-      const closed = new Promise<void>((resolve) => {
-        server.onclose = resolve;
-        process.stdin.once('end', resolve);
-      });
-      await server.connect(new StdioServerTransport());
-      // stdout is the protocol's: everything for people goes to stderr.
-      io.err(`airlock mcp: agent ${agent}, its calls in job ${agentJobId(agent)}; serving MCP on stdin/stdout (Temporal ${config.temporal.address})`);
-      await Promise.race([stopped, closed]);
-      await server.close();
-    });
+    const onRefused = callRefusalAuditor(stores.audit, (line) => io.err(line));
+    await withClient(io, (client) => use({ client: client.client, stores, onRefused, tools, stopped }));
   } finally {
     await stores.close();
   }
-};
+}
 
 /** `--listen`: Streamable HTTP, each request's agent named by its bearer token. */
 async function serveHttp(input: { io: CommandIo; args: ParsedArgs; listen: string; waitMs: number }): Promise<void> {
@@ -76,31 +87,22 @@ async function serveHttp(input: { io: CommandIo; args: ParsedArgs; listen: strin
   const hosts = allowedHosts(listen, strings(args, 'allow-host'));
   const origins = allowedOrigins(strings(args, 'allow-origin'));
   const config = io.config();
-  const tools = await offeredTools(io);
-  const stopped = untilStopped();
-  const [{ openMcpStores }, { callRefusalAuditor }] = await Promise.all([import('../mcp/stores'), import('../mcp/call-refusals')]);
-  const stores = await openMcpStores(config, 'airlock-mcp');
-  try {
-    await withClient(io, async (client) => {
-      const [{ createGateway }, { startMcpHttpServer }] = await Promise.all([import('../mcp/gateway'), import('../mcp/http-server')]);
-      const onRefused = callRefusalAuditor(stores.audit, (line) => io.err(line));
-      const server = await startMcpHttpServer({
-        listen,
-        allowedHosts: hosts,
-        allowedOrigins: origins,
-        tokens: stores.tokens,
-        audit: stores.audit,
-        gatewayFor: (agent) => createGateway({ client: client.client, agent, tools, waitMs, version: packageVersion(), onRefused }),
-        log: (line) => io.err(line),
-      });
-      io.err(`airlock mcp: serving MCP over HTTP at ${server.url} for agents with a token (\`airlock agent add NAME\`); Host ${[...hosts].join(', ')} (Temporal ${config.temporal.address})`);
-      if (listen.wildcard) io.err('airlock mcp: listening on every address of this machine: clients reach it by a name given with --allow-host; put TLS in front of it (a reverse proxy) beyond a trusted network');
-      else if (!isLoopback(listen.host)) io.err(`airlock mcp: listening on ${listen.host}, beyond this machine: tokens travel in clear text over plain HTTP; put TLS in front of it (a reverse proxy) beyond a trusted network`);
-      if ((await stores.tokens.list()).every((t) => t.revokedAt !== null)) io.err('airlock mcp: no agent has an active token yet: `airlock agent add NAME` makes one');
-      await stopped;
-      await server.close();
+  await serving(io, async ({ client, stores, onRefused, tools, stopped }) => {
+    const [{ createGateway }, { startMcpHttpServer }] = await Promise.all([import('../mcp/gateway'), import('../mcp/http-server')]);
+    const server = await startMcpHttpServer({
+      listen,
+      allowedHosts: hosts,
+      allowedOrigins: origins,
+      tokens: stores.tokens,
+      audit: stores.audit,
+      gatewayFor: (agent) => createGateway({ client, agent, tools, waitMs, version: packageVersion(), onRefused }),
+      log: (line) => io.err(line),
     });
-  } finally {
-    await stores.close();
-  }
+    io.err(`airlock mcp: serving MCP over HTTP at ${server.url} for agents with a token (\`airlock agent add NAME\`); Host ${[...hosts].join(', ')} (Temporal ${config.temporal.address})`);
+    if (listen.wildcard) io.err('airlock mcp: listening on every address of this machine: clients reach it by a name given with --allow-host; put TLS in front of it (a reverse proxy) beyond a trusted network');
+    else if (!isLoopback(listen.host)) io.err(`airlock mcp: listening on ${listen.host}, beyond this machine: tokens travel in clear text over plain HTTP; put TLS in front of it (a reverse proxy) beyond a trusted network`);
+    if ((await stores.tokens.list()).every((t) => t.revokedAt !== null)) io.err('airlock mcp: no agent has an active token yet: `airlock agent add NAME` makes one');
+    await stopped;
+    await server.close();
+  });
 }

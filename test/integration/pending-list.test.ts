@@ -1,8 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import { AirlockClient } from '../../client/airlock-client';
-import { parseConfig } from '../../core/config/config';
+import { countingClient as countingClientOf } from '../helpers/counting-client';
 import { JobHarness } from '../helpers/job-harness';
 
 let h: JobHarness;
@@ -12,18 +10,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
-/** A client on the harness's namespace whose gRPC calls are counted by method. */
-async function countingClient(): Promise<{ client: AirlockClient; calls: string[] }> {
-  const calls: string[] = [];
-  const count: Interceptor = (options, next) => {
-    calls.push(options.method_definition.path.split('/').pop() ?? '');
-    return new InterceptingCall(next(options));
-  };
-  const config = parseConfig({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: h.env.namespace, AIRLOCK_DATA_DIR: join(h.dir, 'data') });
-  const client = await AirlockClient.connect(config, { interceptors: [count] });
-  calls.length = 0; // Connecting asks for the server's capabilities; only what follows counts.
-  return { client, calls };
-}
+const countingClient = () => countingClientOf(h);
 
 async function parkDelete(name: string, viaClient: boolean): Promise<string> {
   writeFileSync(join(h.root, name), name);
