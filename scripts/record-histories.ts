@@ -326,14 +326,8 @@ const shapes: Shape[] = [
       writeFileSync(join(r.root, 'cancel.bak'), 'c');
       const h = await start(r, id, { turns: [{ tool_calls: [call('fs_delete', { path: 'cancel.bak' })] }, complete('deleted')] });
       await parked(h);
-      await h.cancel();
-      // The job says it was cancelled, then ends cancelled: its result is a cancellation failure.
-      const ended = await h.result().then(
-        () => 'completed',
-        (err: unknown) => (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure ? 'cancelled' : String(err)),
-      );
-      if (ended !== 'cancelled') throw new Error(`${id} ended ${ended}, expected cancelled`);
-      return h.firstExecutionRunId;
+      // The job says it was cancelled, then ends cancelled.
+      return cancelled(h, id);
     },
   },
   {
@@ -344,7 +338,7 @@ const shapes: Shape[] = [
     async run(r, id) {
       writeFileSync(join(r.root, 'client.bak'), 'c');
       const h = await start(r, id, { turns: [] }, { driver: 'client', requester: 'mcp-agent' });
-      const submit = (callKey: string, toolName: string, args: Record<string, unknown>) => h.executeUpdate(submitCallUpdate, { args: [{ callKey, toolName, args }] });
+      const submit = submitter(h);
       await submit('call-read-1', 'fs_stat', { path: '.' });
       const waiting = await submit('call-delete-1', 'fs_delete', { path: 'client.bak' });
       if (waiting.status !== 'parked') throw new Error(`${id}: the delete was ${waiting.status}, expected parked`);
@@ -359,13 +353,7 @@ const shapes: Shape[] = [
         if (i > 300) throw new Error(`${id}: the approved delete was never answered`);
         await new Promise((res) => setTimeout(res, 100));
       }
-      await h.cancel();
-      const ended = await h.result().then(
-        () => 'completed',
-        (err: unknown) => (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure ? 'cancelled' : String(err)),
-      );
-      if (ended !== 'cancelled') throw new Error(`${id} ended ${ended}, expected cancelled`);
-      return h.firstExecutionRunId;
+      return cancelled(h, id);
     },
   },
   {
@@ -376,7 +364,7 @@ const shapes: Shape[] = [
       writeFileSync(join(r.root, 'quick.tmp'), 'q');
       writeFileSync(join(r.root, 'later.bak'), 'l');
       const h = await start(r, id, { turns: [] }, { driver: 'client', requester: 'mcp-agent' });
-      const submit = (callKey: string, toolName: string, args: Record<string, unknown>) => h.executeUpdate(submitCallUpdate, { args: [{ callKey, toolName, args }] });
+      const submit = submitter(h);
       const waiting = await submit('call-quick-1', 'fs_delete', { path: 'quick.tmp' });
       if (waiting.status !== 'parked') throw new Error(`${id}: the delete was ${waiting.status}, expected parked`);
       const second = await submit('call-later-1', 'fs_delete', { path: 'later.bak' });
@@ -386,13 +374,7 @@ const shapes: Shape[] = [
         await new Promise((res) => setTimeout(res, 100));
       }
       await submit('call-read-1', 'fs_stat', { path: '.' });
-      await h.cancel();
-      const ended = await h.result().then(
-        () => 'completed',
-        (err: unknown) => (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure ? 'cancelled' : String(err)),
-      );
-      if (ended !== 'cancelled') throw new Error(`${id} ended ${ended}, expected cancelled`);
-      return h.firstExecutionRunId;
+      return cancelled(h, id);
     },
   },
   {
@@ -501,6 +483,22 @@ const shapes: Shape[] = [
 
 function decisionOf(request: AgentJobStateView['pending'][number]) {
   return { requestId: request.requestId, fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve' as const, reviewer: 'mallory' };
+}
+
+/** Cancels the job and checks it ended cancelled (its result is a cancellation failure); its first run's id. */
+async function cancelled(h: WorkflowHandleWithFirstExecutionRunId, id: string): Promise<string> {
+  await h.cancel();
+  const ended = await h.result().then(
+    () => 'completed',
+    (err: unknown) => (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure ? 'cancelled' : String(err)),
+  );
+  if (ended !== 'cancelled') throw new Error(`${id} ended ${ended}, expected cancelled`);
+  return h.firstExecutionRunId;
+}
+
+/** A client's calls to a client-driven job, as `submitCall` updates. */
+function submitter(h: WorkflowHandle) {
+  return (callKey: string, toolName: string, args: Record<string, unknown>) => h.executeUpdate(submitCallUpdate, { args: [{ callKey, toolName, args }] });
 }
 
 async function decided(outcome: ReturnType<AirlockClient['decide']>): Promise<void> {

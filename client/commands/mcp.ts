@@ -24,7 +24,7 @@ const strings = (args: ParsedArgs, name: string): string[] => {
  * go of: the tools worker calls them).
  */
 async function offeredTools(io: CommandIo): Promise<readonly string[]> {
-  const { loadToolsSetup } = await import('../../host/tools-config-file');
+  const { loadToolsSetup, withUpstreamTools } = await import('../../host/tools-config-file');
   const setup = await loadToolsSetup(io.config());
   const mcp = setup.config?.mcp;
   if (mcp === undefined) return setup.availableTools;
@@ -32,7 +32,7 @@ async function offeredTools(io: CommandIo): Promise<readonly string[]> {
   const upstream = await UpstreamServers.connect({ config: mcp, file: setup.file ?? '(none)', version: packageVersion() });
   await upstream.close();
   useUpstreamTools(upstream.specs);
-  return [...setup.availableTools, ...upstream.specs.map((s) => s.name)];
+  return withUpstreamTools(setup, upstream.specs).availableTools;
 }
 
 export const run: CommandRun = async (args, io, command) => {

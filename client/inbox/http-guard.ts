@@ -53,26 +53,32 @@ export function checkPost(req: IncomingMessage, site: InboxSite): void {
 
 /** The body as JSON, at most `MAX_BODY_BYTES`. */
 export async function readJson(req: IncomingMessage): Promise<unknown> {
+  return readJsonBody(req, { maxBytes: MAX_BODY_BYTES, notJson: 'the body is not valid JSON' });
+}
+
+/** A request's JSON body, at most `maxBytes` (413 beyond), or an `HttpError` saying what was wrong with it. */
+export async function readJsonBody(req: IncomingMessage, limits: { readonly maxBytes: number; readonly notJson: string }): Promise<unknown> {
+  const { maxBytes } = limits;
   const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > MAX_BODY_BYTES) throw new HttpError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
+  if (declared > maxBytes) throw new HttpError(413, `the body is larger than ${maxBytes} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of req) {
-      const buf = chunk as Buffer;
+      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
       size += buf.length;
-      if (size > MAX_BODY_BYTES) throw new HttpError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
+      if (size > maxBytes) throw new HttpError(413, `the body is larger than ${maxBytes} bytes`);
       chunks.push(buf);
     }
   } catch (err) {
-    // A client that hangs up midway is its own problem, not a failure of the inbox to log.
+    // A client that hangs up midway is its own problem, not a failure of the server to log.
     if (err instanceof HttpError) throw err;
     throw new HttpError(400, 'the body was cut off before its end');
   }
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
-    throw new HttpError(400, 'the body is not valid JSON');
+    throw new HttpError(400, limits.notJson);
   }
 }
 

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { sanitizeAuditEvent } from '../../core/audit/events';
+import { HttpError, readJsonBody } from '../inbox/http-guard';
 import { describeError } from '../../core/temporal/describe-error';
 import type { AuditSink } from '../../host/audit-log';
 import type { AgentTokens } from '../../host/agent-tokens';
@@ -67,24 +68,10 @@ function bearerOf(req: IncomingMessage): string | undefined {
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
-  if (Number(req.headers['content-length'] ?? '0') > MAX_BODY_BYTES) throw new Stop(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
   try {
-    for await (const chunk of req) {
-      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-      size += buf.length;
-      if (size > MAX_BODY_BYTES) throw new Stop(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
-      chunks.push(buf);
-    }
+    return await readJsonBody(req, { maxBytes: MAX_BODY_BYTES, notJson: 'the body is not valid JSON (send a JSON-RPC message)' });
   } catch (err) {
-    if (err instanceof Stop) throw err;
-    throw new Stop(400, 'the body was cut off before its end');
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new Stop(400, 'the body is not valid JSON (send a JSON-RPC message)');
+    throw err instanceof HttpError ? new Stop(err.status, err.message) : err;
   }
 }
 

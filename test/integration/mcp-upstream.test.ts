@@ -11,6 +11,7 @@ import { UNOBSERVABLE_UPSTREAM } from '../../core/tools/upstream/upstream-tool';
 import { UpstreamServers } from '../../host/mcp-upstream/upstream-servers';
 import { submitCallUpdate } from '../../workflows/messages';
 import { JobHarness } from '../helpers/job-harness';
+import { textOf } from '../helpers/mcp-client';
 import { repoRoot, type Spawned } from '../helpers/processes';
 
 /**
@@ -31,10 +32,6 @@ let toolsFile: string;
 let worker: Spawned;
 let mcp: Client;
 
-const textOf = (result: unknown): string => {
-  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
-  return content.map((c) => c.text ?? '').join('\n');
-};
 
 beforeAll(async () => {
   const top = mkdtempSync(join(tmpdir(), 'airlock-upstream-'));
