@@ -30,14 +30,16 @@ export interface AuditDeps {
  * store keyed by event id (the shared database) is written by every
  * attempt, and holds each event once; onto the JSONL file only a first
  * attempt writes: a retry may follow an attempt that wrote them, so it
- * reports nothing to redo (at most once, never twice). Metrics count
+ * reports nothing to redo (at most once, never twice) — unless
+ * `everyAttempt`: a caller that writes only after every point where its
+ * attempt can fail (the model turn) writes on retries too. Metrics count
  * events once written: events the job sends again after a failed write are
  * counted once. Written events are handed to the notifier, which only
  * records what it owes (it never waits on an endpoint).
  */
-export async function writeAudit(deps: AuditDeps, events: readonly AuditEvent[] | undefined): Promise<RecordAuditResult> {
+export async function writeAudit(deps: AuditDeps, events: readonly AuditEvent[] | undefined, options: { everyAttempt?: boolean } = {}): Promise<RecordAuditResult> {
   const { info } = Context.current();
-  if (events === undefined || events.length === 0 || (info.attempt > 1 && !deps.audit.idempotent)) return { written: 0 };
+  if (events === undefined || events.length === 0 || (info.attempt > 1 && !deps.audit.idempotent && options.everyAttempt !== true)) return { written: 0 };
   const metrics = deps.metrics ?? noMetrics;
   // Stamped here, from the activity's own context: the job's events do not carry it, and its code need not change.
   const runId = info.workflowExecution?.runId;

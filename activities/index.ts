@@ -7,9 +7,12 @@ import { createPolicyActivities, type PolicyDeps } from './policy';
 import { createSealActivities } from './seals';
 import { createReviewerActivities } from './verify-decision';
 import { createTargetFactActivities } from './target-facts';
+import { createTurnGate } from './turn-gate';
+import type { ContentStore } from '../host/content-store';
 import { createToolGateActivities, type ToolGateDeps } from './tool-gate';
 
 export interface AgentActivityDeps extends ModelDeps, PolicyDeps {
+  readonly contents: ContentStore;
   /** Keys for signed decisions; empty: a signed decision cannot be verified and is rejected. */
   readonly reviewerKeys: ReviewerKeys;
   /** The signature counter each passkey last presented; unset: counters are not tracked. */
@@ -21,7 +24,8 @@ export type JudgeActivityDeps = JudgeDeps;
 /** airlock-agent: model turns, policy evaluation and grants, audit. */
 export function createAgentActivities(deps: AgentActivityDeps) {
   return {
-    ...createModelActivities(deps),
+    // The model turn also asks the policy gate and carries the job's audit events (see turn-gate.ts).
+    ...createModelActivities({ ...deps, gate: createTurnGate(deps), auditDeps: deps }),
     ...createPolicyActivities(deps),
     ...createAuditActivities(deps),
     ...createReviewerActivities(deps),

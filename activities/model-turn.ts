@@ -8,7 +8,10 @@ import { fitToBudget } from '../core/model/context-budget';
 import { toolSpecs } from '../core/tools/json-schema';
 import type { ContentStore } from '../host/content-store';
 import { ConversationMissingError, ConversationReader } from '../host/conversation-reader';
+import type { AuditEvent } from '../core/audit/events';
+import { writeAudit, type AuditDeps, type RecordAuditResult } from './audit';
 import { activityContext } from './heartbeat';
+import type { TurnGate, TurnGateInput, TurnGateResult } from './turn-gate';
 
 export interface ModelTurnInput {
   /** The conversation stored by earlier turns; absent or null before the first. */
@@ -17,12 +20,20 @@ export interface ModelTurnInput {
   readonly messages: readonly ChatMessage[];
   /** Tools offered to the model this turn. */
   readonly toolNames: readonly string[];
+  /** The job's policy input: the answer's calls come back decided (see `turn-gate.ts`). */
+  readonly gate?: TurnGateInput;
+  /** The job's buffered audit events, written once the model has answered. */
+  readonly audit?: readonly AuditEvent[];
 }
 
 export interface ModelTurnResult {
   readonly message: AssistantMessage;
   /** The conversation stored with this turn's messages and the answer. */
   readonly head: string;
+  /** The planner's answer for the calls, when the input asked for it. */
+  readonly gate?: TurnGateResult;
+  /** How writing the carried audit events went; only when the input carried some. */
+  readonly audit?: RecordAuditResult;
 }
 
 export interface ModelDeps {
@@ -32,6 +43,10 @@ export interface ModelDeps {
   readonly contents: ContentStore;
   /** Characters of conversation the model is sent at most; older tool output is left out first. */
   readonly contextChars: number;
+  /** Decides a turn's calls with the answer; absent: the workflow asks `evaluatePolicy`. */
+  readonly gate?: TurnGate;
+  /** Where carried audit events go; absent: they are reported unwritten and the job sends them again. */
+  readonly auditDeps?: AuditDeps;
 }
 
 /** An answer this large cannot travel through Temporal (2 MB per payload): the job fails clearly instead. */
@@ -148,9 +163,23 @@ export function createModelActivities(deps: ModelDeps) {
         });
       }
       const jobId = activityContext()?.info.workflowExecution?.workflowId;
-      return { message: answer, head: await conversations.store({ v: 1, prev: head, messages: [...input.messages, answer] }, jobId) };
+      const stored = await conversations.store({ v: 1, prev: head, messages: [...input.messages, answer] }, jobId);
+      const gate = input.gate === undefined || deps.gate === undefined ? undefined : await deps.gate(input.gate, answer);
+      // Written after the answer, not before: a turn that fails leaves them with the job, which sends them again.
+      const audit = input.audit === undefined ? undefined : await carriedAudit(deps, input.audit);
+      return { message: answer, head: stored, ...(gate !== undefined ? { gate } : {}), ...(audit !== undefined ? { audit } : {}) };
     },
   };
+}
+
+/**
+ * Every attempt writes: an attempt that failed before this point wrote
+ * nothing, and one that died after it leaves twins under the same event
+ * ids, which the database keeps once and the JSONL reader shows once.
+ */
+async function carriedAudit(deps: ModelDeps, events: readonly AuditEvent[]): Promise<RecordAuditResult> {
+  if (deps.auditDeps === undefined) return { written: 0, error: 'this worker writes no audit from model turns' };
+  return writeAudit(deps.auditDeps, events, { everyAttempt: true });
 }
 
 export type ModelActivities = ReturnType<typeof createModelActivities>;

@@ -21,6 +21,8 @@ import type { JobScope } from '../core/policy/rules';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import type { PreflightedCall } from '../core/job/preflight';
 import type { AuditSink } from '../host/audit-log';
+import type { ContentStore } from '../host/content-store';
+import { canonicalJson } from '../core/util/canonical-json';
 import type { GrantSigner } from '../host/grant-keys';
 import type { Sealer } from '../host/seal';
 import { writeAudit, type RecordAuditResult } from './audit';
@@ -37,6 +39,8 @@ export interface PolicyDeps {
   /** Counts the decisions the audit events record; default: nothing. */
   readonly metrics?: AirlockMetrics;
   readonly now?: () => number;
+  /** Where a job's snapshot is kept by its digest for the gate inside model turns; absent: every turn asks `evaluatePolicy`. */
+  readonly contents?: ContentStore;
 }
 
 export interface LoadPolicySnapshotInput {
@@ -117,65 +121,100 @@ export interface IssueGrantsResult {
   readonly audit?: RecordAuditResult;
 }
 
+function contextOf(input: EvaluatePolicyInput, call: Extract<PreflightedCall, { kind: 'tool' }>): CallContext {
+  const ctx = callContext(input.jobId, input.scope, call, input.facts?.[call.callId], input.snapshot.machines);
+  // This evaluation carries the tools side's answers, and this call asked for some but got none.
+  const missing = input.facts !== undefined && input.facts[call.callId] === undefined && (input.factsAsked ?? []).includes(call.callId);
+  return missing ? { ...ctx, factsMissing: true } : ctx;
+}
+
+function evaluations(input: EvaluatePolicyInput): { evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] } {
+  const out = new Map<string, CallEvaluation>();
+  const judge: JudgeRequest[] = [];
+  for (const call of input.calls) {
+    if (call.kind !== 'tool') continue;
+    const ctx = contextOf(input, call);
+    const evaluation = evaluateCall(
+      input.snapshot,
+      'tool.before',
+      ctx,
+      input.ruleCounters,
+      input.now,
+      input.verdicts === undefined ? {} : { verdicts: input.verdicts[call.callId] ?? {} },
+    );
+    out.set(call.callId, evaluation);
+    if (evaluation.judgeCandidates.length > 0) {
+      judge.push({
+        callId: call.callId,
+        rules: evaluation.judgeCandidates.slice(0, MAX_JUDGED_RULES).map((c) => ({ id: c.ruleId, condition: c.condition })),
+        candidates: evaluation.judgeCandidates,
+        call: judgeCallSummary(call.toolName, call.category, call.args),
+        cacheKey: `${input.snapshot.version}:${ctx.fingerprint ?? ''}`,
+      });
+    }
+  }
+  return { evaluations: out, judge };
+}
+
+/**
+ * One pass of the planner over a batch, on a snapshot that carries this
+ * worker's seal: a plan, or the questions (facts, judge) to answer first.
+ */
+export function decideBatch(sealer: Sealer, input: EvaluatePolicyInput): EvaluatePolicyResult {
+  if (input.policySeal === undefined || !sealer.verify('policy', input.jobId, input.snapshot, input.policySeal)) {
+    throw ApplicationFailure.nonRetryable(
+      `job ${input.jobId}: its policy snapshot does not carry this agent worker's seal; a policy that did not come from loadPolicySnapshot is never evaluated`,
+      FailureTypes.StateRejected,
+    );
+  }
+  if (input.facts === undefined) {
+    const factsFor = input.calls.flatMap((c) => (c.kind === 'tool' && needsFacts(input.snapshot, 'tool.before', contextOf(input, c)) ? [c.callId] : []));
+    if (factsFor.length > 0) return { plan: undefined, judge: [], factsFor };
+  }
+  const { evaluations: byCall, judge } = evaluations(input);
+  if (judge.length > 0) return { plan: undefined, judge };
+  return { plan: plan({ ...input, evaluations: byCall }), judge: [] };
+}
+
+/** Signed grants, valid for `ttlMs`: approved calls keep their request's nonce, ungated ones get a fresh one. */
+export function signGrants(deps: { readonly signer: GrantSigner; readonly grantTtlMs: number; readonly now: () => number }, jobId: string, calls: readonly GrantRequest[]): Record<string, Grant> {
+  const grants: Record<string, Grant> = {};
+  const expiresAt = deps.now() + deps.grantTtlMs;
+  for (const c of calls) {
+    grants[c.callId] = deps.signer.sign({
+      v: 1,
+      jobId,
+      callId: c.callId,
+      fingerprint: c.fingerprint,
+      nonce: c.nonce ?? randomBytes(16).toString('hex'),
+      expiresAt,
+      ...(c.recheck !== undefined ? { recheck: c.recheck } : {}),
+    });
+  }
+  return grants;
+}
+
+/**
+ * The snapshot under the digest its seal covers, for the model turns' gate.
+ * A store that fails costs only that shortcut: turns then ask `evaluatePolicy`.
+ */
+async function keepSnapshot(deps: PolicyDeps, jobId: string, snapshot: PolicySnapshot): Promise<void> {
+  try {
+    await deps.contents?.put(canonicalJson(snapshot), jobId);
+  } catch {
+    // Nothing to do: the gate in the model turn reports the snapshot unavailable.
+  }
+}
+
 export function createPolicyActivities(deps: PolicyDeps) {
   const now = deps.now ?? Date.now;
-
-  function contextOf(input: EvaluatePolicyInput, call: Extract<PreflightedCall, { kind: 'tool' }>): CallContext {
-    const ctx = callContext(input.jobId, input.scope, call, input.facts?.[call.callId], input.snapshot.machines);
-    // This evaluation carries the tools side's answers, and this call asked for some but got none.
-    const missing = input.facts !== undefined && input.facts[call.callId] === undefined && (input.factsAsked ?? []).includes(call.callId);
-    return missing ? { ...ctx, factsMissing: true } : ctx;
-  }
-
-  function evaluations(input: EvaluatePolicyInput): { evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] } {
-    const out = new Map<string, CallEvaluation>();
-    const judge: JudgeRequest[] = [];
-    for (const call of input.calls) {
-      if (call.kind !== 'tool') continue;
-      const ctx = contextOf(input, call);
-      const evaluation = evaluateCall(
-        input.snapshot,
-        'tool.before',
-        ctx,
-        input.ruleCounters,
-        input.now,
-        input.verdicts === undefined ? {} : { verdicts: input.verdicts[call.callId] ?? {} },
-      );
-      out.set(call.callId, evaluation);
-      if (evaluation.judgeCandidates.length > 0) {
-        judge.push({
-          callId: call.callId,
-          rules: evaluation.judgeCandidates.slice(0, MAX_JUDGED_RULES).map((c) => ({ id: c.ruleId, condition: c.condition })),
-          candidates: evaluation.judgeCandidates,
-          call: judgeCallSummary(call.toolName, call.category, call.args),
-          cacheKey: `${input.snapshot.version}:${ctx.fingerprint ?? ''}`,
-        });
-      }
-    }
-    return { evaluations: out, judge };
-  }
-
-  function decideBatch(input: EvaluatePolicyInput): EvaluatePolicyResult {
-    if (input.policySeal === undefined || !deps.sealer.verify('policy', input.jobId, input.snapshot, input.policySeal)) {
-      throw ApplicationFailure.nonRetryable(
-        `job ${input.jobId}: its policy snapshot does not carry this agent worker's seal; a policy that did not come from loadPolicySnapshot is never evaluated`,
-        FailureTypes.StateRejected,
-      );
-    }
-    if (input.facts === undefined) {
-      const factsFor = input.calls.flatMap((c) => (c.kind === 'tool' && needsFacts(input.snapshot, 'tool.before', contextOf(input, c)) ? [c.callId] : []));
-      if (factsFor.length > 0) return { plan: undefined, judge: [], factsFor };
-    }
-    const { evaluations: byCall, judge } = evaluations(input);
-    if (judge.length > 0) return { plan: undefined, judge };
-    return { plan: plan({ ...input, evaluations: byCall }), judge: [] };
-  }
 
   return {
     /** The job's policy snapshot, taken once when it starts. */
     async loadPolicySnapshot(input: LoadPolicySnapshotInput): Promise<LoadPolicySnapshotResult> {
       try {
         const snapshot = await deps.loadSnapshot();
+        await keepSnapshot(deps, input.jobId, snapshot);
         return { snapshot, seal: deps.sealer.seal('policy', input.jobId, snapshot) };
       } catch (err) {
         if (err instanceof AirlockError) throw ApplicationFailure.create({ message: err.message, type: FailureTypes.PolicyUnavailable, nonRetryable: true, cause: err });
@@ -192,26 +231,14 @@ export function createPolicyActivities(deps: PolicyDeps) {
      */
     async evaluatePolicy(input: EvaluatePolicyInput): Promise<EvaluatePolicyResult> {
       const audit = input.audit === undefined ? undefined : await writeAudit(deps, input.audit);
-      const result = decideBatch(input);
+      const result = decideBatch(deps.sealer, input);
       return audit === undefined ? result : { ...result, audit };
     },
 
     /** Grants for calls about to run: approved ones keep their request's nonce, ungated ones get a fresh one. */
     async issueGrants(input: IssueGrantsInput): Promise<IssueGrantsResult> {
       const audit = input.audit === undefined ? undefined : await writeAudit(deps, input.audit);
-      const grants: Record<string, Grant> = {};
-      const expiresAt = now() + deps.grantTtlMs;
-      for (const c of input.calls) {
-        grants[c.callId] = deps.signer.sign({
-          v: 1,
-          jobId: input.jobId,
-          callId: c.callId,
-          fingerprint: c.fingerprint,
-          nonce: c.nonce ?? randomBytes(16).toString('hex'),
-          expiresAt,
-          ...(c.recheck !== undefined ? { recheck: c.recheck } : {}),
-        });
-      }
+      const grants = signGrants({ ...deps, now }, input.jobId, input.calls);
       return audit === undefined ? { grants } : { grants, audit };
     },
   };

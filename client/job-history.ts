@@ -15,8 +15,8 @@ import { SubmittedCalls, type TakenCall } from './submitted-calls';
 
 /**
  * Reads the tool calls of past jobs from their Temporal histories: the
- * calls exactly as the gate evaluated them (the `evaluatePolicy` result of
- * each fresh batch), the targets' facts the tools side resolved for it,
+ * calls exactly as the gate evaluated them (the plan of each fresh batch:
+ * brought by its model turn, or the `evaluatePolicy` result), the targets' facts the tools side resolved for it,
  * and what became of each call (the plan, then the reviewer's decisions
  * by update or signal, and whether the job moved on without one). A
  * model's batch is a model turn's calls; a client-driven job's is each
@@ -76,6 +76,8 @@ const loadedSnapshotSchema = z.looseObject({ snapshot: policySnapshotSchema });
 const carriedSnapshotSchema = z.looseObject({ carried: loadedSnapshotSchema });
 const markerDataSchema = z.looseObject({ activity_type: z.string() });
 const planResultSchema = z.looseObject({ plan: z.unknown() });
+/** A model turn's result that brought the gate's decision on its calls (see `activities/turn-gate.ts`). */
+const gatedTurnSchema = z.looseObject({ gate: z.looseObject({ kind: z.literal('decided'), result: z.looseObject({ plan: z.unknown() }) }) });
 const factsResultSchema = z.looseObject({ facts: z.record(z.string(), callFactsSchema) });
 const preparedSchema = z.looseObject({ requestId: z.string(), nonce: z.string() });
 const decisionSchema = z.looseObject({ requestId: z.string(), fingerprint: z.string(), nonce: z.string(), decision: z.enum(['approve', 'deny']) });
@@ -133,6 +135,8 @@ class RunReader {
   /** Workflow time when the open batch was first evaluated: its `now` for cooldowns. */
   private batchAt: number | undefined;
   private facts: Record<string, CallFacts> | undefined;
+  /** A plan the last model turn decided, taken at the next workflow task. */
+  private gatedPlan: BatchPlan | undefined;
   private readonly submitted: SubmittedCalls;
 
   constructor(
@@ -194,6 +198,10 @@ class RunReader {
     if (event.workflowTaskStartedEventAttributes != null) {
       this.taskStartedAt = timeOf(event);
       if (this.driver === 'client') this.expireDue();
+      const gated = this.gatedPlan;
+      this.gatedPlan = undefined;
+      // Decided by the model turn: the job took its plan in this task, where it would have asked `evaluatePolicy`.
+      if (gated !== undefined && this.batchOpen) this.planned(gated);
       return;
     }
     if (event.activityTaskScheduledEventAttributes != null) {
@@ -214,6 +222,9 @@ class RunReader {
         this.batchOpen = true;
         this.batchAt = undefined;
         this.facts = undefined;
+        // A turn that decided its calls (its plan; one that asked for facts or the judge first leaves the batch open).
+        const turn = gatedTurnSchema.safeParse(await this.decode(completed.result));
+        this.gatedPlan = turn.success ? recordedPlan(turn.data.gate.result.plan) : undefined;
       } else if (type === 'resolveTargets' && this.evaluating()) {
         const parsed = factsResultSchema.safeParse(await this.decode(completed.result));
         this.facts = parsed.success ? parsed.data.facts : undefined;
@@ -245,12 +256,7 @@ class RunReader {
       const result = planResultSchema.safeParse(await this.decode(marker.details?.result));
       // A pass that asked for facts or the judge first carries no plan; the batch stays open for the next pass.
       const plan = result.success ? recordedPlan(result.data.plan) : undefined;
-      if (plan === undefined) return;
-      this.batchOpen = false;
-      if (this.driver === 'model') this.freshBatch(plan, this.batchAt, true);
-      else this.clientBatch(plan, this.batchAt);
-      this.batchAt = undefined;
-      this.facts = undefined;
+      if (plan !== undefined) this.planned(plan);
       return;
     }
     const signal = event.workflowExecutionSignaledEventAttributes;
@@ -285,6 +291,16 @@ class RunReader {
       for (const open of this.job.requests.values()) if (open.record.happened === 'pending') open.record.happened = 'undecided';
       this.job.requests.clear();
     }
+  }
+
+  /** The plan of the open batch: its calls and what the gate made of them. */
+  private planned(plan: BatchPlan): void {
+    this.batchAt ??= this.taskStartedAt;
+    this.batchOpen = false;
+    if (this.driver === 'model') this.freshBatch(plan, this.batchAt, true);
+    else this.clientBatch(plan, this.batchAt);
+    this.batchAt = undefined;
+    this.facts = undefined;
   }
 
   /**

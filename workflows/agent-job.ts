@@ -15,6 +15,7 @@ import { Job } from './job';
 import type { JobState } from './job-state';
 import { redirectBatch, runBatch } from './run-calls';
 import { stopJob } from './stop';
+import { turnDecision, turnGate, type TurnDecision } from './turn-decision';
 
 /**
  * The job: model turns, a policy gate before every side effect, durable
@@ -54,7 +55,7 @@ async function runJob(job: Job): Promise<AgentJobResult> {
     if (turn.kind === 'failed') return job.finish(state, 'failed', { reason: 'model_error', detail: turn.detail });
     if (turn.calls.length === 0) continue;
 
-    const { plan } = await evaluateBatch(job, state, turn.calls);
+    const { plan, grants } = await evaluateBatch(job, state, turn.calls, undefined, turn.decided);
     state.recordPlan(plan, Date.now());
     switch (plan.outcome) {
       case 'stop':
@@ -66,21 +67,35 @@ async function runJob(job: Job): Promise<AgentJobResult> {
         await park(job, state, plan);
         continue;
       case 'run': {
-        const ended = await runBatch(job, state, plan);
+        const ended = await runBatch(job, state, plan, grants);
         if (ended !== undefined) return ended;
       }
     }
   }
 }
 
-/** One model turn: the assistant message joins the conversation; its calls are checked before policy sees them. */
-async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; calls: PreflightedCall[] } | { kind: 'failed'; detail: string }> {
+/**
+ * One model turn: the assistant message joins the conversation; its calls
+ * are checked before policy sees them. The turn also carries the job's
+ * audit events and brings the gate's first decision on its calls.
+ */
+async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; calls: PreflightedCall[]; decided?: TurnDecision } | { kind: 'failed'; detail: string }> {
   state.startTurn();
   job.show();
+  const gate = turnGate(job, state);
+  const audit = job.audit.carry();
   let turn;
   try {
-    turn = await model.modelTurn({ ...state.modelInput(), toolNames: [...job.allowedTools, COMPLETE_TOOL] });
+    turn = await model.modelTurn({
+      ...state.modelInput(),
+      toolNames: [...job.allowedTools, COMPLETE_TOOL],
+      ...(gate !== undefined ? { gate } : {}),
+      ...(audit !== undefined ? { audit } : {}),
+    });
+    job.audit.settle(audit, turn.audit);
   } catch (err) {
+    // A turn that failed wrote nothing it carried: the events stay with the job.
+    job.audit.settle(audit, { written: 0, error: `the model turn failed: ${describeError(err)}` });
     if (isCancellation(err)) throw err;
     job.audit.record({ type: 'runtime_error', data: { code: 'model_error', error: describeError(err), turn: state.turns } });
     return { kind: 'failed', detail: describeError(err) };
@@ -92,5 +107,7 @@ async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; ca
   // Turns recorded before the content store returned no head.
   state.addAssistant(assistant, typeof turn.head === 'string' ? turn.head : undefined);
   if (assistant.toolCalls.length === 0) state.nudge();
-  return { kind: 'calls', calls: assistant.toolCalls.map((c) => preflight(c, job.allowedTools, state.snapshot.detectors.roots)) };
+  const calls = assistant.toolCalls.map((c) => preflight(c, job.allowedTools, state.snapshot.detectors.roots));
+  const decided = turnDecision(job, state, gate, turn.gate, calls);
+  return decided === undefined ? { kind: 'calls', calls } : { kind: 'calls', calls, decided };
 }

@@ -90,14 +90,15 @@ export async function waitForDecisions(job: Job, state: JobState, wake?: () => b
         data: { requestId: r.requestId, toolName: r.toolName, ruleId: r.ruleId, fingerprint: r.fingerprint, reason: 'expired', target: requestTarget(r) },
       });
     }
+    const open = state.pendingRequests();
+    // All decided: the batch resumes, shows the job running and carries these events with its next activity.
+    if (open.length === 0) return 'decided';
     job.show();
     const newBuilds = job.newBuildSignals;
     // Read before the audit write (a local activity): what follows it may fall in another workflow task live than on replay.
-    const open = state.pendingRequests();
     const continueAsNew = job.shouldContinueAsNew();
     const upgrade = job.targetBuildChanged();
     await job.audit.flush();
-    if (open.length === 0) return 'decided';
     if (upgrade) return 'upgrade';
     if (continueAsNew) return 'continue_as_new';
     if (wake?.() === true) return 'woken';

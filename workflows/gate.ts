@@ -1,4 +1,5 @@
 import type { EvaluatePolicyInput, EvaluatePolicyResult, JudgeRequest } from '../activities/policy';
+import type { Grant } from '../core/approval/grants';
 import { batchPlanSchema, type BatchPlan, type PlannedCall, type RuleRef } from '../core/job/batch-plan';
 import { describeError } from '../core/temporal/describe-error';
 import { summarizeArgs } from '../core/redaction/masking';
@@ -11,18 +12,22 @@ import { judge, local, routeOf } from './activities';
 import { resolveTargets } from './target-facts';
 import type { Job } from './job';
 import type { JobState } from './job-state';
+import type { TurnDecision } from './turn-decision';
 
 /**
  * The policy gate: every decision of a job comes from one planner with one
  * input — a fresh batch (its completion gate included) or a reviewer's
- * edited calls — recorded as the `evaluatePolicy` local activity. Judged
- * rules are asked of the judge queue in between. Every decision is audited.
+ * edited calls — recorded as the `evaluatePolicy` local activity, or, for
+ * a fresh batch, as part of the model turn that brought it (its first
+ * pass). Judged rules are asked of the judge queue in between. Every
+ * decision is audited.
  */
 export async function evaluateBatch(
   job: Job,
   state: JobState,
   calls: readonly PreflightedCall[],
   covered?: Readonly<Record<string, readonly RuleRef[]>>,
+  decided?: TurnDecision,
 ): Promise<Evaluated> {
   const seal = await policySeal(job, state);
   const input: EvaluatePolicyInput = {
@@ -36,16 +41,17 @@ export async function evaluateBatch(
     now: Date.now(),
     ...(covered !== undefined ? { covered } : {}),
   };
-  const evaluated = await decide(job, state, input);
+  const evaluated = await decide(job, state, input, decided?.result);
   auditPlan(job, evaluated.plan);
-  return evaluated;
+  return decided?.grants === undefined ? evaluated : { ...evaluated, grants: decided.grants };
 }
 
 export interface Evaluated {
   readonly plan: BatchPlan;
+  /** Grants the model turn issued with its decision, for a batch that runs. */
+  readonly grants?: Readonly<Record<string, Grant>>;
 }
 
-/** The snapshot's seal, taken once per job. */
 async function policySeal(job: Job, state: JobState): Promise<string | undefined> {
   if (state.policySeal !== undefined) return state.policySeal;
   const { seal } = await local.sealPolicy({ jobId: job.jobId, snapshot: state.snapshot });
@@ -53,8 +59,8 @@ async function policySeal(job: Job, state: JobState): Promise<string | undefined
   return seal;
 }
 
-async function decide(job: Job, state: JobState, input: EvaluatePolicyInput): Promise<Evaluated> {
-  let result: EvaluatePolicyResult = await evaluateWithAudit(job, input);
+async function decide(job: Job, state: JobState, input: EvaluatePolicyInput, first: EvaluatePolicyResult | undefined): Promise<Evaluated> {
+  let result: EvaluatePolicyResult = first ?? (await evaluateWithAudit(job, input));
   let facts: Record<string, CallFacts> | undefined;
   const factsFor = result.factsFor ?? [];
   if (factsFor.length > 0) {

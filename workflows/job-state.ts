@@ -9,6 +9,8 @@ import type { PolicySnapshot } from '../core/policy/snapshot';
 import { useUpstreamTools } from '../core/tools/registry';
 import { Texts } from '../core/job/texts';
 import { withClientCall, type ClientCall } from '../core/job/client-calls';
+import { canonicalJson } from '../core/util/canonical-json';
+import { sha256Hex } from '../core/util/sha256';
 
 const MAX_DECIDED_KEPT = 50;
 
@@ -25,6 +27,8 @@ export class JobState {
    * the same workflow task that adds them.
    */
   private readonly failedAnswers = new Set<string>();
+  /** The snapshot's digest, computed once per run (it never changes within one). */
+  private snapshotDigest: string | undefined;
 
   constructor(
     private data: CarriedState,
@@ -36,6 +40,12 @@ export class JobState {
 
   get snapshot(): PolicySnapshot {
     return this.data.snapshot;
+  }
+
+  /** SHA-256 of the snapshot's canonical JSON: the digest its seal covers, and its key in the content store. */
+  get snapshotRef(): string {
+    this.snapshotDigest ??= sha256Hex(canonicalJson(this.data.snapshot));
+    return this.snapshotDigest;
   }
 
   /** The agent worker's seal over the snapshot; absent only in state from builds before seals. */

@@ -34,8 +34,8 @@ export function redirectBatch(job: Job, state: JobState, plan: BatchPlan): void 
  * A fresh batch that runs; its `complete`, decided by the gate with the
  * batch, ends the job once the other calls have run, or is turned down.
  */
-export async function runBatch(job: Job, state: JobState, plan: BatchPlan): Promise<AgentJobResult | undefined> {
-  const complete = await runSteps(job, state, plan.calls.map(freshStep));
+export async function runBatch(job: Job, state: JobState, plan: BatchPlan, issued?: Readonly<Record<string, Grant>>): Promise<AgentJobResult | undefined> {
+  const complete = await runSteps(job, state, plan.calls.map(freshStep), issued);
   if (complete?.planned.kind === 'complete') {
     state.fillToolResult(complete.slot, complete.planned.call.callId, Texts.completeAccepted);
     return job.finish(state, 'completed', { summary: complete.planned.call.summary });
@@ -58,8 +58,10 @@ export async function runSteps(
   job: Job,
   state: JobState,
   steps: readonly CallStep[],
+  issued: Readonly<Record<string, Grant>> = {},
 ): Promise<{ readonly planned: Planned<'complete' | 'complete_rejected'>; readonly slot: number } | undefined> {
-  const grants = new Map<string, Grant>();
+  // Grants the model turn issued with its decision; the others are issued on the way.
+  const grants = new Map<string, Grant>(Object.entries(issued));
   let complete: { planned: Planned<'complete' | 'complete_rejected'>; slot: number } | undefined;
   for (let index = 0; index < steps.length; index++) {
     const reads = readOnlyRun(steps, index);

@@ -67,3 +67,10 @@ export function preflight(
   if (!again.success) return { ...base, kind: 'error', message: `Error: invalid arguments for ${call.name} (paths taken inside the allowed roots): ${issuesText(again.error.issues)}.` };
   return { ...base, kind: 'tool', category: tool.categoryOf(parsed.data), args: canonical };
 }
+
+/**
+ * A model turn that decides its own calls (the gate inside the turn) carries
+ * them twice in its result, as preflighted calls and in the plan; calls
+ * larger than this in canonical JSON are decided by `evaluatePolicy` instead.
+ */
+export const MAX_TURN_GATED_CHARS = 64 * 1024;
