@@ -52,6 +52,7 @@ export interface Evaluated {
   readonly grants?: Readonly<Record<string, Grant>>;
 }
 
+/** The snapshot's seal, taken once per job. */
 async function policySeal(job: Job, state: JobState): Promise<string | undefined> {
   if (state.policySeal !== undefined) return state.policySeal;
   const { seal } = await local.sealPolicy({ jobId: job.jobId, snapshot: state.snapshot });

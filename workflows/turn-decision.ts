@@ -47,5 +47,3 @@ export function turnDecision(job: Job, state: JobState, asked: TurnGateInput | u
   if (now === undefined || canonicalJson([now.memory, now.ruleCounters, now.allowedTools]) !== canonicalJson([asked.memory, asked.ruleCounters, asked.allowedTools])) return undefined;
   return answer.grants === undefined ? { result: answer.result } : { result: answer.result, grants: answer.grants };
 }
-
-/** The snapshot's seal, taken once per job. */
