@@ -24,16 +24,21 @@ export function failureConverterSource(failures: FailureMessages): string {
   return join(sourceRoot, 'core', 'temporal', failures === 'encoded' ? 'failure-converter.ts' : 'plain-failure-converter.ts');
 }
 
+/** The module each workflow thread loads before its first workflow: zod, once (see workflow-preload.ts). */
+export function workflowPreloadSource(): string {
+  return join(sourceRoot, 'workers', 'workflow-preload.ts');
+}
+
 /**
  * How every workflow bundle of airlock is built (the prebuilt ones, the
- * tests', a worker bundling on the fly). zod's own module is immutable and
- * preloaded once per worker. airlock's schemas are not shared: the SDK
- * freezes shared modules, and zod fills some properties in lazily.
+ * tests', a worker bundling on the fly). zod's own modules are preloaded
+ * once per workflow thread and frozen there by the SDK. airlock's schemas
+ * are not shared: zod fills some of a schema's properties in lazily.
  */
 export function workflowBundleOptions(workflowsPath: string, failures: FailureMessages) {
   return {
     workflowsPath,
     failureConverterPath: failureConverterSource(failures),
-    preloadModules: ['zod'],
+    preloadModules: [workflowPreloadSource()],
   };
 }

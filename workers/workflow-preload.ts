@@ -1,0 +1,19 @@
+/**
+ * Run once in each workflow thread's V8 context before any workflow starts
+ * (the bundle's `preloadModules`): zod's modules land in the shared module
+ * cache, so a new job does not evaluate zod again in its own context.
+ *
+ * Naming `zod` there is not enough: zod declares its modules free of side
+ * effects, and the bundler drops an import whose value goes unused and
+ * skips the re-exported modules nobody reads. Reading every export keeps
+ * them all, loaded by the same path the workflows take.
+ *
+ * The SDK then freezes what was loaded, and zod fills three things in on
+ * first use: the default locale and memoizer in its global config, and
+ * whether `new Function` may be used. One parse of an object that fails
+ * fills all three now, while they can still be written.
+ */
+import * as z from 'zod';
+
+Object.keys(z);
+z.object({ warm: z.array(z.string().min(1)) }).safeParse({ warm: [''] });
