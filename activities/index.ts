@@ -9,7 +9,7 @@ import { createReviewerActivities } from './verify-decision';
 import { createTargetFactActivities } from './target-facts';
 import { createTurnGate } from './turn-gate';
 import type { ContentStore } from '../host/content-store';
-import { createToolGateActivities, type ToolGateDeps } from './tool-gate';
+import { createToolGateActivities, createToolRunner, prepareCall, type ToolGateDeps } from './tool-gate';
 
 export interface AgentActivityDeps extends ModelDeps, PolicyDeps {
   readonly contents: ContentStore;
@@ -35,7 +35,8 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 
 /** airlock-tools: target facts, prepare / revalidate / execute, where the side effects happen. */
 export function createToolActivities(deps: ToolActivityDeps) {
-  return { ...createTargetFactActivities(deps), ...createToolGateActivities(deps) };
+  const runner = createToolRunner(deps);
+  return { ...createTargetFactActivities({ ...deps, prepare: (input) => prepareCall(runner, input) }), ...createToolGateActivities(deps) };
 }
 
 export { createJudgeActivities };

@@ -10,6 +10,7 @@ import type { CallFacts } from '../core/tools/facts';
 import { callContext } from '../core/job/call-context';
 import {
   evaluateCall,
+  mayRequestApproval,
   needsFacts,
   type CallContext,
   type CallEvaluation,
@@ -95,6 +96,8 @@ export interface EvaluatePolicyResult {
   readonly judge: readonly JudgeRequest[];
   /** Calls whose targets the tools side must resolve first; only on a pass without facts. */
   readonly factsFor?: readonly string[];
+  /** Of `factsFor`, the calls a rule could park: the facts round prepares their approvals too (absent from builds before: all of them). */
+  readonly prepareFor?: readonly string[];
   /** How writing the carried audit events went; only when the input carried some. */
   readonly audit?: RecordAuditResult;
 }
@@ -168,8 +171,12 @@ export function decideBatch(sealer: Sealer, input: EvaluatePolicyInput): Evaluat
     );
   }
   if (input.facts === undefined) {
-    const factsFor = input.calls.flatMap((c) => (c.kind === 'tool' && needsFacts(input.snapshot, 'tool.before', contextOf(input, c)) ? [c.callId] : []));
-    if (factsFor.length > 0) return { plan: undefined, judge: [], factsFor };
+    const asked = input.calls.flatMap((c) => (c.kind === 'tool' && needsFacts(input.snapshot, 'tool.before', contextOf(input, c)) ? [c] : []));
+    if (asked.length > 0) {
+      const factsFor = asked.map((c) => c.callId);
+      const prepareFor = asked.flatMap((c) => (mayRequestApproval(input.snapshot, 'tool.before', contextOf(input, c)) ? [c.callId] : []));
+      return { plan: undefined, judge: [], factsFor, prepareFor };
+    }
   }
   const { evaluations: byCall, judge } = evaluations(input);
   if (judge.length > 0) return { plan: undefined, judge };

@@ -78,8 +78,8 @@ const markerDataSchema = z.looseObject({ activity_type: z.string() });
 const planResultSchema = z.looseObject({ plan: z.unknown() });
 /** A model turn's result that brought the gate's decision on its calls (see `activities/turn-gate.ts`). */
 const gatedTurnSchema = z.looseObject({ gate: z.looseObject({ kind: z.literal('decided'), result: z.looseObject({ plan: z.unknown() }) }) });
-const factsResultSchema = z.looseObject({ facts: z.record(z.string(), callFactsSchema) });
 const preparedSchema = z.looseObject({ requestId: z.string(), nonce: z.string() });
+const factsResultSchema = z.looseObject({ facts: z.record(z.string(), callFactsSchema), prepared: z.record(z.string(), preparedSchema).optional() });
 const decisionSchema = z.looseObject({ requestId: z.string(), fingerprint: z.string(), nonce: z.string(), decision: z.enum(['approve', 'deny']) });
 const decidedSchema = z.looseObject({ requestId: z.string(), status: z.enum(['approved', 'denied']) });
 
@@ -135,6 +135,8 @@ class RunReader {
   /** Workflow time when the open batch was first evaluated: its `now` for cooldowns. */
   private batchAt: number | undefined;
   private facts: Record<string, CallFacts> | undefined;
+  /** Approvals prepared with the open batch's facts, by call id: such a call parks without a `prepareApproval`. */
+  private preparedWithFacts: Record<string, z.infer<typeof preparedSchema>> = {};
   /** A plan the last model turn decided, taken at the next workflow task. */
   private gatedPlan: BatchPlan | undefined;
   private readonly submitted: SubmittedCalls;
@@ -222,20 +224,20 @@ class RunReader {
         this.batchOpen = true;
         this.batchAt = undefined;
         this.facts = undefined;
+        this.preparedWithFacts = {};
         // A turn that decided its calls (its plan; one that asked for facts or the judge first leaves the batch open).
         const turn = gatedTurnSchema.safeParse(await this.decode(completed.result));
         this.gatedPlan = turn.success ? recordedPlan(turn.data.gate.result.plan) : undefined;
       } else if (type === 'resolveTargets' && this.evaluating()) {
         const parsed = factsResultSchema.safeParse(await this.decode(completed.result));
         this.facts = parsed.success ? parsed.data.facts : undefined;
+        this.preparedWithFacts = parsed.success ? (parsed.data.prepared ?? {}) : {};
       } else if (type === 'prepareApproval') {
         const prepared = this.prepares.get(scheduled);
         const parsed = preparedSchema.safeParse(await this.decode(completed.result));
         if (prepared !== undefined && parsed.success) {
           const { record, parkedAt } = prepared;
-          record.happened = 'pending';
-          const expiresAt = record.ttlMs === undefined ? undefined : parkedAt + record.ttlMs;
-          this.job.requests.set(parsed.data.requestId, { record, nonce: parsed.data.nonce, expiresAt });
+          this.requested(record, parsed.data, parkedAt);
         }
       }
       return;
@@ -316,7 +318,14 @@ class RunReader {
     this.freshBatch({ ...plan, calls: plan.calls.filter((p) => took.has(p.call.callId)) }, at, !waiting);
   }
 
-  /** `parks`: whether its gated calls become requests (each paired with the next `prepareApproval`). */
+  /** A gated call became a request, parked at `parkedAt` (a request's lifetime counts from then). */
+  private requested(record: CallRecord, prepared: z.infer<typeof preparedSchema>, parkedAt: number): void {
+    record.happened = 'pending';
+    const expiresAt = record.ttlMs === undefined ? undefined : parkedAt + record.ttlMs;
+    this.job.requests.set(prepared.requestId, { record, nonce: prepared.nonce, expiresAt });
+  }
+
+  /** `parks`: whether its gated calls become requests (each prepared with its facts, or paired with the next `prepareApproval`). */
   private freshBatch(plan: BatchPlan, at: number, parks: boolean): void {
     const calls: CallRecord[] = [];
     this.awaitingPrepare = [];
@@ -334,11 +343,14 @@ class RunReader {
         record.fingerprint = p.fingerprint;
         const snapshot = this.job.snapshot;
         if (this.driver === 'client' && snapshot !== undefined) record.ttlMs = mergeApprovalSettings(approvalRules(snapshot, p.evaluation)).ttlMs;
-        if (parks) this.awaitingPrepare.push(record);
+        const ready = this.preparedWithFacts[p.call.callId];
+        if (parks && ready !== undefined) this.requested(record, ready, this.taskStartedAt);
+        else if (parks) this.awaitingPrepare.push(record);
       }
       calls.push(record);
     }
     this.facts = undefined;
+    this.preparedWithFacts = {};
     if (calls.length > 0) this.job.batches.push({ runId: this.runId, at, calls });
   }
 }

@@ -55,7 +55,7 @@ async function runJob(job: Job): Promise<AgentJobResult> {
     if (turn.kind === 'failed') return job.finish(state, 'failed', { reason: 'model_error', detail: turn.detail });
     if (turn.calls.length === 0) continue;
 
-    const { plan, grants } = await evaluateBatch(job, state, turn.calls, undefined, turn.decided);
+    const { plan, grants, prepared } = await evaluateBatch(job, state, turn.calls, undefined, turn.decided);
     state.recordPlan(plan, Date.now());
     switch (plan.outcome) {
       case 'stop':
@@ -64,7 +64,7 @@ async function runJob(job: Job): Promise<AgentJobResult> {
         redirectBatch(job, state, plan);
         continue;
       case 'park':
-        await park(job, state, plan);
+        await park(job, state, plan, prepared);
         continue;
       case 'run': {
         const ended = await runBatch(job, state, plan, grants);

@@ -8,6 +8,7 @@ import { resumedSteps } from '../core/job/call-steps';
 import { describeError } from '../core/temporal/describe-error';
 import { summarizeArgs } from '../core/redaction/masking';
 import type { AgentJobResult } from '../core/job/job-input';
+import type { PrepareApprovalResult } from '../activities/tool-gate/messages';
 import { observeOptions, routeOf, tools } from './activities';
 import { evaluateBatch } from './gate';
 import type { Job } from './job';
@@ -19,12 +20,15 @@ import { stopJob } from './stop';
  * Parks a batch: each gated call's target is observed on the tools side
  * (side by side) and becomes an approval request; a call whose target
  * cannot be observed is answered "not executed" when the batch resumes.
+ * A call observed with its facts (`ready`, by call id) is not asked again.
  */
-export async function park(job: Job, state: JobState, plan: BatchPlan): Promise<void> {
+export async function park(job: Job, state: JobState, plan: BatchPlan, ready: Readonly<Record<string, PrepareApprovalResult>> = {}): Promise<void> {
   const now = Date.now();
   const gated = plan.calls.filter((p): p is Planned<'approval'> => p.kind === 'approval');
   const prepared = await Promise.all(
     gated.map(async (p) => {
+      const done = ready[p.call.callId];
+      if (done !== undefined) return done;
       const route = routeOf(state.snapshot, p.call);
       try {
         return await tools.prepareApproval.executeWithOptions({ ...observeOptions, taskQueue: route.taskQueue, summary: `prepare ${p.call.toolName}` }, [

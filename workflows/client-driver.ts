@@ -1,5 +1,4 @@
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
-import type { BatchPlan } from '../core/job/batch-plan';
 import { clientCallView, submitCallInputSchema, type ClientCallView, type SubmitCallInput } from '../core/job/client-calls';
 import type { AgentJobResult } from '../core/job/job-input';
 import { preflight, type PreflightedCall } from '../core/job/preflight';
@@ -10,7 +9,7 @@ import { COMPLETE_TOOL } from '../core/tools/registry';
 import { canonicalJson } from '../core/util/canonical-json';
 import { sha256Hex } from '../core/util/sha256';
 import { park, resumeParkedBatch, waitForDecisions } from './approvals';
-import { evaluateBatch } from './gate';
+import { evaluateBatch, type Evaluated } from './gate';
 import type { Job } from './job';
 import type { JobState } from './job-state';
 import { clientCallQuery, clientCallsQuery, submitCallUpdate } from './messages';
@@ -161,9 +160,9 @@ export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Pro
     // One call per batch: a call that parks holds back only itself (the calls after it wait their turn in the inbox).
     const taken = takeOne(job, state, inbox);
     batch = taken.batch;
-    const { plan } = await evaluateBatch(job, state, taken.calls);
-    state.recordPlan(plan, Date.now());
-    const ended = await runPlan(job, state, plan);
+    const evaluated = await evaluateBatch(job, state, taken.calls);
+    state.recordPlan(evaluated.plan, Date.now());
+    const ended = await runPlan(job, state, evaluated);
     settle(state, batch, Date.now());
     if (ended !== undefined) return ended;
   }
@@ -195,12 +194,12 @@ async function takeWhileParked(job: Job, state: JobState, inbox: Inbox): Promise
     return undefined;
   }
   state.recordPlan(plan, Date.now());
-  const ended = await runPlan(job, state, plan);
+  const ended = await runPlan(job, state, { plan });
   settle(state, batch, Date.now());
   return ended;
 }
 
-async function runPlan(job: Job, state: JobState, plan: BatchPlan): Promise<AgentJobResult | undefined> {
+async function runPlan(job: Job, state: JobState, { plan, prepared }: Evaluated): Promise<AgentJobResult | undefined> {
   switch (plan.outcome) {
     case 'stop':
       return stopJob(job, state, plan.calls, plan.stoppedBy, `stopped by rule ${plan.stoppedBy}`);
@@ -208,7 +207,7 @@ async function runPlan(job: Job, state: JobState, plan: BatchPlan): Promise<Agen
       redirectBatch(job, state, plan);
       return undefined;
     case 'park':
-      await park(job, state, plan);
+      await park(job, state, plan, prepared);
       return undefined;
     case 'run':
       return runBatch(job, state, plan);

@@ -1,4 +1,5 @@
 import type { EvaluatePolicyInput, EvaluatePolicyResult, JudgeRequest } from '../activities/policy';
+import type { PrepareApprovalResult } from '../activities/tool-gate/messages';
 import type { Grant } from '../core/approval/grants';
 import { batchPlanSchema, type BatchPlan, type PlannedCall, type RuleRef } from '../core/job/batch-plan';
 import { describeError } from '../core/temporal/describe-error';
@@ -41,7 +42,8 @@ export async function evaluateBatch(
     now: Date.now(),
     ...(covered !== undefined ? { covered } : {}),
   };
-  const evaluated = await decide(job, state, input, decided?.result);
+  // A fresh batch's calls may park: the facts round prepares their approvals too. A reviewer's edit never parks again.
+  const evaluated = await decide(job, state, input, decided?.result, covered === undefined);
   auditPlan(job, evaluated.plan);
   return decided?.grants === undefined ? evaluated : { ...evaluated, grants: decided.grants };
 }
@@ -50,6 +52,8 @@ export interface Evaluated {
   readonly plan: BatchPlan;
   /** Grants the model turn issued with its decision, for a batch that runs. */
   readonly grants?: Readonly<Record<string, Grant>>;
+  /** Approvals the tools side prepared with the calls' facts, by call id: a call that parks needs no `prepareApproval`. */
+  readonly prepared?: Readonly<Record<string, PrepareApprovalResult>>;
 }
 
 /** The snapshot's seal, taken once per job. */
@@ -60,19 +64,21 @@ async function policySeal(job: Job, state: JobState): Promise<string | undefined
   return seal;
 }
 
-async function decide(job: Job, state: JobState, input: EvaluatePolicyInput, first: EvaluatePolicyResult | undefined): Promise<Evaluated> {
+async function decide(job: Job, state: JobState, input: EvaluatePolicyInput, first: EvaluatePolicyResult | undefined, mayPark: boolean): Promise<Evaluated> {
   let result: EvaluatePolicyResult = first ?? (await evaluateWithAudit(job, input));
   let facts: Record<string, CallFacts> | undefined;
+  let prepared: Record<string, PrepareApprovalResult> | undefined;
   const factsFor = result.factsFor ?? [];
   if (factsFor.length > 0) {
-    facts = await resolveTargets(job, state, input.calls, factsFor);
+    const prepareFor = mayPark ? (result.prepareFor ?? factsFor) : [];
+    ({ facts, prepared } = await resolveTargets(job, state, input.calls, factsFor, prepareFor));
     result = await evaluateWithAudit(job, { ...input, facts, factsAsked: factsFor });
   }
   if (result.judge.length > 0) {
     const verdicts = await askJudge(job, state, result.judge);
     result = await evaluateWithAudit(job, { ...input, ...(facts !== undefined ? { facts, factsAsked: factsFor } : {}), verdicts });
   }
-  return { plan: recordedPlan(result.plan) };
+  return { plan: recordedPlan(result.plan), ...(prepared !== undefined ? { prepared } : {}) };
 }
 
 /** One evaluation, carrying the job's buffered audit events; the result says whether they were written. */

@@ -1,4 +1,3 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import { DatabaseUnavailable } from '../../host/database/postgres';
@@ -6,11 +5,12 @@ import { NonceStoreUnusable } from '../../host/nonces/nonce-store';
 import { withHeartbeat } from '../heartbeat';
 import { noMetrics } from '../metrics';
 import { executeOnce } from './execute';
+import { prepareCall } from './prepare';
 import type { ExecuteInput, ExecuteResult, PrepareApprovalInput, PrepareApprovalResult, RevalidateInput, RevalidateResult } from './messages';
 import { recheck } from './recheck';
 import type { AttemptState } from './reconcile';
 import { executionOutcome } from './record';
-import { argsOrFail, createToolRunner, onThisMachine, toolOrFail, type ToolGateDeps } from './runner';
+import { createToolRunner, onThisMachine, type ToolGateDeps, type ToolRunner } from './runner';
 
 /**
  * The gate's activities on the tools queue, where the side effects happen:
@@ -24,7 +24,9 @@ import { argsOrFail, createToolRunner, onThisMachine, toolOrFail, type ToolGateD
 
 export type * from './messages';
 export type { ToolGateDeps } from './runner';
-export { executionOutcome };
+export { executionOutcome, prepareCall };
+export type { ToolRunner };
+export { createToolRunner };
 
 export function createToolGateActivities(deps: ToolGateDeps) {
   const runner = createToolRunner(deps);
@@ -35,15 +37,7 @@ export function createToolGateActivities(deps: ToolGateDeps) {
     async prepareApproval(input: PrepareApprovalInput): Promise<PrepareApprovalResult> {
       return withHeartbeat(
         () => ({ phase: 'observing' }),
-        async () => {
-          onThisMachine(deps, input.machine);
-          const tool = toolOrFail(input.toolName);
-          const args = argsOrFail(tool, input.args);
-          const { observed, warnings } = await runner.observeTargets(tool, args);
-          // A preview that cannot be made leaves the card without it; it never stops the request.
-          const preview = await runner.previewOf(tool, args, observed).catch(() => undefined);
-          return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings, ...(preview !== undefined ? { preview } : {}) };
-        },
+        () => prepareCall(runner, input),
       );
     },
 

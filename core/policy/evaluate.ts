@@ -241,6 +241,15 @@ export function needsFacts(snapshot: PolicySnapshot, point: HookPoint, ctx: Call
   );
 }
 
+/**
+ * Whether some rule that could apply at this point asks a reviewer: only
+ * such a call can park (shadow and judged rules count too: the job's
+ * settings may enforce them).
+ */
+export function mayRequestApproval(snapshot: PolicySnapshot, point: HookPoint, ctx: CallContext): boolean {
+  return candidateRules(snapshot, point, ctx).some((rule) => rule.action === 'request_approval');
+}
+
 /** Rules that could apply at this point to this call, in file order; no rules means no work at all. */
 export function candidateRules(snapshot: PolicySnapshot, point: HookPoint, ctx: CallContext): Rule[] {
   return indexedCandidates(snapshot, point, ctx.toolName, ctx.category).flatMap((entry) =>

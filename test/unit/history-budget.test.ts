@@ -50,16 +50,24 @@ describe('history events per call (recorded histories of this build)', () => {
     expect(kinds(read ?? []).filter((k) => k === 'MARKER_RECORDED')).toEqual([]);
   });
 
-  it('an approved delete with an allowed read in its batch stays within 44 events from its model turn to the next', () => {
-    // Model turn 6, target facts 6 + evaluation 1, prepare 6, park 4 (status, card, audit, timer), decision 6
-    // (its workflow task, update accepted and completed, timer cancelled), resume 3 (status, card, grants), the
-    // delete 6 and the read 6.
+  it('an approved delete with an allowed read in its batch stays within 38 events from its model turn to the next', () => {
+    // Model turn 6, target facts with the approval prepared 6 + evaluation 1, park 4 (status, card, audit, timer),
+    // decision 6 (its workflow task, update accepted and completed, timer cancelled), resume 3 (status, card,
+    // grants), the delete 6 and the read 6.
     const [turn] = turns(events('approved'));
-    expect(turn?.length).toBeLessThanOrEqual(44);
+    expect(turn?.length).toBeLessThanOrEqual(38);
   });
 
-  it('a denial by the reviewer costs no grant and no run: at most 31 events from its model turn to the next', () => {
+  it('a call whose facts policy asked for parks without a prepareApproval of its own: the facts round prepared it', () => {
+    for (const shape of ['approved', 'denied-by-reviewer', 'expired', 'two-machines']) {
+      const [turn] = turns(events(shape));
+      const activities = (turn ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes === undefined ? [] : [e.activityTaskScheduledEventAttributes.activityType.name]));
+      expect({ shape, asked: activities.filter((a) => a === 'resolveTargets' || a === 'prepareApproval') }).toEqual({ shape, asked: ['resolveTargets'] });
+    }
+  });
+
+  it('a denial by the reviewer costs no grant and no run: at most 25 events from its model turn to the next', () => {
     const [turn] = turns(events('denied-by-reviewer'));
-    expect(turn?.length).toBeLessThanOrEqual(31);
+    expect(turn?.length).toBeLessThanOrEqual(25);
   });
 });

@@ -129,3 +129,27 @@ test('calls too large to carry twice are left to evaluatePolicy', async () => {
   const result = await gate(gateInput('job-large', seal), answer({ name: 'fs_write', args: { path: 'big.txt', content: 'x'.repeat(70_000) } }));
   expect(result).toEqual({ kind: 'unavailable', reason: 'calls too large to carry twice' });
 });
+
+test('a pass that asks for facts names, of those calls, the ones a rule could park: only their approvals are prepared with the facts', () => {
+  const rules = buildSnapshot(
+    parseRulesDocument(
+      {
+        version: 1,
+        rules: [
+          { id: 'writes-that-replace', version: 1, name: 'writes that replace', scope: { tools: ['fs_write'] }, when: { detector: 'destroys_data' }, action: 'request_approval' },
+          { id: 'moves-audited', version: 1, name: 'moves', scope: { tools: ['fs_move'] }, when: { detector: 'destroys_data' }, action: 'audit_only' },
+        ],
+      },
+      'test',
+    ),
+    'test',
+  );
+  const seal = sealer.seal('policy', 'job-facts', rules);
+  const tools = ['fs_write', 'fs_move'];
+  const calls = answer({ name: 'fs_write', args: { path: 'a.txt', content: 'x', mode: 'overwrite' } }, { name: 'fs_move', args: { from: 'b.txt', to: 'c.txt', overwrite: true } }).toolCalls.map(
+    (c) => preflight(c, tools, rules.detectors.roots),
+  );
+  const result = decideBatch(sealer, { jobId: 'job-facts', scope: {}, snapshot: rules, policySeal: seal, calls, memory, ruleCounters: {}, now: 0 });
+  expect(result.factsFor).toEqual(['call_0', 'call_1']);
+  expect(result.prepareFor).toEqual(['call_0']);
+});
