@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-export const partNames = ['policy', 'masking', 'floor', 'gate', 'services', 'http', 'history', 'approval', 'stores', 'cli', 'parked'] as const;
+export const partNames = ['policy', 'masking', 'floor', 'gate', 'services', 'http', 'history', 'approval', 'stores', 'cli', 'throughput', 'parked'] as const;
 export type PartName = (typeof partNames)[number];
 
 export interface BenchOptions {
@@ -18,9 +18,15 @@ export interface BenchOptions {
   readonly cliRounds: number;
   /** Policy evaluations per rule count. */
   readonly policyIterations: number;
+  /** Jobs started together by `throughput`. */
+  readonly throughputJobs: number;
+  /** Allowed calls (one per model turn) of each `throughput` job. */
+  readonly throughputCalls: number;
+  /** Rounds of `throughput`, each side once per round. */
+  readonly throughputRounds: number;
 }
 
-export const usage = `usage: npm run bench -- [--only PART,...] [--json FILE] [--parked N] [--floor-rounds N] [--gate-rounds N] [--approvals N] [--cli-rounds N] [--policy-iterations N]
+export const usage = `usage: npm run bench -- [--only PART,...] [--json FILE] [--parked N] [--floor-rounds N] [--gate-rounds N] [--approvals N] [--cli-rounds N] [--policy-iterations N] [--throughput-jobs N] [--throughput-calls N] [--throughput-rounds N]
 parts: ${partNames.join(', ')} (default: all, in this order)`;
 
 function isPartName(name: string): name is PartName {
@@ -45,6 +51,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
       approvals: { type: 'string' },
       'cli-rounds': { type: 'string' },
       'policy-iterations': { type: 'string' },
+      'throughput-jobs': { type: 'string' },
+      'throughput-calls': { type: 'string' },
+      'throughput-rounds': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -62,5 +71,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     approvals: count(values.approvals, '--approvals', 30),
     cliRounds: count(values['cli-rounds'], '--cli-rounds', 10),
     policyIterations: count(values['policy-iterations'], '--policy-iterations', 50_000),
+    throughputJobs: count(values['throughput-jobs'], '--throughput-jobs', 100),
+    throughputCalls: count(values['throughput-calls'], '--throughput-calls', 10),
+    throughputRounds: count(values['throughput-rounds'], '--throughput-rounds', 3),
   };
 }

@@ -14,6 +14,7 @@ import { policyPart } from './policy';
 import { servicesPart } from './services';
 import { startStack, type Stack } from './stack';
 import { storesPart } from './stores';
+import { throughputPart } from './throughput';
 
 /**
  * `npm run bench`: airlock's speed and scale on a real Temporal dev server
@@ -34,6 +35,7 @@ const parts: Record<PartName, Part> = {
   approval: { server: true, run: approvalPart },
   stores: { server: true, run: storesPart },
   cli: { server: true, run: cliPart },
+  throughput: { server: true, run: throughputPart },
   parked: { server: true, run: parkedPart },
 };
 

@@ -29,6 +29,9 @@ export const PARKED_NAMESPACE = 'airlock-bench-parked';
 /** The namespace of the `stores` part's workers on the PostgreSQL stores. */
 export const STORES_NAMESPACE = 'airlock-bench-stores';
 
+/** The namespace of the `throughput` part, whose agent and tools workers run as their own processes. */
+export const THROUGHPUT_NAMESPACE = 'airlock-bench-throughput';
+
 /** The process service every bench stack configures (the tools config the workers read). */
 export const BENCH_SERVICE = 'bench-svc';
 
@@ -99,7 +102,7 @@ export async function startStack(): Promise<Stack> {
     writeFileSync(toolsConfig, `${JSON.stringify({ version: 1, services, hosts: { allowInternal: ['127.0.0.1'] } })}\n`);
 
     const temporalCli = (await resolveTemporalCli()).path;
-    const server = await startDevServer({ cli: temporalCli, port: await freePort(), namespaces: [PARKED_NAMESPACE, STORES_NAMESPACE] });
+    const server = await startDevServer({ cli: temporalCli, port: await freePort(), namespaces: [PARKED_NAMESPACE, STORES_NAMESPACE, THROUGHPUT_NAMESPACE] });
     cleanups.push(() => server.stop());
     const replay = await startReplayServer({ script: { turns: [] } });
     cleanups.push(() => replay.close());
