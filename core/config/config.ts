@@ -109,7 +109,8 @@ const variables = {
   AIRLOCK_AGENT_CONCURRENCY: positiveInt(1000).default(10),
   AIRLOCK_TOOLS_CONCURRENCY: positiveInt(1000).default(4),
   AIRLOCK_JUDGE_CONCURRENCY: positiveInt(100).default(2),
-  AIRLOCK_WORKFLOW_CACHE: z.coerce.number().int('expected a whole number').min(0, 'expected 0 or more').max(100_000, 'at most 100000').default(50),
+  // Above the jobs running at once: an active job evicted between its turns replays its whole history on each one.
+  AIRLOCK_WORKFLOW_CACHE: z.coerce.number().int('expected a whole number').min(0, 'expected 0 or more').max(100_000, 'at most 100000').default(200),
   AIRLOCK_WORKFLOW_CONCURRENCY: positiveInt(1000).refine((n) => n >= 2, 'at least 2').default(20),
   AIRLOCK_STICKY_TIMEOUT: durationText.default(5_000),
   OPENAI_BASE_URL: httpUrl.optional(),

@@ -15,7 +15,11 @@ export interface WorkerProcesses {
 
 const READY = /workers polling/;
 
-export async function startWorkerProcesses(env: NodeJS.ProcessEnv): Promise<WorkerProcesses> {
+/** Worker settings a bench run passes on to its worker processes, to compare them (`AIRLOCK_WORKFLOW_CACHE=200 npm run bench ...`). */
+const TUNABLES = ['AIRLOCK_WORKFLOW_CACHE', 'AIRLOCK_WORKFLOW_CONCURRENCY', 'AIRLOCK_STICKY_TIMEOUT', 'AIRLOCK_AGENT_CONCURRENCY', 'AIRLOCK_TOOLS_CONCURRENCY'] as const;
+
+export async function startWorkerProcesses(part: NodeJS.ProcessEnv): Promise<WorkerProcesses> {
+  const env = { ...part, ...Object.fromEntries(TUNABLES.flatMap((name) => (process.env[name] !== undefined ? [[name, process.env[name]]] : []))) };
   const script = (name: string) => join(projectRoot(), 'dist', 'workers', `${name}.js`);
   const started: Child[] = [];
   const stop = async () => {
