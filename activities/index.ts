@@ -36,7 +36,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 /** airlock-tools: target facts, prepare / revalidate / execute, where the side effects happen. */
 export function createToolActivities(deps: ToolActivityDeps) {
   const runner = createToolRunner(deps);
-  return { ...createTargetFactActivities({ ...deps, prepare: (input) => prepareCall(runner, input) }), ...createToolGateActivities(deps) };
+  return { ...createTargetFactActivities({ ...deps, prepare: (input) => prepareCall(runner, input) }), ...createToolGateActivities(deps, runner) };
 }
 
 export { createJudgeActivities };

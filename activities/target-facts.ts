@@ -61,8 +61,8 @@ export function createTargetFactActivities(deps: TargetFactDeps) {
           const wanted = input.prepare ?? [];
           if (wanted.length === 0 || prepare === undefined) return { facts };
           const prepared: Record<string, PrepareApprovalResult> = {};
+          const { machine } = input;
           for (const call of input.calls.filter((c) => wanted.includes(c.callId))) {
-            const { machine } = input;
             // A call that cannot be prepared now is prepared again, with retries, if it parks.
             const answer = await prepare({ toolName: call.toolName, args: call.args, ...(machine !== undefined ? { machine } : {}) }).catch(() => undefined);
             if (answer !== undefined) prepared[call.callId] = answer;

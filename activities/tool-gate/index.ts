@@ -24,12 +24,10 @@ import { createToolRunner, onThisMachine, type ToolGateDeps, type ToolRunner } f
 
 export type * from './messages';
 export type { ToolGateDeps } from './runner';
-export { executionOutcome, prepareCall };
-export type { ToolRunner };
-export { createToolRunner };
+export { createToolRunner, executionOutcome, prepareCall };
 
-export function createToolGateActivities(deps: ToolGateDeps) {
-  const runner = createToolRunner(deps);
+/** `runner`: the worker's hands, when another of its activities shares them (`resolveTargets` prepares with them too). */
+export function createToolGateActivities(deps: ToolGateDeps, runner: ToolRunner = createToolRunner(deps)) {
   const metrics = deps.metrics ?? noMetrics;
 
   return {

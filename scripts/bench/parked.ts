@@ -13,7 +13,7 @@ import { rssBytes, timedRun } from './processes';
 import { writeRules } from './rules';
 import { PARKED_NAMESPACE, type Stack } from './stack';
 import { sleep, summary } from './stats';
-import { startWorkerProcesses } from './worker-processes';
+import { partWorkerEnv, startWorkerProcesses } from './worker-processes';
 import { countTaskTroubles } from './task-troubles';
 
 /**
@@ -50,17 +50,7 @@ export async function parkedPart(stack: Stack, options: BenchOptions): Promise<F
   const rulesFile = join(base, 'rules.json');
   writeRules(rulesFile, 'approvals');
   const replay = await startReplayServer({ script: { turns: [{ tool_calls: [call('fs_chmod', { path: 'shared.txt', mode: '600' })] }, completeTurn] } });
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    TEMPORAL_ADDRESS: stack.server.address,
-    TEMPORAL_NAMESPACE: PARKED_NAMESPACE,
-    AIRLOCK_DATA_DIR: join(base, 'data'),
-    AIRLOCK_ROOTS: root,
-    AIRLOCK_RULES_FILE: rulesFile,
-    OPENAI_BASE_URL: replay.baseUrl,
-    AIRLOCK_LOG_LEVEL: 'warn',
-  };
+  const env = partWorkerEnv({ address: stack.server.address, namespace: PARKED_NAMESPACE, base, root, rulesFile, modelUrl: replay.baseUrl });
   const workers = await startWorkerProcesses(env).catch(async (err: unknown) => {
     await replay.close();
     throw err;

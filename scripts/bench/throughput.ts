@@ -14,7 +14,7 @@ import { writeRules } from './rules';
 import { THROUGHPUT_NAMESPACE, type Stack } from './stack';
 import { pairedRatios, summary } from './stats';
 import { countTaskTroubles } from './task-troubles';
-import { startWorkerProcesses } from './worker-processes';
+import { partWorkerEnv, startWorkerProcesses } from './worker-processes';
 
 /**
  * Many active jobs at once: N jobs of C allowed reads each (one read per
@@ -57,17 +57,7 @@ export async function throughputPart(stack: Stack, options: BenchOptions): Promi
   const rulesFile = join(base, 'rules.json');
   writeRules(rulesFile, 'builtIn');
   const replay = await startReplayServer({ script });
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    TEMPORAL_ADDRESS: stack.server.address,
-    TEMPORAL_NAMESPACE: THROUGHPUT_NAMESPACE,
-    AIRLOCK_DATA_DIR: join(base, 'data'),
-    AIRLOCK_ROOTS: root,
-    AIRLOCK_RULES_FILE: rulesFile,
-    OPENAI_BASE_URL: replay.baseUrl,
-    AIRLOCK_LOG_LEVEL: 'warn',
-  };
+  const env = partWorkerEnv({ address: stack.server.address, namespace: THROUGHPUT_NAMESPACE, base, root, rulesFile, modelUrl: replay.baseUrl });
   const workers = await startWorkerProcesses(env).catch(async (err: unknown) => {
     await replay.close();
     throw err;

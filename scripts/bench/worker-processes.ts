@@ -15,6 +15,32 @@ export interface WorkerProcesses {
 
 const READY = /workers polling/;
 
+/** Where a part's own worker processes work: their server and namespace, folders, rules and model. */
+export interface PartWorkers {
+  readonly address: string;
+  readonly namespace: string;
+  /** The part's folder: the workers keep their data in `data/` below it. */
+  readonly base: string;
+  readonly root: string;
+  readonly rulesFile: string;
+  readonly modelUrl: string;
+}
+
+/** The environment an operator would give such workers (the clients of a part use it too). */
+export function partWorkerEnv(w: PartWorkers): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TEMPORAL_ADDRESS: w.address,
+    TEMPORAL_NAMESPACE: w.namespace,
+    AIRLOCK_DATA_DIR: join(w.base, 'data'),
+    AIRLOCK_ROOTS: w.root,
+    AIRLOCK_RULES_FILE: w.rulesFile,
+    OPENAI_BASE_URL: w.modelUrl,
+    AIRLOCK_LOG_LEVEL: 'warn',
+  };
+}
+
 /** Worker settings a bench run passes on to its worker processes, to compare them (`AIRLOCK_WORKFLOW_CACHE=200 npm run bench ...`). */
 const TUNABLES = ['AIRLOCK_WORKFLOW_CACHE', 'AIRLOCK_WORKFLOW_CONCURRENCY', 'AIRLOCK_STICKY_TIMEOUT', 'AIRLOCK_AGENT_CONCURRENCY', 'AIRLOCK_TOOLS_CONCURRENCY'] as const;
 
