@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { opendir } from 'node:fs/promises';
+import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import type { FileState, TreeState } from '../../core/tools/observed-state';
 import type { Roots } from '../roots';
 import { ErrnoError } from './descriptors';
@@ -26,9 +27,10 @@ async function sha256Of(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-async function countEntries(path: string): Promise<number> {
+/** Entries of a folder; a root's holding folder is not counted (no tool sees it). */
+async function countEntries(path: string, isRoot: boolean): Promise<number> {
   let n = 0;
-  for await (const _ of await opendir(path)) n++;
+  for await (const entry of await opendir(path)) if (!(isRoot && entry.name === HOLDING_FOLDER)) n++;
   return n;
 }
 
@@ -57,7 +59,7 @@ export async function observePinned(target: Pinned, options: ObserveOptions): Pr
     dev: info.dev,
     ino: info.ino,
     sha256: type === 'file' && info.size <= hashLimit ? await sha256Of(target.selfPath()) : null,
-    entries: type === 'directory' ? await countEntries(target.selfPath()) : null,
+    entries: type === 'directory' ? await countEntries(target.selfPath(), target.isRoot) : null,
     // Only when there is more than one name: a state of an ordinary file stays what it always was.
     ...(type !== 'directory' && info.nlink > 1 ? { links: info.nlink } : {}),
   };

@@ -1,5 +1,6 @@
 import { readlinkSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import { OutsideRoots, ToolRefusal, type Located, type Roots } from '../roots';
 import { ErrnoError, errnoCode, fstatFd, inside, locationOf, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
 
@@ -27,6 +28,14 @@ export class TooManyLinks extends ToolRefusal {
   override name = 'TooManyLinks';
   constructor(readonly input: string) {
     super(`${input} goes through more than ${MAX_LINK_HOPS} symbolic links; name the real path instead`);
+  }
+}
+
+/** A path into a root's holding folder, which belongs to airlock alone (see holding-folder.ts). */
+export class InHoldingFolder extends ToolRefusal {
+  override name = 'InHoldingFolder';
+  constructor(readonly input: string) {
+    super(`${input} is inside ${HOLDING_FOLDER}, the folder where airlock keeps what undo can restore; no tool may read, list or change it`);
   }
 }
 
@@ -131,6 +140,8 @@ function walk(roots: Roots, at: Located, input: string, follow: boolean): Step {
   let handedOver = false;
   try {
     for (const [i, name] of at.parts.entries()) {
+      // Also through a link or a nested root: every walk passes here, from a root, name by name.
+      if (name === HOLDING_FOLDER && roots.isRoot(dirPath)) throw new InHoldingFolder(input);
       const last = i === at.parts.length - 1;
       const rest = at.parts.slice(i + 1);
       const entry = openEntry(dir, name);

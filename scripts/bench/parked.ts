@@ -9,7 +9,7 @@ import { projectRoot } from '../../client/dev/project-root';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
 import { call, completeTurn, completed, parkedQuery, pool, startJob } from './jobs';
-import { rssBytes, timedRun } from './processes';
+import { cpuSeconds, ownCpuSeconds, rssBytes, timedRun } from './processes';
 import { writeRules } from './rules';
 import { PARKED_NAMESPACE, type Stack } from './stack';
 import { sleep, summary } from './stats';
@@ -74,6 +74,10 @@ export async function parkedPart(stack: Stack, options: BenchOptions): Promise<F
     const rssBefore = rssBytes(workers.agent.pid);
 
     const ids = Array.from({ length: n }, (_, i) => `parked-${i}`);
+    // Who spends the CPU while jobs park (two cores: what limits the rate): the Temporal server, the workers, this client.
+    const serverPid = stack.server.pid;
+    const cpu = () => ({ server: serverPid !== undefined ? cpuSeconds(serverPid) : Number.NaN, agent: cpuSeconds(workers.agent.pid), tools: cpuSeconds(workers.tools.pid), bench: ownCpuSeconds() });
+    const cpuBefore = cpu();
     const t0 = performance.now();
     await pool(ids, 50, async (id) => {
       await startJob(client, id);
@@ -81,10 +85,14 @@ export async function parkedPart(stack: Stack, options: BenchOptions): Promise<F
     const started = performance.now() - t0;
     await waitForCount(client, parkedQuery(), n, Math.max(120_000, n * 500));
     const parkedAll = performance.now() - t0;
+    const cpuParked = cpu();
     await sleep(2000);
     const rssParked = rssBytes(workers.agent.pid);
     add('start N jobs (client calls returned)', 's', started / 1000, `N = ${n}, 50 starts in flight`);
     add('start N jobs -> all parked (visibility)', 's', parkedAll / 1000, `${(n / (parkedAll / 1000)).toFixed(0)} jobs/s`);
+    for (const [who, what] of [['server', 'the Temporal dev server'], ['agent', 'agent worker'], ['tools', 'tools worker'], ['bench', 'bench client (starts, visibility polls)']] as const) {
+      add(`CPU per parked job: ${what}`, 'ms', ((cpuParked[who] - cpuBefore[who]) * 1000) / n, 'while the N jobs parked');
+    }
     add('agent worker RSS idle', 'MiB', rssIdle / MiB, 'after start, no job yet');
     add('agent worker RSS before', 'MiB', rssBefore / MiB, 'after one warm-up job');
     add('agent worker RSS with N parked', 'MiB', rssParked / MiB);

@@ -94,3 +94,19 @@ export function rssBytes(pid: number): number {
   if (match === null) throw new Error(`no VmRSS for process ${pid}`);
   return Number(match[1]) * 1024;
 }
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+export function cpuSeconds(pid: number): number {
+  // Fields after the command name, which is in parentheses and may hold spaces; utime and stime are the 12th and 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  // Linux reports in USER_HZ, 100 on every architecture Node runs on.
+  return ticks / 100;
+}
+
+/** CPU seconds this process has used so far. */
+export function ownCpuSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}

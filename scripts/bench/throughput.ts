@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startReplayServer } from '../../client/dev/replay-server';
@@ -12,6 +12,7 @@ import { PLAIN_WORKFLOW, type PlainAgentInput } from './plain-workflow';
 import { PLAIN_TASK_QUEUE } from './plain-worker';
 import { writeRules } from './rules';
 import { THROUGHPUT_NAMESPACE, type Stack } from './stack';
+import { cpuSeconds, ownCpuSeconds } from './processes';
 import { pairedRatios, summary } from './stats';
 import { countTaskTroubles } from './task-troubles';
 import { partWorkerEnv, startWorkerProcesses } from './worker-processes';
@@ -24,21 +25,6 @@ import { partWorkerEnv, startWorkerProcesses } from './worker-processes';
  * by round. Calls per second from the first start to the last result, and
  * the CPU each side spent per call.
  */
-
-/** CPU seconds (user + system) a process has used so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  // Fields after the command name, which is in parentheses and may hold spaces; utime and stime are the 12th and 13th.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  // Linux reports in USER_HZ, 100 on every architecture Node runs on.
-  return ticks / 100;
-}
-
-const ownCpuSeconds = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1e6;
-};
 
 interface Round {
   readonly ms: number;

@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
+import { createFileCapability } from '../../host/tools/file-host';
 import { createFsTools, type FsTools } from '../../host/tools/fs-tools';
 import { observe } from '../../host/tools/observe';
 import { Roots } from '../../host/roots';
@@ -109,6 +111,56 @@ test('a final symbolic link is refused for every change; inside the roots it is 
   expect((await tools.fs_list({ path: 'dir-alias' })).output).toBe(`${join(root, 'real-dir')}: 1 entries\nx.txt (1 bytes)`);
   expect(await tools.fs_write({ path: 'dir-alias/y.txt', content: 'y', mode: 'create' })).toEqual({ ok: true, output: `wrote 1 bytes to ${join(root, 'real-dir', 'y.txt')} (create)` });
   expect(JSON.parse((await tools.fs_stat({ path: 'alias.txt' })).output)).toMatchObject({ path: join(root, 'target.txt'), type: 'file', size: 6 });
+});
+
+test("a root's holding folder is no tool's: not listed or counted, and every path into it is refused, also through a link or a nested root", async () => {
+  const held = join(root, HOLDING_FOLDER);
+  mkdirSync(join(held, 'n1'), { recursive: true });
+  writeFileSync(join(held, 'n1', 'item'), 'kept for undo');
+  writeFileSync(join(root, 'visible.txt'), 'v');
+  symlinkSync(held, join(root, 'to-held'));
+  symlinkSync(join(held, 'n1', 'item'), join(root, 'to-item'));
+  mkdirSync(join(root, 'nested', HOLDING_FOLDER, 'n2'), { recursive: true });
+  writeFileSync(join(root, 'nested', HOLDING_FOLDER, 'n2', 'item'), 'nested root keeps its own');
+  const both = createFsTools(await Roots.create([root, join(root, 'nested')]));
+  const files = createFileCapability(await Roots.create([root, join(root, 'nested')]));
+
+  const listing = (await both.fs_list({ path: '.' })).output;
+  expect(listing).toMatch(/^.*: 4 entries\n/);
+  expect(listing).not.toContain(HOLDING_FOLDER);
+  expect(JSON.parse((await both.fs_stat({ path: '.' })).output)).toMatchObject({ type: 'directory', entries: 4 });
+  expect((await both.fs_list({ path: 'nested' })).output).toMatch(/: 0 entries\n?$/);
+
+  const refused = /^Refused: .* is inside \.airlock-undo, the folder where airlock keeps what undo can restore/;
+  for (const path of [HOLDING_FOLDER, `${HOLDING_FOLDER}/n1/item`, join(held, 'n1'), 'to-held/n1/item', 'to-item', `nested/${HOLDING_FOLDER}/n2/item`, `sub/../${HOLDING_FOLDER}/n1`]) {
+    const outcomes = [
+      await both.fs_list({ path }),
+      await both.fs_read({ path, maxBytes: 100 }),
+      await both.fs_stat({ path }),
+      await both.fs_write({ path: `${path}/new.txt`, content: 'x', mode: 'create' }),
+      await both.fs_delete({ path, recursive: true }),
+      await both.fs_chmod({ path, mode: '777' }),
+      await both.fs_move({ from: path, to: 'taken-out', overwrite: false }),
+      await both.fs_move({ from: 'visible.txt', to: `${path}/planted`, overwrite: false }),
+    ];
+    // A final link is refused as a link by the changing tools before it is followed: refused either way.
+    for (const outcome of outcomes) expect({ path, outcome }).toEqual({ path, outcome: { ok: false, output: expect.stringMatching(path === 'to-item' ? /^Refused/ : refused) } });
+    await expect(files.observe(path, { follow: true })).rejects.toThrow(/is inside \.airlock-undo/);
+    // The diff reader does not follow a final link: the link itself is no file.
+    if (path === 'to-item') await expect(files.contents(path, 100)).resolves.toEqual({ kind: 'not_a_file' });
+    else await expect(files.contents(path, 100)).rejects.toThrow(/is inside \.airlock-undo/);
+  }
+  expect(readFileSync(join(held, 'n1', 'item'), 'utf8')).toBe('kept for undo');
+  expect(readFileSync(join(root, 'nested', HOLDING_FOLDER, 'n2', 'item'), 'utf8')).toBe('nested root keeps its own');
+  expect(readFileSync(join(root, 'visible.txt'), 'utf8')).toBe('v');
+  expect(readdirSync(held)).toEqual(['n1']);
+  expect(existsSync(join(root, 'taken-out'))).toBe(false);
+  expect(statSync(join(held, 'n1')).mode & 0o777).not.toBe(0o777);
+
+  // Only the name directly in a root is reserved: deeper down it is an ordinary folder.
+  mkdirSync(join(root, 'project', HOLDING_FOLDER), { recursive: true });
+  expect(await tools.fs_write({ path: `project/${HOLDING_FOLDER}/notes.txt`, content: 'mine', mode: 'create' })).toMatchObject({ ok: true });
+  expect((await tools.fs_list({ path: 'project' })).output).toContain(`${HOLDING_FOLDER}/`);
 });
 
 test('special files are neither read nor written, and nothing blocks on them', async () => {
