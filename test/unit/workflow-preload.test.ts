@@ -8,7 +8,7 @@ import { createContext, runInContext } from 'node:vm';
  * it must be in the shared part: the bundler once dropped the preload
  * silently (zod says it has no side effects), leaving an empty function.
  */
-function evaluatedBy(bundlePath: string): { preloaded: string[]; perJob: string[] } {
+function evaluatedBy(bundlePath: string): { preloaded: string[]; perJob: string[]; jitless: unknown } {
   const cache: Record<string, unknown> = {};
   const context = createContext({ __webpack_module_cache__: cache });
   runInContext(readFileSync(bundlePath, 'utf8'), context);
@@ -17,7 +17,7 @@ function evaluatedBy(bundlePath: string): { preloaded: string[]; perJob: string[
   const preloaded = Object.keys(cache).filter((k) => !atStart.has(k));
   const shared = new Set(Object.keys(cache));
   runInContext('__TEMPORAL__.importWorkflows()', context);
-  return { preloaded, perJob: Object.keys(cache).filter((k) => !shared.has(k)) };
+  return { preloaded, perJob: Object.keys(cache).filter((k) => !shared.has(k)), jitless: runInContext('globalThis.__zod_globalConfig?.jitless', context) };
 }
 
 test.each([
@@ -26,9 +26,11 @@ test.each([
 ])('the %s workflow bundle loads zod once per workflow thread, never again per job', (_kind, variable) => {
   const path = process.env[variable];
   if (path === undefined) throw new Error(`${variable} is not set: run this through jest, whose global setup builds the bundles`);
-  const { preloaded, perJob } = evaluatedBy(path);
+  const { preloaded, perJob, jitless } = evaluatedBy(path);
   expect(preloaded.some((m) => m.includes('/zod/v4/classic/schemas.'))).toBe(true);
   // The workflows do load their own modules, and none of them is zod's.
   expect(perJob.length).toBeGreaterThan(0);
   expect(perJob.filter((m) => m.includes('/node_modules/zod/'))).toEqual([]);
+  // A job's schemas are its own and parsed a few times each: compiling a fast path for each costs more than it saves.
+  expect(jitless).toBe(true);
 });
