@@ -146,6 +146,13 @@ export async function parkedPart(stack: Stack, options: BenchOptions): Promise<F
     add('workflow task failures in sampled histories', 'events', troubles.failed, `${sample.length} of ${n} histories`, sample.length);
     const log = workers.agent.output().split('\n').filter((l) => /\b(WARN|ERROR)\b|\[(warn|error)\]/i.test(l));
     add('agent worker warn/error log lines', 'lines', log.length, log[0]?.replace(ANSI, '').slice(0, 80));
+    // The table cuts its note short: each kind of line whole, with how often it came, so a timeout's cause can be read.
+    const kinds = new Map<string, number>();
+    for (const line of log) {
+      const text = line.replace(ANSI, '').replace(/^\S*\d{4}-\d\d-\d\dT\S+\s+/, '').slice(0, 400);
+      kinds.set(text, (kinds.get(text) ?? 0) + 1);
+    }
+    for (const [text, count] of [...kinds].slice(0, 10)) process.stderr.write(`bench: parked: agent worker, ${count}x: ${text}\n`);
     return figures;
   } finally {
     await airlock?.close();
