@@ -8,10 +8,10 @@
  * skips the re-exported modules nobody reads. Reading every export keeps
  * them all, loaded by the same path the workflows take.
  *
- * The SDK then freezes what was loaded, and zod fills three things in on
- * first use: the default locale and memoizer in its global config, and
- * whether `new Function` may be used. One parse of an object that fails
- * fills all three now, while they can still be written.
+ * The SDK then freezes what was loaded, and zod fills things in on first
+ * use: the default locale and memoizer in its global config (and whether
+ * `new Function` may be used, which only its JIT asks). One parse of an
+ * object that fails fills them now, while they can still be written.
  *
  * zod's JIT is off in workflows: every job builds its own schemas (they
  * are not shared) and parses with each a few times, so compiling a fast

@@ -10,7 +10,7 @@ import type { fsStat } from '../../core/tools/fs/fs-stat';
 import type { fsWrite } from '../../core/tools/fs/fs-write';
 import type { ToolOutcome } from '../../core/tools/outcome';
 import { truncate } from '../../core/redaction/masking';
-import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
+import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
 import { observePinned } from './observe';
@@ -141,7 +141,7 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
           if (!existing(target).isDirectory()) throw new ErrnoError('ENOTDIR', target.path);
           const folder = target.selfPath();
           // A root's holding folder is airlock's, not the model's: not listed.
-          const entries = (await readdir(folder, { withFileTypes: true })).filter((e) => !(target.isRoot && e.name === HOLDING_FOLDER));
+          const entries = (await readdir(folder, { withFileTypes: true })).filter((e) => !isHoldingFolder(e.name, target.isRoot));
           entries.sort((x, y) => (x.name < y.name ? -1 : 1));
           const lines = await Promise.all(
             entries.slice(0, MAX_LIST_ENTRIES).map(async (e) => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { opendir } from 'node:fs/promises';
-import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
+import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import type { FileState, TreeState } from '../../core/tools/observed-state';
 import type { Roots } from '../roots';
 import { ErrnoError } from './descriptors';
@@ -30,7 +30,7 @@ async function sha256Of(path: string): Promise<string> {
 /** Entries of a folder; a root's holding folder is not counted (no tool sees it). */
 async function countEntries(path: string, isRoot: boolean): Promise<number> {
   let n = 0;
-  for await (const entry of await opendir(path)) if (!(isRoot && entry.name === HOLDING_FOLDER)) n++;
+  for await (const entry of await opendir(path)) if (!isHoldingFolder(entry.name, isRoot)) n++;
   return n;
 }
 

@@ -1,6 +1,6 @@
 import { readlinkSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
+import { HOLDING_FOLDER, isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import { OutsideRoots, ToolRefusal, type Located, type Roots } from '../roots';
 import { ErrnoError, errnoCode, fstatFd, inside, locationOf, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
 
@@ -141,7 +141,7 @@ function walk(roots: Roots, at: Located, input: string, follow: boolean): Step {
   try {
     for (const [i, name] of at.parts.entries()) {
       // Also through a link or a nested root: every walk passes here, from a root, name by name.
-      if (name === HOLDING_FOLDER && roots.isRoot(dirPath)) throw new InHoldingFolder(input);
+      if (isHoldingFolder(name, roots.isRoot(dirPath))) throw new InHoldingFolder(input);
       const last = i === at.parts.length - 1;
       const rest = at.parts.slice(i + 1);
       const entry = openEntry(dir, name);

@@ -7,3 +7,8 @@
  * an ordinary folder.
  */
 export const HOLDING_FOLDER = '.airlock-undo';
+
+/** Whether an entry is a root's holding folder: its name, directly in a root. */
+export function isHoldingFolder(name: string, inRoot: boolean): boolean {
+  return inRoot && name === HOLDING_FOLDER;
+}
