@@ -18,6 +18,7 @@ import { availableToolNames } from '../core/tools/registry';
 import type { Availability } from '../core/tools/tool-host';
 import type { UpstreamToolSpec } from '../core/tools/upstream/upstream-spec';
 import { statePaths } from './paths';
+import type { UndoSettings } from './tools/holding';
 
 export interface ToolsConfigProblem {
   /** Where in the file, e.g. `services.jellyfin.container`; `(file)` for the file as a whole. */
@@ -190,4 +191,22 @@ export function snapshotSettingsOf(config: AirlockConfig, setup: ToolsSetup): Sn
     ...(setup.machines !== undefined ? { machines: setup.machines } : {}),
     ...(config.notify.approvalPageUrl !== undefined ? { approvalPageUrl: config.notify.approvalPageUrl } : {}),
   };
+}
+
+/**
+ * The tools config's `undo` for this machine, as the file tools use it:
+ * its roots as the real paths of configured roots. A folder under `undo`
+ * that is not one of the roots stops the worker with one line naming it.
+ */
+export function undoSettingsOf(setup: ToolsSetup, local: MachineSetup, roots: { readonly configured: readonly string[]; readonly real: readonly string[] }): UndoSettings | undefined {
+  const undo = local.section?.undo;
+  if (undo === undefined) return undefined;
+  const field = local.machine === undefined ? 'undo.roots' : `machines.${local.machine}.undo.roots`;
+  const real = (undo.roots ?? roots.configured).map((folder) => {
+    const i = roots.configured.indexOf(resolve(folder));
+    const found = i < 0 ? undefined : roots.real[i];
+    if (found === undefined) throw new ToolsConfigError(setup.file ?? '(none)', [{ field, message: `${folder} is not one of the roots (${roots.configured.join(', ')}); list only roots there` }]);
+    return found;
+  });
+  return { roots: real, keepDays: undo.keepDays };
 }

@@ -19,6 +19,7 @@ import { checkRuleMachines, loadPolicySnapshotFrom } from '../host/rules-file';
 import { requireStateOutsideRoots } from '../host/state-outside-roots';
 import { connectionOptionsOf, temporalTarget } from '../host/temporal-target';
 import { Roots } from '../host/roots';
+import { purgeExpiredHolds, type UndoSettings } from '../host/tools/holding';
 import type { ToolHostDeps } from '../host/tools/tool-host';
 import { checkModelEndpoint, type AirlockConfig } from '../core/config/config';
 import type { QueueRole } from '../core/temporal/task-queues';
@@ -29,7 +30,7 @@ import { statePaths } from '../host/paths';
 import { SqliteNotificationOutbox } from '../host/notification-outbox';
 import { PostgresNotificationOutbox } from '../host/postgres-notification-outbox';
 import { Notifier } from '../host/notifier';
-import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError, withUpstreamTools } from '../host/tools-config-file';
+import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError, undoSettingsOf, withUpstreamTools } from '../host/tools-config-file';
 import { UpstreamServers } from '../host/mcp-upstream/upstream-servers';
 import { useUpstreamTools } from '../core/tools/registry';
 import { packageVersion } from '../client/package-version';
@@ -200,8 +201,10 @@ export async function buildActivities(
     if (launchers.length > 0) {
       throw new ToolsConfigError(tools.file ?? '(none)', launchers.map((l) => ({ field: `commands.${l.name}.path`, message: l.reason.replace(/; tell the operator$/, '') })));
     }
+    const undo = undoSettingsOf(tools, local, roots);
     toolDeps = {
       roots,
+      ...(undo !== undefined ? { undo } : {}),
       capabilities: { ...lentCapabilities(local.section, roots, local.availability.services), ...(upstream !== undefined ? { upstream } : {}) },
       nonces,
       journalDir: paths.journals,
@@ -248,6 +251,14 @@ export function temporalJobs(config: AirlockConfig): { running(jobId: string): P
  * old audit events and, with the shared database, expired passkey invites
  * (the approval page removes those of a data folder).
  */
+/** This tools worker's undo roots, as its tools config says now (read at each round: an edit takes effect without a restart of retention). */
+async function undoSettingsFor(config: AirlockConfig): Promise<UndoSettings | undefined> {
+  const setup = await loadToolsSetup(config);
+  const local = machineSetup(setup, config);
+  if (local.section?.undo === undefined) return undefined;
+  return undoSettingsOf(setup, local, await Roots.create(local.roots, local.rootsFrom));
+}
+
 export function retentionTasks(
   config: AirlockConfig,
   roles: readonly QueueRole[],
@@ -261,6 +272,7 @@ export function retentionTasks(
     let nonces: Promise<NonceStore> | undefined;
     tasks.push({ name: 'nonce/outcome rows', run: async () => (await (nonces ??= openNonceStore(db, statePaths(config).nonces))).prune(finishedMs) });
     tasks.push({ name: 'call journals left by crashes', run: () => pruneJournals(statePaths(config).journals, finishedMs) });
+    tasks.push({ name: 'held entries past their undo time', run: async () => purgeExpiredHolds(await undoSettingsFor(config), await (nonces ??= openNonceStore(db, statePaths(config).nonces)), Date.now()) });
   }
   if (roles.includes('agent') && jobs !== undefined) {
     const contents = openContentStore(db, statePaths(config).contents);

@@ -148,6 +148,8 @@ function approvedCheck(job: Job, { request }: ApprovedRun): ApprovedCheck {
     separateRequester: request.separateRequester,
     requester: request.requester,
     observed: request.observed,
+    // The card promised an undo: the call runs only if it can still keep one.
+    ...(request.undo?.reversible === true ? { reversible: true } : {}),
   };
 }
 

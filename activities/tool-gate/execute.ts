@@ -4,6 +4,7 @@ import type { AnyTool } from '../../core/tools/registry';
 import { storedOutcome } from '../../host/nonces/nonce-store';
 import { currentAttempt } from '../heartbeat';
 import { checkExpiry, checkGrant } from './check-grant';
+import { keepUndoRecord } from './keep-undo';
 import type { ApprovedCheck, ExecuteInput, ExecuteResult } from './messages';
 import { recheck } from './recheck';
 import { settle, type AttemptState } from './reconcile';
@@ -53,8 +54,9 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
   attempt.held = nonce;
   await runner.crashPoint('after-consume');
   attempt.phase = 'effect';
-  const outcome = await runner.runTool(tool, args, before, nonce);
+  const outcome = await runner.runTool(tool, args, before, nonce, input.approved?.reversible === true);
   await runner.crashPoint('after-effect');
+  await keepUndoRecord(runner, input, before);
   await nonces.recordOutcome(nonce, storedOutcome(outcome));
   await runner.forgetJournal(nonce);
   return { ...outcome, replayed: false };

@@ -3,6 +3,7 @@ import type { JobScope } from '../../core/policy/rules';
 import type { ContentPreview } from '../../core/tools/content-preview';
 import type { ObservedState } from '../../core/tools/observed-state';
 import type { ToolOutcome } from '../../core/tools/tool-module';
+import type { Reversibility } from '../../core/tools/undo';
 import type { Reconciled } from '../../host/nonces/nonce-store';
 
 /**
@@ -29,6 +30,8 @@ export interface PrepareApprovalResult {
   readonly warnings: string[];
   /** What a write would change in the file's content (absent for other tools, and from builds before). */
   readonly preview?: ContentPreview;
+  /** Whether the change can be undone (tools that can keep one; absent from builds before). */
+  readonly undo?: Reversibility;
 }
 
 export interface RevalidateInput extends OnMachine {
@@ -49,6 +52,8 @@ export interface RevalidateInput extends OnMachine {
   readonly requester: string;
   /** What the reviewer saw, one entry per original target. */
   readonly observed: readonly ObservedState[];
+  /** The card said the change is reversible: it runs only if it can still keep its undo (absent: nothing was promised). */
+  readonly reversible?: boolean;
 }
 
 export type RevalidateResult =

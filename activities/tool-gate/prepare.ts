@@ -13,8 +13,8 @@ export async function prepareCall(runner: ToolRunner, input: PrepareApprovalInpu
   onThisMachine(runner.deps, input.machine);
   const tool = toolOrFail(input.toolName);
   const args = argsOrFail(tool, input.args);
-  const { observed, warnings } = await runner.observeTargets(tool, args);
+  const { observed, warnings, undo } = await runner.observeTargets(tool, args);
   // A preview that cannot be made leaves the card without it; it never stops the request.
   const preview = await runner.previewOf(tool, args, observed).catch(() => undefined);
-  return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings, ...(preview !== undefined ? { preview } : {}) };
+  return { requestId: randomUUID(), nonce: randomBytes(16).toString('hex'), observed, warnings, ...(preview !== undefined ? { preview } : {}), ...(undo !== undefined ? { undo } : {}) };
 }

@@ -7,6 +7,7 @@ import type { AnyTool } from '../../core/tools/registry';
 import type { ToolOutcome } from '../../core/tools/tool-module';
 import { revealPaths, storedOutcome, type NonceStore, type Reconciled } from '../../host/nonces/nonce-store';
 import { checkExpiry } from './check-grant';
+import { keepUndoRecord } from './keep-undo';
 import type { ExecuteInput, ExecuteResult } from './messages';
 import { reportEarlier, reportEarlierOrFail } from './record';
 import type { ToolRunner } from './runner';
@@ -103,6 +104,8 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
     return true;
   };
   if (post.present) {
+    // Killed after its effect: what the change kept for undo gets its record now.
+    await keepUndoRecord(runner, s.input, before);
     const outcome = { ok: true, output: Texts.reconciledRanBefore(post.detail) };
     if (!(await record(outcome, 'ran_before'))) return reportEarlierOrFail(nonces, nonce);
     attempt.settled = 'ran_before';
@@ -125,8 +128,9 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
       attempt.held = nonce;
     }
     attempt.phase = 'effect';
-    const outcome = await runner.runTool(tool, s.args, before, nonce);
+    const outcome = await runner.runTool(tool, s.args, before, nonce, s.input.approved?.reversible === true);
     await runner.crashPoint('after-effect');
+    await keepUndoRecord(runner, s.input, before);
     await nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
     await runner.forgetJournal(nonce);
     attempt.settled = 'ran_now';

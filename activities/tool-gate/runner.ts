@@ -53,8 +53,13 @@ export interface ToolRunner {
   observeTargets(tool: AnyTool, args: unknown): Promise<Prepared & { warnings: string[] }>;
   /** What the call would change, for the reviewer (tools without a preview: undefined). */
   previewOf(tool: AnyTool, args: unknown, observed: readonly ObservedState[]): Promise<ContentPreview | undefined>;
-  /** Runs the tool itself; a failure inside it is an outcome (the nonce is spent), never a retry. */
-  runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, nonce: string): Promise<ToolOutcome>;
+  /**
+   * Runs the tool itself; a failure inside it is an outcome (the nonce is
+   * spent), never a retry. A reversible change keeps what it replaces under
+   * the nonce; `reversible` (the approved card said so) makes one that
+   * cannot refuse instead.
+   */
+  runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, nonce: string, reversible?: boolean): Promise<ToolOutcome>;
   /** TEST ONLY: stops here for good when the test asked for it, so it can kill the process at exactly this point. */
   crashPoint(point: CrashPoint): Promise<void>;
   /**
@@ -156,11 +161,11 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
     async previewOf(tool, args, observed) {
       return tool.preview === undefined ? undefined : tool.preview(lent(tool), args, observed);
     },
-    async runTool(tool, args, before, nonce) {
+    async runTool(tool, args, before, nonce, reversible = false) {
       // Temporal already gave up on this attempt (another may be running): start no effect; the next attempt reconciles.
       if (attemptAbandoned()) throw ApplicationFailure.retryable('this attempt was abandoned before its effect; the next attempt reconciles', FailureTypes.AttemptAbandoned);
       try {
-        return await tool.execute(callHost(tool, nonce), args, before);
+        return await tool.execute({ ...callHost(tool, nonce), hold: { key: nonce, required: reversible } }, args, before);
       } catch (err) {
         if (err instanceof ToolRefusal) return { ok: false, output: `Refused: ${err.message}` };
         return { ok: false, output: `Error: ${messageOf(err)}` };

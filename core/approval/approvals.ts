@@ -14,6 +14,7 @@ import { callFingerprint } from './fingerprint';
 import { observedStateSchema } from '../tools/observed-state';
 import type { JobScope } from '../policy/rules';
 import { contentPreviewSchema } from '../tools/content-preview';
+import { reversibilitySchema } from '../tools/undo';
 import { canonicalArgs, getTool } from '../tools/registry';
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-character hex fingerprint');
@@ -63,6 +64,8 @@ const requestFields = {
   preview: contentPreviewSchema.optional(),
   /** The machine the call runs on, when the tools config lists several (absent: one machine). */
   machine: z.string().optional(),
+  /** Whether the change can be undone, as the card said (absent for tools that keep nothing, and from builds before). */
+  undo: reversibilitySchema.optional(),
   createdAt: z.number(),
   expiresAt: z.number(),
 };

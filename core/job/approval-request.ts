@@ -1,6 +1,7 @@
 import type { ApprovalRequest, PendingRequest } from '../approval/approvals';
 import { approvalRules, type Planned } from './batch-plan';
 import type { ContentPreview } from '../tools/content-preview';
+import type { Reversibility } from '../tools/undo';
 import { observedSubject, type ObservedState } from '../tools/observed-state';
 import { mergeApprovalSettings } from '../policy/approval-settings';
 import { ruleById } from '../policy/evaluate';
@@ -15,6 +16,7 @@ export interface PreparedTarget {
   readonly observed: readonly ObservedState[];
   readonly warnings: readonly string[];
   readonly preview?: ContentPreview;
+  readonly undo?: Reversibility;
 }
 
 /**
@@ -58,6 +60,7 @@ export function buildApprovalRequest(input: {
     observed: [...prepared.observed],
     ...(prepared.preview !== undefined ? { preview: prepared.preview } : {}),
     ...(machine !== undefined ? { machine } : {}),
+    ...(prepared.undo !== undefined ? { undo: prepared.undo } : {}),
     createdAt: now,
     expiresAt: now + settings.ttlMs,
     status: 'pending',

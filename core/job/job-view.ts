@@ -6,6 +6,7 @@ import type { AgentJobResult, ParsedAgentJobInput } from './job-input';
 import type { JobFacts } from './job-facts';
 import { maskPreview, maskString, maskValue } from '../redaction/masking';
 import type { ContentPreview } from '../tools/content-preview';
+import type { Reversibility } from '../tools/undo';
 import { mapObservedText, type ObservedState } from '../tools/observed-state';
 import type { JobStatus } from '../temporal/search-attributes';
 
@@ -25,6 +26,8 @@ export interface PendingRequestView {
   readonly preview?: ContentPreview;
   /** The machine the call runs on, when the tools config lists several. */
   readonly machine?: string;
+  /** Whether the change can be undone (tools that keep one), its reason masked. */
+  readonly undo?: Reversibility;
   readonly editable: readonly string[];
   readonly reviewers: readonly string[] | null;
   /** A decision must be signed (key or passkey); absent in views of builds before. */
@@ -119,6 +122,7 @@ export function pendingView(request: PendingRequest): PendingRequestView {
     observed: request.observed.map((o) => mapObservedText(o, maskString)),
     ...(request.preview !== undefined ? { preview: maskedPreview(request.preview) } : {}),
     ...(request.machine !== undefined ? { machine: request.machine } : {}),
+    ...(request.undo !== undefined ? { undo: request.undo.reversible ? request.undo : { reversible: false, why: maskString(request.undo.why) } } : {}),
     editable: request.editable,
     reviewers: request.reviewers,
     signatureRequired: request.signatureRequired,

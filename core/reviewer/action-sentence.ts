@@ -1,5 +1,6 @@
 import { isFileState, type FileState, type ObservedState } from '../tools/observed-state';
 import { getTool } from '../tools/registry';
+import type { Reversibility } from '../tools/undo';
 import { humanSize } from '../util/human-size';
 
 /**
@@ -54,9 +55,10 @@ export function rwx(mode: string): string {
 type Args = Readonly<Record<string, unknown>>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-const sentences: Readonly<Record<string, (args: Args, observed: readonly ObservedState[]) => string>> = {
-  fs_delete: (a, o) => {
-    return `Delete ${named(str(a.path), sizeOf(fileAt(o, str(a.path))))} — cannot be undone`;
+const sentences: Readonly<Record<string, (args: Args, observed: readonly ObservedState[], undo: Reversibility | undefined) => string>> = {
+  fs_delete: (a, o, undo) => {
+    const after = undo?.reversible === true ? `reversible for ${undo.keepDays} ${undo.keepDays === 1 ? 'day' : 'days'} (airlock undo)` : 'cannot be undone';
+    return `Delete ${named(str(a.path), sizeOf(fileAt(o, str(a.path))))} — ${after}`;
   },
   fs_write: (a, o) => {
     const now = fileAt(o, str(a.path));
@@ -93,10 +95,10 @@ function serviceNow(observed: readonly ObservedState[]): string {
 }
 
 /** The card's first line for a call; `target` is the fallback's wording for a tool without its own. */
-export function actionSentence(input: { readonly toolName: string; readonly args: unknown; readonly observed: readonly ObservedState[]; readonly target: string }): string {
+export function actionSentence(input: { readonly toolName: string; readonly args: unknown; readonly observed: readonly ObservedState[]; readonly target: string; readonly undo?: Reversibility }): string {
   const tool = getTool(input.toolName);
   const parsed = tool?.parameters.safeParse(input.args);
   const sentence = sentences[input.toolName];
   if (sentence === undefined || parsed?.success !== true || typeof parsed.data !== 'object' || parsed.data === null) return `${input.toolName} ${input.target}`;
-  return sentence(parsed.data as Args, input.observed);
+  return sentence(parsed.data as Args, input.observed, input.undo);
 }

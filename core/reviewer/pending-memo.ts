@@ -4,6 +4,7 @@ import { parkedBatchViewSchema, type ParkedBatchView } from '../job/batch-view';
 import { pendingView, type PendingRequestView } from '../job/job-view';
 import { maskPreview } from '../redaction/masking';
 import { contentPreviewSchema, type ContentPreview } from '../tools/content-preview';
+import { reversibilitySchema } from '../tools/undo';
 import { observedStateSchema } from '../tools/observed-state';
 
 /** The memo key under which a parked job publishes what waits, for list views. */
@@ -62,6 +63,8 @@ export const pendingMemoSchema = z.object({
       preview: contentPreviewSchema.optional(),
       /** The machine the call runs on, when the tools config lists several. */
       machine: z.string().optional(),
+      /** Whether the change can be undone (absent for tools that keep nothing and in memos of older builds). */
+      undo: reversibilitySchema.optional(),
       editable: z.array(z.string()),
       reviewers: z.array(z.string()).nullable(),
       signatureRequired: z.boolean().optional(),

@@ -4,6 +4,7 @@ import type { HttpCapability } from './capabilities/http';
 import type { JournalCapability } from './capabilities/journal';
 import type { ServiceCapability } from './capabilities/services';
 import type { UpstreamCapability } from './capabilities/upstream';
+import type { HoldSlot } from './undo';
 
 /**
  * What the tools worker lends a tool module: one capability per kind of
@@ -20,10 +21,12 @@ export interface ToolHost {
   readonly upstream?: UpstreamCapability;
   /** Only inside `execute`: scoped to the call being run. */
   readonly journal?: JournalCapability;
+  /** Only inside `execute`: where this call keeps what a reversible change replaces. */
+  readonly hold?: HoldSlot;
 }
 
 /** A capability a tool needs; a tool whose needs are not all configured is not offered. */
-export type Capability = Exclude<keyof ToolHost, 'journal' | 'upstream'>;
+export type Capability = Exclude<keyof ToolHost, 'journal' | 'hold' | 'upstream'>;
 export const capabilities: readonly Capability[] = ['files', 'services', 'http', 'commands'];
 
 /** Which capabilities the tools config grants; `files` is always there (the roots default to a sandbox folder). */

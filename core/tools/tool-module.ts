@@ -4,6 +4,7 @@ import type { ObservedState } from './observed-state';
 import type { CallFacts } from './facts';
 import type { ToolOutcome } from './outcome';
 import type { Capability, HostFor } from './tool-host';
+import type { Reversibility } from './undo';
 
 export type { ToolOutcome } from './outcome';
 
@@ -28,6 +29,8 @@ export type TargetProblem = { readonly kind: 'refused' | 'unobservable'; readonl
 export interface Prepared {
   readonly observed: ObservedState[];
   readonly problems: ReadonlyArray<TargetProblem | undefined>;
+  /** Whether the change can be taken back (tools that can keep one); absent: the card says nothing of undo. */
+  readonly undo?: Reversibility;
 }
 
 /** Is the approved call still what the reviewer saw? */

@@ -135,6 +135,23 @@ export const MIGRATIONS: readonly Migration[] = [
       await q.query(`CREATE UNIQUE INDEX airlock_agent_tokens_active ON airlock_agent_tokens (agent) WHERE revoked_at IS NULL`);
     },
   },
+  {
+    version: 8,
+    name: 'undo records of reversible changes',
+    apply: async (q) => {
+      // `record` is the whole record as JSON (the changed path only as its digest); the other columns copy its fields to find and order by. expires_at is ms.
+      await q.query(`CREATE TABLE airlock_undo (
+        nonce text PRIMARY KEY,
+        job_id text NOT NULL,
+        state text NOT NULL,
+        held_at timestamptz NOT NULL,
+        expires_at bigint NOT NULL,
+        record text NOT NULL
+      )`);
+      await q.query(`CREATE INDEX airlock_undo_job ON airlock_undo (job_id, held_at)`);
+      await q.query(`CREATE INDEX airlock_undo_expiry ON airlock_undo (state, expires_at)`);
+    },
+  },
 ];
 
 /** The schema version this build reads and writes. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { AirlockError } from '../../core/util/errors';
 import { isFileState, observedStateSchema, type ObservedState } from '../../core/tools/observed-state';
+import type { UndoRecords } from './undo-records';
 
 /** How a retried `execute` settled a call whose earlier attempt never recorded its outcome. */
 export type Reconciled = 'ran_before' | 'ran_now' | 'unknown';
@@ -100,7 +101,7 @@ export type StoreOrigin =
  * (`SqliteNonceStore`), the PostgreSQL database across machines
  * (`PostgresNonceStore`); both pass the same conformance tests.
  */
-export interface NonceStore {
+export interface NonceStore extends UndoRecords {
   /** The store's identity, written into every row: a store lost and replaced is noticed by the identity changing. */
   readonly id: string;
   readonly origin: StoreOrigin;

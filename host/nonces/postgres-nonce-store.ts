@@ -1,6 +1,18 @@
 import { SERVER_NOW_MS as NOW_MS, type Database } from '../database/postgres';
 import { beforeText, lostNonce, parseBefore, parseOutcome, outcomeText, type ConsumeResult, type NonceRecord, type NonceStore, type StoreOrigin, type StoredOutcome } from './nonce-store';
+import { storedUndo, undoRecordsOf, parseUndoRecord, type UndoQuery, type UndoRecord, type UndoState } from './undo-records';
 
+/**
+ * A named query per filter, so a job's records are read through its index
+ * (the generic plan of one query with optional filters would not be).
+ */
+function undoList(query: UndoQuery): { name: string; where: string; values: string[] } {
+  const { jobId, state } = query;
+  if (jobId !== undefined && state !== undefined) return { name: 'airlock-undo-list-job-state', where: 'WHERE job_id = $2 AND state = $3', values: [jobId, state] };
+  if (jobId !== undefined) return { name: 'airlock-undo-list-job', where: 'WHERE job_id = $2', values: [jobId] };
+  if (state !== undefined) return { name: 'airlock-undo-list-state', where: 'WHERE state = $2', values: [state] };
+  return { name: 'airlock-undo-list', where: '', values: [] };
+}
 
 /**
  * The nonce/outcome store every tools worker of a deployment shares, in
@@ -94,6 +106,54 @@ export class PostgresNonceStore implements NonceStore {
       values: [Math.round(olderThanMs)],
     });
     return result.rowCount ?? 0;
+  }
+
+  async recordUndo(record: UndoRecord): Promise<boolean> {
+    const stored = storedUndo(record);
+    const inserted = await this.db.query({
+      name: 'airlock-undo-record',
+      text: `INSERT INTO airlock_undo (nonce, job_id, state, held_at, expires_at, record) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (nonce) DO NOTHING RETURNING nonce`,
+      values: [stored.record.nonce, stored.record.jobId, stored.record.state, stored.heldAt, stored.expiresAt, stored.json],
+    });
+    return inserted.rowCount === 1;
+  }
+
+  async undoRecord(nonce: string): Promise<UndoRecord | undefined> {
+    const result = await this.db.query<{ record: string }>({ name: 'airlock-undo-get', text: 'SELECT record FROM airlock_undo WHERE nonce = $1', values: [nonce] });
+    const row = result.rows[0];
+    return row === undefined ? undefined : parseUndoRecord(row.record);
+  }
+
+  async undoRecords(query: UndoQuery): Promise<UndoRecord[]> {
+    const list = undoList(query);
+    const result = await this.db.query<{ record: string }>({
+      name: list.name,
+      text: `SELECT record FROM airlock_undo ${list.where} ORDER BY held_at DESC, nonce DESC LIMIT $1`,
+      values: [query.limit, ...list.values],
+    });
+    return undoRecordsOf(result.rows);
+  }
+
+  async settleUndo(nonce: string, to: Exclude<UndoState, 'held'>): Promise<boolean> {
+    // One statement: the state is compared and set, and the record's JSON changed with it, at once; a concurrent settle waits and then finds it no longer held.
+    const result = await this.db.query({
+      name: 'airlock-undo-settle',
+      text: `UPDATE airlock_undo SET state = $2, record = (record::jsonb || jsonb_build_object('state', $2::text, 'settledAt', $3::text))::text
+             WHERE nonce = $1 AND state = 'held'`,
+      values: [nonce, to, new Date().toISOString()],
+    });
+    return result.rowCount === 1;
+  }
+
+  async expiredUndo(now: number, limit: number): Promise<UndoRecord[]> {
+    const result = await this.db.query<{ record: string }>({
+      name: 'airlock-undo-expired',
+      text: `SELECT record FROM airlock_undo WHERE state = 'held' AND expires_at < $1 ORDER BY expires_at, nonce LIMIT $2`,
+      // expires_at is whole ms: before `now` is before its ceiling, and a bigint parameter takes no fraction.
+      values: [Math.ceil(now), limit],
+    });
+    return undoRecordsOf(result.rows);
   }
 
   /** The database is the deployment's; whoever opened it closes it. */

@@ -3,6 +3,7 @@ import { temporal } from '@temporalio/proto';
 import { observedStateSchema, type ObservedState } from '../../core/tools/observed-state';
 import type { AesGcmCodec } from '../payload-codec';
 import type { ConsumeResult, NonceRecord, NonceStore, StoredOutcome } from './nonce-store';
+import type { UndoQuery, UndoRecord, UndoState } from './undo-records';
 
 type Earlier = Extract<ConsumeResult, { consumed: false }>;
 
@@ -57,6 +58,22 @@ export class SealedStatesNonceStore implements NonceStore {
   }
   prune(olderThanMs: number): Promise<number> {
     return this.inner.prune(olderThanMs);
+  }
+  // Undo records pass through unsealed: their path is already a digest, but their root and the held entry's facts are stored as they are.
+  recordUndo(record: UndoRecord): Promise<boolean> {
+    return this.inner.recordUndo(record);
+  }
+  undoRecord(nonce: string): Promise<UndoRecord | undefined> {
+    return this.inner.undoRecord(nonce);
+  }
+  undoRecords(query: UndoQuery): Promise<UndoRecord[]> {
+    return this.inner.undoRecords(query);
+  }
+  settleUndo(nonce: string, to: Exclude<UndoState, 'held'>): Promise<boolean> {
+    return this.inner.settleUndo(nonce, to);
+  }
+  expiredUndo(now: number, limit: number): Promise<UndoRecord[]> {
+    return this.inner.expiredUndo(now, limit);
   }
   close(): Promise<void> {
     return this.inner.close();

@@ -4,11 +4,19 @@ import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { messageOf } from '../tools/descriptors';
 import { beforeText, lostNonce, NonceStoreUnusable, outcomeText, parseBefore, parseOutcome, type ConsumeResult, type NonceRecord, type NonceStore, type StoreOrigin, type StoredOutcome } from './nonce-store';
+import { storedUndo, undoRecordsOf, parseUndoRecord, type UndoQuery, type UndoRecord, type UndoState } from './undo-records';
 
 const SQLITE_UNREADABLE = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT']);
 
 function sqliteCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+type UndoFilter = 'all' | 'job' | 'state' | 'both';
+
+function undoFilter(query: UndoQuery): UndoFilter {
+  if (query.jobId !== undefined) return query.state !== undefined ? 'both' : 'job';
+  return query.state !== undefined ? 'state' : 'all';
 }
 
 /** The identity file beside the database: it outlives a deleted database file, so a lost store is noticed. */
@@ -38,6 +46,11 @@ export class SqliteNonceStore implements NonceStore {
   private readonly claimRow: Database.Statement;
   private readonly renewRow: Database.Statement;
   private readonly aliveRow: Database.Statement;
+  private readonly insertUndo: Database.Statement;
+  private readonly selectUndo: Database.Statement;
+  private readonly listUndo: Record<UndoFilter, Database.Statement>;
+  private readonly settleUndoRow: Database.Statement;
+  private readonly expiredUndoRows: Database.Statement;
   private readonly inode: number | undefined;
 
   constructor(private readonly file: string) {
@@ -72,6 +85,17 @@ export class SqliteNonceStore implements NonceStore {
       if (!columns.has('before_state')) this.db.exec('ALTER TABLE consumed_nonces ADD COLUMN before_state TEXT');
       if (!columns.has('alive_at')) this.db.exec('ALTER TABLE consumed_nonces ADD COLUMN alive_at INTEGER');
       this.db.exec('CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+      // `record` is the whole record; the other columns are copies of its fields to find and order by. expires_at is ms.
+      this.db.exec(`CREATE TABLE IF NOT EXISTS undo_records (
+        nonce TEXT PRIMARY KEY,
+        job_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        held_at TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        record TEXT NOT NULL
+      )`);
+      this.db.exec('CREATE INDEX IF NOT EXISTS undo_records_job ON undo_records (job_id, held_at)');
+      this.db.exec('CREATE INDEX IF NOT EXISTS undo_records_expiry ON undo_records (state, expires_at)');
       this.db.prepare(`INSERT INTO store_meta (key, value) VALUES ('id', ?) ON CONFLICT(key) DO NOTHING`).run(randomUUID());
       this.db.prepare(`INSERT INTO store_meta (key, value) VALUES ('created_at', ?) ON CONFLICT(key) DO NOTHING`).run(new Date().toISOString());
       const row = this.db.prepare(`SELECT value FROM store_meta WHERE key = 'id'`).get() as { value: string } | undefined;
@@ -100,6 +124,24 @@ export class SqliteNonceStore implements NonceStore {
     this.aliveRow = this.db.prepare('SELECT alive_at FROM consumed_nonces WHERE nonce = ? AND outcome IS NULL');
     this.select = this.db.prepare('SELECT consumed_at, outcome, before_state FROM consumed_nonces WHERE nonce = ?');
     this.finish = this.db.prepare('UPDATE consumed_nonces SET outcome = ? WHERE nonce = ?');
+    this.insertUndo = this.db.prepare(
+      `INSERT INTO undo_records (nonce, job_id, state, held_at, expires_at, record) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT(nonce) DO NOTHING`,
+    );
+    this.selectUndo = this.db.prepare('SELECT record FROM undo_records WHERE nonce = ?');
+    // A statement per filter, so a job's records are read through its index.
+    const list = (where: string) => this.db.prepare(`SELECT record FROM undo_records ${where} ORDER BY held_at DESC, nonce DESC LIMIT @limit`);
+    this.listUndo = {
+      all: list(''),
+      job: list('WHERE job_id = @jobId'),
+      state: list('WHERE state = @state'),
+      both: list('WHERE job_id = @jobId AND state = @state'),
+    };
+    // One statement: the state is compared and set, and the record's JSON changed with it, at once.
+    this.settleUndoRow = this.db.prepare(
+      `UPDATE undo_records SET state = ?, record = json_set(record, '$.state', ?, '$.settledAt', ?) WHERE nonce = ? AND state = 'held'`,
+    );
+    this.expiredUndoRows = this.db.prepare(`SELECT record FROM undo_records WHERE state = 'held' AND expires_at < ? ORDER BY expires_at, nonce LIMIT ?`);
   }
 
   /**
@@ -167,6 +209,32 @@ export class SqliteNonceStore implements NonceStore {
   async prune(olderThanMs: number): Promise<number> {
     // consumed_at is ISO 8601 in UTC: it sorts as it reads.
     return this.db.prepare('DELETE FROM consumed_nonces WHERE consumed_at < ?').run(new Date(Date.now() - olderThanMs).toISOString()).changes;
+  }
+
+  async recordUndo(record: UndoRecord): Promise<boolean> {
+    const stored = storedUndo(record);
+    this.checkFile();
+    const { nonce, jobId, state } = stored.record;
+    return this.insertUndo.run(nonce, jobId, state, stored.heldAt, stored.expiresAt, stored.json).changes === 1;
+  }
+
+  async undoRecord(nonce: string): Promise<UndoRecord | undefined> {
+    const row = this.selectUndo.get(nonce) as { record: string } | undefined;
+    return row === undefined ? undefined : parseUndoRecord(row.record);
+  }
+
+  async undoRecords(query: UndoQuery): Promise<UndoRecord[]> {
+    const rows = this.listUndo[undoFilter(query)].all({ jobId: query.jobId ?? null, state: query.state ?? null, limit: query.limit }) as Array<{ record: string }>;
+    return undoRecordsOf(rows);
+  }
+
+  async settleUndo(nonce: string, to: Exclude<UndoState, 'held'>): Promise<boolean> {
+    this.checkFile();
+    return this.settleUndoRow.run(to, to, new Date().toISOString(), nonce).changes === 1;
+  }
+
+  async expiredUndo(now: number, limit: number): Promise<UndoRecord[]> {
+    return undoRecordsOf(this.expiredUndoRows.all(now, limit) as Array<{ record: string }>);
   }
 
   async close(): Promise<void> {

@@ -21,7 +21,7 @@ export function procPath(fd: number, name?: string): string {
 export class ErrnoError extends Error {
   override name = 'ErrnoError';
   constructor(
-    readonly code: 'ENOENT' | 'ENOTDIR' | 'EEXIST',
+    readonly code: 'ENOENT' | 'ENOTDIR' | 'EEXIST' | 'ENOTEMPTY',
     readonly path: string,
   ) {
     super(`${code}: ${path}`);

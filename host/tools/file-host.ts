@@ -5,7 +5,8 @@ import type { FileCapability, FileContents } from '../../core/tools/capabilities
 import type { Roots } from '../roots';
 import { callFacts } from '../target-facts';
 import { ErrnoError, fstatFd, O_NONBLOCK, O_RDONLY, openFd, readAt, release } from './descriptors';
-import { createFsTools } from './fs-tools';
+import { createFsTools, reversibilityAt } from './fs-tools';
+import { findHeld, type UndoSettings } from './holding';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from './observe';
 import { pin } from './pinned-path';
 import type { TreeLimits } from './tree';
@@ -14,6 +15,8 @@ export interface FileHostOptions {
   readonly hashLimitBytes?: number;
   /** Folders past these cannot be observed exactly (so calls on them are never approvable), and recursive deletes refuse them. */
   readonly treeLimits?: TreeLimits;
+  /** The roots whose changes are kept for undo; unset: none. */
+  readonly undo?: UndoSettings;
   /** TEST ONLY: where a new file's write stops half way (see `FsToolOptions`). */
   readonly midWrite?: () => Promise<void>;
 }
@@ -95,7 +98,7 @@ async function contents(roots: Roots, path: string, maxBytes: number): Promise<F
 
 /** The file capability over the configured roots: every path pinned from a root, descriptor by descriptor. */
 export function createFileCapability(roots: Roots, options: FileHostOptions = {}): FileCapability {
-  const fs = createFsTools(roots, { treeLimits: options.treeLimits, ...(options.midWrite !== undefined ? { midWrite: options.midWrite } : {}) });
+  const fs = createFsTools(roots, { treeLimits: options.treeLimits, undo: options.undo, ...(options.midWrite !== undefined ? { midWrite: options.midWrite } : {}) });
   const hashLimit = options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
   return {
     roots: roots.configured,
@@ -106,7 +109,12 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     stat: (path) => fs.fs_stat({ path }),
     write: (path, content, mode) => fs.fs_write({ path, content, mode }),
     move: (from, to, overwrite) => fs.fs_move({ from, to, overwrite }),
-    remove: (path, recursive) => fs.fs_delete({ path, recursive }),
+    remove: (path, recursive, hold) => fs.fs_delete({ path, recursive }, hold),
+    reversibility: (path) => reversibilityAt(roots, options.undo, path),
+    held: async (key) => {
+      const found = await findHeld(options.undo, key);
+      return found === undefined ? undefined : { root: found.root, keepDays: found.keepDays };
+    },
     chmod: (path, mode) => fs.fs_chmod({ path, mode }),
     contents: (path, maxBytes) => contents(roots, path, maxBytes),
     appendedOnce: (path, content, before) => appendedOnce(roots, path, content, before),

@@ -13,6 +13,8 @@ import { truncate } from '../../core/redaction/masking';
 import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
+import type { HoldSlot } from '../../core/tools/undo';
+import { holdEntry, reversibilityOf, type UndoSettings } from './holding';
 import { observePinned } from './observe';
 import { withPinned, type Pinned } from './pinned-path';
 import { DEFAULT_TREE_LIMITS, removeContents, walkTree, type TreeLimits } from './tree';
@@ -22,6 +24,8 @@ export type { ToolOutcome };
 export interface FsToolOptions {
   /** Recursive deletes refuse folders past these, as approvals do. */
   readonly treeLimits?: TreeLimits;
+  /** The roots whose changes are kept for undo (tools config `undo`); unset: none. */
+  readonly undo?: UndoSettings;
   /** TEST ONLY: called once half of a new file's content is in its temporary file, before the rest and before it takes its name. */
   readonly midWrite?: () => Promise<void>;
   /** TEST ONLY: called after `fs_move` checked its destination and before it moves (where another process could create it). */
@@ -253,11 +257,14 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
         ),
       ),
 
-    fs_delete: (a: Args<typeof fsDelete>) =>
+    fs_delete: (a: Args<typeof fsDelete>, hold?: HoldSlot) =>
       guarded(a.path, () =>
         withPinned(roots, a.path, changing, async (target) => {
           mutable(target, a.path, 'delete');
           const info = existing(target);
+          if (info.isDirectory() && !a.recursive && (await readdir(target.selfPath())).length > 0) throw new ErrnoError('ENOTEMPTY', target.path);
+          // Kept for undo: the whole entry moves aside in one rename, whatever its size.
+          if (hold !== undefined && (await holdEntry(target, options.undo, hold))) return `deleted ${target.path} (kept for ${options.undo?.keepDays ?? 0} days: airlock undo restores it)`;
           if (!info.isDirectory()) await unlink(target.entryPath());
           else if (!a.recursive) await rmdir(target.entryPath());
           else {
@@ -285,3 +292,8 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
 }
 
 export type FsTools = ReturnType<typeof createFsTools>;
+
+/** Whether a change at `path` can be kept for undo now. */
+export function reversibilityAt(roots: Roots, undo: UndoSettings | undefined, path: string) {
+  return withPinned(roots, path, { follow: false }, async (target) => reversibilityOf(target, undo));
+}

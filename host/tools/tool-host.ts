@@ -1,6 +1,7 @@
 import type { ToolHost } from '../../core/tools/tool-host';
 import type { Roots } from '../roots';
 import { createFileCapability } from './file-host';
+import type { UndoSettings } from './holding';
 import type { TreeLimits } from './tree';
 
 /** What the tools worker was configured with: the roots, and whichever other capabilities its tools config grants. */
@@ -8,10 +9,12 @@ export interface ToolHostDeps {
   /** The roots of the file tools (the `files` capability), always configured. */
   readonly roots: Roots;
   /** The other capabilities the tools config grants; a tool needing one that is absent is refused. */
-  readonly capabilities?: Omit<ToolHost, 'files' | 'journal'>;
+  readonly capabilities?: Omit<ToolHost, 'files' | 'journal' | 'hold'>;
   readonly hashLimitBytes?: number;
   /** Folders past these cannot be observed exactly, so calls on them are never approvable to run. */
   readonly treeLimits?: TreeLimits;
+  /** The roots whose file changes are kept for undo (tools config `undo`); unset: none. */
+  readonly undo?: UndoSettings;
   /** TEST ONLY: where a new file's write stops half way (see `FsToolOptions`). */
   readonly midWrite?: () => Promise<void>;
 }
@@ -20,6 +23,6 @@ export interface ToolHostDeps {
 export function createToolHost(deps: ToolHostDeps): ToolHost {
   return {
     ...deps.capabilities,
-    files: createFileCapability(deps.roots, { hashLimitBytes: deps.hashLimitBytes, treeLimits: deps.treeLimits, ...(deps.midWrite !== undefined ? { midWrite: deps.midWrite } : {}) }),
+    files: createFileCapability(deps.roots, { hashLimitBytes: deps.hashLimitBytes, treeLimits: deps.treeLimits, undo: deps.undo, ...(deps.midWrite !== undefined ? { midWrite: deps.midWrite } : {}) }),
   };
 }

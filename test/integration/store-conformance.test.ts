@@ -22,6 +22,7 @@ import { migrate } from '../../host/database/migrations';
 import { NonceStoreUnusable, pathDigest, storedOutcome, type NonceStore } from '../../host/nonces/nonce-store';
 import { PostgresNonceStore } from '../../host/nonces/postgres-nonce-store';
 import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
+import type { UndoRecord } from '../../host/nonces/undo-records';
 import { parseConfig } from '../../core/config/config';
 import { statePaths } from '../../host/paths';
 import { retentionTasks } from '../../workers/deps';
@@ -36,6 +37,8 @@ import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-p
 interface Backend {
   readonly name: string;
   nonceStores(): Promise<[NonceStore, NonceStore]>;
+  /** Nonce stores as two workers see them, everything stored (to look for a path in), and a close for the end of the test (their connections are not kept to the end of the file). */
+  undoStores(): Promise<{ stores: [NonceStore, NonceStore]; stored(): Promise<string>; close(): Promise<void> }>;
   contentStores(): Promise<[ContentStore, ContentStore]>;
   /** An audit log: two writers (two agent workers) and its reader. */
   auditLog(): Promise<{ writers: [AuditSink, AuditSink]; reader: AuditReader }>;
@@ -85,7 +88,13 @@ function database(): Database {
 /** A database of its own, migrated, so what one test wrote is not read by another. */
 async function freshDatabase(prefix: string): Promise<string> {
   const name = `${prefix}_${randomBytes(4).toString('hex')}`;
-  await database().query(`CREATE DATABASE ${name}`);
+  // Closed at once: the server's connections are shared by every store of this file, and a pool's idle ones last 30 s.
+  const server = Database.open(pg.url(), { maxConnections: 1 });
+  try {
+    await server.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await server.close();
+  }
   const url = pg.url(name);
   const setup = Database.open(url);
   await migrate(setup);
@@ -99,6 +108,18 @@ const backends: Backend[] = [
     async nonceStores() {
       const file = join(mkdtempSync(join(dir, 'n-')), 'nonces.sqlite');
       return [kept(new SqliteNonceStore(file)), kept(new SqliteNonceStore(file))];
+    },
+    async undoStores() {
+      const file = join(mkdtempSync(join(dir, 'u-')), 'nonces.sqlite');
+      const stores: [NonceStore, NonceStore] = [new SqliteNonceStore(file), new SqliteNonceStore(file)];
+      return {
+        stores,
+        // The file and its write-ahead log: wherever SQLite put the rows.
+        stored: async () => ['', '-wal'].map((s) => readIfThere(`${file}${s}`)).join(''),
+        close: async () => {
+          for (const store of stores) await store.close();
+        },
+      };
     },
     async contentStores() {
       const file = join(mkdtempSync(join(dir, 'c-')), 'contents.sqlite');
@@ -148,6 +169,20 @@ const backends: Backend[] = [
         return db;
       };
       return [kept(await PostgresNonceStore.open(own())), kept(await PostgresNonceStore.open(own()))];
+    },
+    async undoStores() {
+      const url = await freshDatabase('undo');
+      // A pool of its own per store, as each worker has.
+      const one = Database.open(url, { maxConnections: 8 });
+      const two = Database.open(url, { maxConnections: 8 });
+      const admin = Database.open(url, { maxConnections: 1 });
+      return {
+        stores: [await PostgresNonceStore.open(one), await PostgresNonceStore.open(two)],
+        stored: async () => JSON.stringify((await admin.query('SELECT * FROM airlock_undo')).rows),
+        close: async () => {
+          for (const db of [one, two, admin]) await db.close();
+        },
+      };
     },
     async contentStores() {
       return [PostgresContentStore.on(database()), PostgresContentStore.on(database())];
@@ -316,6 +351,152 @@ describe.each(backends)('$name nonce store retention', (backend) => {
     expect(await a.lookup(old2)).toBeUndefined();
     expect(await a.lookup(fresh)).toMatchObject({ consumed: false });
     expect(await a.prune(60_000)).toBe(0);
+  });
+});
+
+/** An undo record of a file moved aside; the path it had is kept only as its digest. */
+const undo = (n: string, fields: Partial<UndoRecord> = {}): UndoRecord => ({
+  schemaVersion: 1,
+  nonce: n,
+  jobId: 'job-u',
+  callId: 'call-u',
+  toolName: 'fs_delete',
+  root: '/srv/x',
+  pathDigest: pathDigest('/srv/x/token=abc'),
+  held: { type: 'file', bytes: 3, files: null, digest: 'b'.repeat(64), mode: '600' },
+  heldAt: '2026-01-01T10:00:00.000Z',
+  expiresAt: '2026-01-08T10:00:00.000Z',
+  state: 'held',
+  ...fields,
+});
+const nonces = (records: readonly UndoRecord[]) => records.map((r) => r.nonce);
+
+describe.each(backends)('$name undo records', (backend) => {
+  const open: Array<() => Promise<void>> = [];
+  const undoStores = async () => {
+    const opened = await backend.undoStores();
+    open.push(opened.close);
+    return opened;
+  };
+  afterEach(async () => {
+    for (const close of open.splice(0)) await close();
+  });
+
+  test('a record is kept as it was given and every worker reads it back exactly', async () => {
+    const { stores: [a, b] } = await undoStores();
+    const n = nonce();
+    const folder = undo(n, { held: { type: 'directory', bytes: 12_345, files: 7, digest: null, mode: '755' }, heldAt: '2026-02-03T04:05:06.789Z' });
+    expect(await a.recordUndo(folder)).toBe(true);
+    expect(await b.undoRecord(n)).toEqual(folder);
+    expect(await a.undoRecord(n)).toEqual(folder);
+    expect(await b.undoRecord(nonce())).toBeUndefined();
+  });
+
+  test('the same nonce recorded twice keeps the first record; of several at once, one is stored', async () => {
+    const { stores: [a, b] } = await undoStores();
+    const n = nonce();
+    const first = undo(n);
+    expect(await a.recordUndo(first)).toBe(true);
+    expect(await b.recordUndo(undo(n, { callId: 'call-retry', heldAt: '2026-01-02T00:00:00.000Z' }))).toBe(false);
+    expect(await a.recordUndo(first)).toBe(false);
+    expect(await b.undoRecord(n)).toEqual(first);
+    const m = nonce();
+    const stored = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : b).recordUndo(undo(m, { callId: `call-${i}` }))));
+    expect(stored.filter(Boolean)).toHaveLength(1);
+    expect((await a.undoRecord(m))?.callId).toBe(`call-${stored.indexOf(true)}`);
+  });
+
+  test('records are listed by job and by state, newest first, at most as many as asked', async () => {
+    const { stores: [a, b] } = await undoStores();
+    const [a1, a2, a3, b1] = [nonce(), nonce(), nonce(), nonce()];
+    // Recorded out of order, so the order read is the store's.
+    await a.recordUndo(undo(a2, { jobId: 'job-a', heldAt: '2026-01-01T10:00:02.000Z' }));
+    await b.recordUndo(undo(b1, { jobId: 'job-b', heldAt: '2026-01-01T10:00:04.000Z' }));
+    await a.recordUndo(undo(a3, { jobId: 'job-a', heldAt: '2026-01-01T10:00:03.000Z' }));
+    await b.recordUndo(undo(a1, { jobId: 'job-a', heldAt: '2026-01-01T10:00:01.000Z' }));
+    expect(await a.settleUndo(a2, 'restored')).toBe(true);
+
+    expect(nonces(await b.undoRecords({ jobId: 'job-a', limit: 10 }))).toEqual([a3, a2, a1]);
+    expect(nonces(await b.undoRecords({ jobId: 'job-a', limit: 2 }))).toEqual([a3, a2]);
+    expect(nonces(await b.undoRecords({ jobId: 'job-a', state: 'held', limit: 10 }))).toEqual([a3, a1]);
+    expect(nonces(await a.undoRecords({ state: 'restored', limit: 10 }))).toEqual([a2]);
+    expect(nonces(await a.undoRecords({ state: 'held', limit: 10 }))).toEqual([b1, a3, a1]);
+    expect(nonces(await a.undoRecords({ limit: 10 }))).toEqual([b1, a3, a2, a1]);
+    expect(nonces(await a.undoRecords({ limit: 1 }))).toEqual([b1]);
+    expect(await a.undoRecords({ jobId: 'job-b', state: 'purged', limit: 10 })).toEqual([]);
+    expect(await a.undoRecords({ jobId: 'job-none', limit: 10 })).toEqual([]);
+  });
+
+  test('of many undos and purges of one record at the same moment, exactly one settles it, and the record says which and when', async () => {
+    const { stores: [a, b] } = await undoStores();
+    for (let round = 0; round < 5; round++) {
+      const n = nonce();
+      const held = undo(n);
+      await a.recordUndo(held);
+      const tos = Array.from({ length: 16 }, (_, i): 'restored' | 'purged' => (i % 4 < 2 ? 'restored' : 'purged'));
+      const results = await Promise.all(tos.map((to, i) => (i % 2 === 0 ? a : b).settleUndo(n, to)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = tos[results.indexOf(true)];
+      const settled = await b.undoRecord(n);
+      expect(settled).toEqual({ ...held, state: winner, settledAt: expect.any(String) });
+      expect(Date.parse(settled?.settledAt ?? '')).toBeGreaterThan(Date.now() - 60_000);
+      expect((await a.undoRecords({ jobId: held.jobId, state: winner, limit: 10 })).map((r) => r.nonce)).toContain(n);
+    }
+  });
+
+  test('a settled record is not settled again, and a record nobody kept is not settled at all', async () => {
+    const { stores: [a, b] } = await undoStores();
+    const n = nonce();
+    await a.recordUndo(undo(n));
+    expect(await a.settleUndo(n, 'purged')).toBe(true);
+    const purged = await b.undoRecord(n);
+    expect(await b.settleUndo(n, 'restored')).toBe(false);
+    expect(await a.settleUndo(n, 'purged')).toBe(false);
+    expect(await a.undoRecord(n)).toEqual(purged);
+    expect(purged?.state).toBe('purged');
+    expect(await b.settleUndo(nonce(), 'restored')).toBe(false);
+    expect(await b.undoRecord(nonce())).toBeUndefined();
+  });
+
+  test('what retention purges: held records past their expiry, oldest first, at most as many as asked', async () => {
+    const { stores: [a, b] } = await undoStores();
+    const now = Date.parse('2026-06-01T00:00:00.000Z');
+    const [jan, feb, mar, settled, atNow, later] = [nonce(), nonce(), nonce(), nonce(), nonce(), nonce()];
+    await a.recordUndo(undo(mar, { expiresAt: '2026-03-01T00:00:00.000Z' }));
+    await b.recordUndo(undo(jan, { expiresAt: '2026-01-01T00:00:00.000Z' }));
+    await a.recordUndo(undo(later, { expiresAt: '2026-12-01T00:00:00.000Z' }));
+    await b.recordUndo(undo(feb, { expiresAt: '2026-02-01T00:00:00.000Z' }));
+    await a.recordUndo(undo(settled, { expiresAt: '2025-12-01T00:00:00.000Z' }));
+    await a.recordUndo(undo(atNow, { expiresAt: new Date(now).toISOString() }));
+    expect(await a.settleUndo(settled, 'restored')).toBe(true);
+
+    expect(nonces(await b.expiredUndo(now, 10))).toEqual([jan, feb, mar]);
+    expect(nonces(await a.expiredUndo(now, 2))).toEqual([jan, feb]);
+    // Its expiry is not before now until a moment later.
+    expect(nonces(await a.expiredUndo(now + 1, 10))).toEqual([jan, feb, mar, atNow]);
+    expect(await a.expiredUndo(Date.parse('2025-01-01T00:00:00.000Z'), 10)).toEqual([]);
+    await b.settleUndo(jan, 'purged');
+    expect(nonces(await a.expiredUndo(now, 10))).toEqual([feb, mar]);
+  });
+
+  test('the changed path is kept only as its digest: nothing stored or read back holds it in plain text', async () => {
+    const { stores: [a, b], stored } = await undoStores();
+    const n = nonce();
+    // A caller that slipped the plain path in beside the record: the store keeps only the record's own fields.
+    const withPath = { ...undo(n, { expiresAt: '2026-01-01T00:00:00.000Z' }), path: '/srv/x/token=abc' };
+    expect(await a.recordUndo(withPath)).toBe(true);
+    const expired = await b.expiredUndo(Date.now(), 10);
+    expect(nonces(expired)).toEqual([n]);
+    // Settling rewrites the stored record: it must not bring anything back.
+    expect(await b.settleUndo(n, 'restored')).toBe(true);
+    const read = [await b.undoRecord(n), expired, await b.undoRecords({ limit: 10 }), await b.undoRecords({ jobId: 'job-u', state: 'restored', limit: 10 })];
+    expect(read[0]).toMatchObject({ pathDigest: pathDigest('/srv/x/token=abc'), state: 'restored' });
+    expect(read[0]).not.toHaveProperty('path');
+    expect(JSON.stringify(read)).not.toContain('token=abc');
+    const everything = await stored();
+    expect(everything).toContain(n);
+    expect(everything).toContain(pathDigest('/srv/x/token=abc').slice('sha256:'.length));
+    expect(everything).not.toContain('token=abc');
   });
 });
 
@@ -562,9 +743,9 @@ test("a worker's retention tasks reach its own stores: the tools side its nonce 
   const audit = new JsonlAuditSink(statePaths(config).audit);
   await audit.write(events('job-r', 'run-r', 2, '2020-01-01T00:00:00.000Z'));
   const tasks = retentionTasks(config, ['agent', 'tools'], undefined, audit);
-  expect(tasks.map((t) => t.name)).toEqual(['nonce/outcome rows', 'call journals left by crashes', 'audit events']);
-  // A day's retention keeps the nonce consumed a moment ago (and no journal is there) and removes the events of 2020.
-  expect(await Promise.all(tasks.map((t) => t.run()))).toEqual([0, 0, 2]);
+  expect(tasks.map((t) => t.name)).toEqual(['nonce/outcome rows', 'call journals left by crashes', 'held entries past their undo time', 'audit events']);
+  // A day's retention keeps the nonce consumed a moment ago (and no journal is there, and no root keeps changes for undo) and removes the events of 2020.
+  expect(await Promise.all(tasks.map((t) => t.run()))).toEqual([0, 0, 0, 2]);
   expect(await nonces.lookup(n)).toMatchObject({ consumed: false });
 });
 

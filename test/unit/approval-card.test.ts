@@ -283,6 +283,11 @@ test('the action sentence says what will happen, from the tool, its arguments an
   const file = (path: string, size: number, mode = '644') => ({ path, exists: true as const, type: 'file' as const, size, mtimeMs: 0, mode, sha256: null, dev: 1, ino: 1, entries: null });
   const say = (toolName: string, args: unknown, observed: ObservedState[] = []) => actionSentence({ toolName, args, observed, target: 'T' });
   expect(say('fs_delete', { path: '/srv/airlock-demo/old-backup.tar' }, [file('/srv/airlock-demo/old-backup.tar', 262_144)])).toBe('Delete old-backup.tar (256 KiB) in airlock-demo — cannot be undone');
+  // The tools side said, before approval, whether the delete is kept for undo.
+  const kept = actionSentence({ toolName: 'fs_delete', args: { path: '/srv/share/a.tar' }, observed: [file('/srv/share/a.tar', 1024)], target: 'T', undo: { reversible: true, keepDays: 7 } });
+  expect(kept).toBe('Delete a.tar (1 KiB) in share — reversible for 7 days (airlock undo)');
+  const notKept = actionSentence({ toolName: 'fs_delete', args: { path: '/srv/share/a.tar' }, observed: [file('/srv/share/a.tar', 1024)], target: 'T', undo: { reversible: false, why: 'x' } });
+  expect(notKept).toBe('Delete a.tar (1 KiB) in share — cannot be undone');
   expect(say('fs_write', { path: '/srv/notes/a.txt', content: 'hello', mode: 'create' })).toBe('Create a.txt (5 bytes) in notes');
   expect(say('fs_write', { path: '/srv/notes/a.txt', content: 'x'.repeat(2048), mode: 'overwrite' }, [file('/srv/notes/a.txt', 10)])).toBe('Replace a.txt (10 bytes) in notes with 2 KiB — the old content is lost');
   expect(say('fs_write', { path: '/srv/notes/a.txt', content: 'more', mode: 'append' }, [file('/srv/notes/a.txt', 10)])).toBe('Append 4 bytes to a.txt (10 bytes now) in notes');

@@ -18,10 +18,23 @@ import { servicesConfigSchema } from './services';
 
 const rootsSchema = z.array(z.string().startsWith('/', 'expected an absolute folder, e.g. /srv/share')).min(1, 'list at least one folder, or leave roots out');
 
+/**
+ * Which roots keep file changes for undo, and for how long: a delete there
+ * moves the entry into the root's holding folder instead of removing it.
+ */
+export const undoConfigSchema = z.strictObject({
+  /** Roots (as listed in `roots`, or in AIRLOCK_ROOTS) whose changes are kept; default: every root. */
+  roots: rootsSchema.optional(),
+  keepDays: z.number().int('keepDays must be a whole number of days').min(1, 'keepDays must be 1 to 365').max(365, 'keepDays must be 1 to 365').default(7),
+});
+export type UndoConfig = z.output<typeof undoConfigSchema>;
+
 /** What one machine's tools may touch. */
 export const machineSectionSchema = z.strictObject({
   /** Folders the file tools may touch (instead of AIRLOCK_ROOTS). */
   roots: rootsSchema.optional(),
+  /** File changes kept for `airlock undo` (absent: none are). */
+  undo: undoConfigSchema.optional(),
   services: servicesConfigSchema.optional(),
   hosts: hostsConfigSchema.optional(),
   commands: commandsConfigSchema.optional(),
@@ -64,7 +77,7 @@ export const toolsConfigSchema = z
   .superRefine((c, ctx) => {
     if (c.machines === undefined) return;
     if (c.mcp !== undefined) ctx.addIssue({ code: 'custom', path: ['mcp'], message: 'mcp servers work with one machine only: leave machines out, or leave mcp out' });
-    for (const key of ['roots', 'services', 'hosts', 'commands'] as const) {
+    for (const key of ['roots', 'undo', 'services', 'hosts', 'commands'] as const) {
       // `services` defaults to {}: listed means not empty.
       const listed = key === 'services' ? Object.keys(c.services ?? {}).length > 0 : c[key] !== undefined;
       if (listed) ctx.addIssue({ code: 'custom', path: [key], message: `with machines listed, ${key} go under each machine (machines.<name>.${key})` });

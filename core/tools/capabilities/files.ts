@@ -1,6 +1,13 @@
 import type { FileState } from '../observed-state';
 import type { CallFacts } from '../facts';
 import type { ToolOutcome } from '../outcome';
+import type { HoldSlot, Reversibility } from '../undo';
+
+/** Where a call's held entry is: the root whose holding folder keeps it. */
+export interface HeldPlace {
+  readonly root: string;
+  readonly keepDays: number;
+}
 
 /** What `contents` found at a path. */
 export type FileContents =
@@ -30,7 +37,12 @@ export interface FileCapability {
   stat(path: string): Promise<ToolOutcome>;
   write(path: string, content: string, mode: 'create' | 'overwrite' | 'append'): Promise<ToolOutcome>;
   move(from: string, to: string, overwrite: boolean): Promise<ToolOutcome>;
-  remove(path: string, recursive: boolean): Promise<ToolOutcome>;
+  /** With a hold slot, in a root set up for undo: moved into the root's holding folder instead of removed. */
+  remove(path: string, recursive: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
+  /** Whether a change of the entry at `path` can be kept for undo now (its root set up for it, the same file system). */
+  reversibility(path: string): Promise<Reversibility>;
+  /** What a call holds under its key, in whichever root: the entry it moved aside; undefined when it holds nothing. */
+  held(key: string): Promise<HeldPlace | undefined>;
   chmod(path: string, mode: string): Promise<ToolOutcome>;
   /**
    * A regular file's content as text, for a reviewer's diff (never for the

@@ -14,8 +14,13 @@ export const fsDelete = defineTool({
   }),
   targetFields: ['path'],
   pathFields: ['path'],
-  prepare: (host, args) => prepareFiles(host.files, [args.path], false),
-  execute: (host, args) => host.files.remove(args.path, args.recursive),
+  async prepare(host, args) {
+    const prepared = await prepareFiles(host.files, [args.path], false);
+    // A target the tool will refuse, or one not there, has nothing to keep.
+    const undo = prepared.problems[0] === undefined && fileAt(prepared.observed, 0)?.exists === true ? await host.files.reversibility(args.path).catch(() => undefined) : undefined;
+    return undo === undefined ? prepared : { ...prepared, undo };
+  },
+  execute: (host, args) => host.files.remove(args.path, args.recursive, host.hold),
 
   async postcondition(host, args, before) {
     // Nothing was there to delete: the call could only have failed, so its effect is not "present".

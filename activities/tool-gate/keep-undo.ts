@@ -1,0 +1,49 @@
+import type { FileState, ObservedState } from '../../core/tools/observed-state';
+import { isFileState } from '../../core/tools/observed-state';
+import { pathDigest } from '../../host/nonces/nonce-store';
+import type { HeldEntry } from '../../host/nonces/undo-records';
+import type { ExecuteInput } from './messages';
+import type { ToolRunner } from './runner';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The entry as it was right before the change, as the record keeps it; undefined for what no change holds (a link, nothing). */
+function heldEntryOf(state: FileState): HeldEntry | undefined {
+  if (!state.exists || (state.type !== 'file' && state.type !== 'directory')) return undefined;
+  if (state.type === 'file') return { type: 'file', bytes: state.size, files: null, digest: state.sha256, mode: state.mode };
+  const tree = state.tree?.complete === true ? state.tree : undefined;
+  return { type: 'directory', bytes: tree?.bytes ?? 0, files: tree?.files ?? null, digest: tree?.sha256 ?? null, mode: state.mode };
+}
+
+/**
+ * After a changing call ran, or was found to have run: when it kept an
+ * entry for undo, its record goes into the store (once: a retry or a
+ * reconciliation after a crash between the effect and this finds the held
+ * entry by the nonce and records it then). Written before the outcome, so
+ * a call with an outcome that held something has its record.
+ */
+export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, before: readonly ObservedState[] | undefined): Promise<void> {
+  const files = runner.host.files;
+  if (files === undefined) return;
+  const nonce = input.grant.claims.nonce;
+  const place = await files.held(nonce);
+  if (place === undefined) return;
+  const target = before?.[0];
+  // What was held is known only from the state recorded right before the change; without it the entry stays until retention purges it.
+  const held = target !== undefined && isFileState(target) ? heldEntryOf(target) : undefined;
+  if (held === undefined || target === undefined || !isFileState(target)) return;
+  const now = runner.now();
+  await runner.deps.nonces.recordUndo({
+    schemaVersion: 1,
+    nonce,
+    jobId: input.jobId,
+    callId: input.callId,
+    toolName: input.toolName,
+    root: place.root,
+    pathDigest: pathDigest(target.path),
+    held,
+    heldAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + place.keepDays * DAY_MS).toISOString(),
+    state: 'held',
+  });
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+/**
+ * Whether an approved change can be taken back with `airlock undo`,
+ * decided on the tools side before the reviewer approves (the card says
+ * it) and honoured when the call runs: a change promised reversible is
+ * refused rather than run without its undo.
+ */
+export const reversibilitySchema = z.discriminatedUnion('reversible', [
+  /** The changed entry is kept in its root's holding folder for `keepDays` after the call runs. */
+  z.strictObject({ reversible: z.literal(true), keepDays: z.number().int().positive() }),
+  /** Why not, in words a card can end with: "its folder is not set up for undo". */
+  z.strictObject({ reversible: z.literal(false), why: z.string() }),
+]);
+export type Reversibility = z.infer<typeof reversibilitySchema>;
+
+/**
+ * Only inside `execute`, scoped to the call being run: where a reversible
+ * change keeps what it replaces (`<root>/.airlock-undo/<key>/`, the key
+ * being the grant's nonce) and whether the reviewer was promised it.
+ */
+export interface HoldSlot {
+  readonly key: string;
+  /** The approved card said "reversible": a change that cannot keep its undo refuses instead of running. */
+  readonly required: boolean;
+}

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+
+/**
+ * What a reversible change keeps so `airlock undo` can take it back: the
+ * entry it moved aside (into `<root>/.airlock-undo/<nonce>/`), where it
+ * was, and what it was. Kept in the nonce/outcome store beside the call's
+ * nonce, so it survives crashes and every tools worker of the deployment
+ * sees it. Like the nonce rows, a record keeps the changed path only as its
+ * digest (a file name can be a secret): whoever undoes names the path from
+ * the job's history, and it must match.
+ */
+
+/** The held entry as it was right before the change (what an undo puts back). */
+export const heldEntrySchema = z.object({
+  type: z.enum(['file', 'directory']),
+  /** Bytes of a file, or of every file below a folder. */
+  bytes: z.number().int().nonnegative(),
+  /** Files below a folder; null for a file. */
+  files: z.number().int().nonnegative().nullable(),
+  /** sha256 of a file's content or a folder's tree digest, when it was known before the change. */
+  digest: z.string().nullable(),
+  /** Permission bits as octal digits, "644". */
+  mode: z.string(),
+});
+export type HeldEntry = z.infer<typeof heldEntrySchema>;
+
+export const undoStates = ['held', 'restored', 'purged'] as const;
+export type UndoState = (typeof undoStates)[number];
+
+export const undoRecordSchema = z.object({
+  schemaVersion: z.literal(1),
+  /** The grant nonce of the change: the record's key and the holding folder's name. */
+  nonce: z.string().regex(/^[0-9a-f]{32}$/),
+  jobId: z.string(),
+  callId: z.string(),
+  toolName: z.string(),
+  /** The root (its real path) whose holding folder keeps the entry: a configured folder, not a name from a call. */
+  root: z.string(),
+  /** `sha256:` digest of the changed path as the call named it. */
+  pathDigest: z.string(),
+  held: heldEntrySchema,
+  /** ISO 8601, UTC. */
+  heldAt: z.string(),
+  /** After this, the held entry may be purged and the change can no longer be undone. */
+  expiresAt: z.string(),
+  state: z.enum(undoStates),
+  /** When the state last changed from held (restored or purged); absent while held. */
+  settledAt: z.string().optional(),
+});
+export type UndoRecord = z.infer<typeof undoRecordSchema>;
+
+/** A stored record's JSON; one that does not parse is left out of every answer (an undo then refuses as "no record"). */
+export function parseUndoRecord(text: string): UndoRecord | undefined {
+  try {
+    const parsed = undoRecordSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A record as it is stored: checked as it will be read back (one that would
+ * not parse would be lost to every undo), fields beyond the schema dropped
+ * (so nothing but the path's digest is kept), and its times in forms that
+ * sort: ISO 8601 in UTC for when it was held, ms for its expiry.
+ */
+export function storedUndo(record: UndoRecord): { record: UndoRecord; json: string; heldAt: string; expiresAt: number } {
+  const parsed = undoRecordSchema.safeParse(record);
+  const heldAt = Date.parse(record.heldAt);
+  const expiresAt = Date.parse(record.expiresAt);
+  if (!parsed.success || Number.isNaN(heldAt) || Number.isNaN(expiresAt)) {
+    throw new Error(`the undo record of nonce ${record.nonce} is not one the store can keep: ${parsed.success ? 'its heldAt or expiresAt is not a time' : parsed.error.message}`);
+  }
+  return { record: parsed.data, json: JSON.stringify(parsed.data), heldAt: new Date(heldAt).toISOString(), expiresAt };
+}
+
+/** The records of rows that parse; a damaged row is left out, as if it were not there. */
+export function undoRecordsOf(rows: ReadonlyArray<{ record: string }>): UndoRecord[] {
+  return rows.flatMap((row) => parseUndoRecord(row.record) ?? []);
+}
+
+export interface UndoQuery {
+  readonly jobId?: string;
+  readonly state?: UndoState;
+  /** Newest first; at most this many. */
+  readonly limit: number;
+}
+
+/**
+ * The undo records of a deployment. Implemented by both nonce stores
+ * (SQLite and PostgreSQL) and run through the same conformance tests.
+ */
+export interface UndoRecords {
+  /** Keeps a record unless one with its nonce exists (a retried or reconciled attempt records the same change once); whether this call stored it. */
+  recordUndo(record: UndoRecord): Promise<boolean>;
+  undoRecord(nonce: string): Promise<UndoRecord | undefined>;
+  /** Records by job and state, newest first. */
+  undoRecords(query: UndoQuery): Promise<UndoRecord[]>;
+  /**
+   * Moves a record from `held` to `restored` or `purged`, compare-and-set:
+   * of any number of undos or purges of one record at once, exactly one
+   * gets true.
+   */
+  settleUndo(nonce: string, to: Exclude<UndoState, 'held'>): Promise<boolean>;
+  /** Held records whose expiry is before `now` (ms), oldest first, at most `limit`: what retention purges. */
+  expiredUndo(now: number, limit: number): Promise<UndoRecord[]>;
+}

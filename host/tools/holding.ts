@@ -1,0 +1,129 @@
+import { mkdirSync, type Stats } from 'node:fs';
+import { lstat, readdir, rename, rm } from 'node:fs/promises';
+import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
+import type { HeldPlace } from '../../core/tools/capabilities/files';
+import { ToolRefusal } from '../../core/tools/tool-refusal';
+import type { HoldSlot, Reversibility } from '../../core/tools/undo';
+import type { UndoRecords } from '../nonces/undo-records';
+import { errnoCode, fstatFd, locationOf, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
+import type { Pinned } from './pinned-path';
+
+/**
+ * Where reversible changes keep what they replace: `<root>/.airlock-undo/
+ * <key>/held`, the key being the call's grant nonce. A delete is a rename
+ * into it, atomic and on the same file system, so a kill leaves the entry
+ * in one place or the other, with its inode, content and mode; no tool can
+ * reach the folder (pinned-path.ts refuses the name in a root).
+ */
+
+/** The tools config's `undo`: the roots (real paths) whose changes are kept, and for how long. */
+export interface UndoSettings {
+  readonly roots: readonly string[];
+  readonly keepDays: number;
+}
+
+/** The name of the held entry inside a call's folder. */
+export const HELD_NAME = 'held';
+
+/** Whether a change of the pinned target can be kept for undo now. */
+export function reversibilityOf(target: Pinned, settings: UndoSettings | undefined): Reversibility {
+  if (settings === undefined || !settings.roots.includes(target.root)) return { reversible: false, why: `${target.root} is not set up for undo` };
+  if (target.stats !== null) {
+    const root = withRoot(target.root, (fd) => fstatFd(fd));
+    // A rename cannot leave its file system: what is mounted below the root is not kept.
+    if (target.stats.dev !== root.dev) return { reversible: false, why: `${target.path} is on another file system than ${target.root}` };
+  }
+  return { reversible: true, keepDays: settings.keepDays };
+}
+
+function withRoot<T>(root: string, use: (fd: number) => T): T {
+  const fd = openFd(root, O_PATH | O_DIRECTORY);
+  try {
+    if (locationOf(fd) !== root) throw new ToolRefusal(`the allowed root ${root} was moved or replaced; tell the operator`);
+    return use(fd);
+  } finally {
+    release(fd);
+  }
+}
+
+/** Creates the folder if it is not there (mode 0700: held entries are airlock's), then opens it, refusing a link in its place. */
+function openFolder(path: string): number {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (err) {
+    if (errnoCode(err) !== 'EEXIST') throw err;
+  }
+  return openFd(path, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+}
+
+/**
+ * Moves the pinned entry into the call's holding folder. False when the
+ * change cannot be kept and the reviewer was not promised it (the caller
+ * then changes the entry for good, as without undo); a change promised
+ * reversible refuses instead, having changed nothing.
+ */
+export async function holdEntry(target: Pinned, settings: UndoSettings | undefined, slot: HoldSlot): Promise<boolean> {
+  const can = reversibilityOf(target, settings);
+  if (!can.reversible) {
+    if (slot.required) throw new ToolRefusal(`the approved change was to be reversible, but ${can.why}; nothing was changed`);
+    return false;
+  }
+  const folders: number[] = [];
+  try {
+    const holding = withRoot(target.root, (fd) => openFolder(procPath(fd, HOLDING_FOLDER)));
+    folders.push(holding);
+    const own = openFolder(procPath(holding, slot.key));
+    folders.push(own);
+    const place = procPath(own, HELD_NAME);
+    // A rename would replace a held file: the call's folder holds one entry, the first.
+    if ((await lstat(place).catch(() => undefined)) !== undefined) throw new ToolRefusal(`this call already holds an entry for undo; nothing more was changed`);
+    await rename(target.entryPath(), place);
+    return true;
+  } finally {
+    folders.forEach(release);
+  }
+}
+
+/** What a call holds in any of the undo roots: found by its key, for the record a crash may have left unwritten. */
+export async function findHeld(settings: UndoSettings | undefined, key: string): Promise<(HeldPlace & { readonly stats: Stats }) | undefined> {
+  if (settings === undefined || !/^[0-9a-f]{32}$/.test(key)) return undefined;
+  for (const root of settings.roots) {
+    const stats = await lstat(`${root}/${HOLDING_FOLDER}/${key}/${HELD_NAME}`).catch(() => undefined);
+    if (stats !== undefined) return { root, keepDays: settings.keepDays, stats };
+  }
+  return undefined;
+}
+
+/**
+ * Retention: held entries whose undo time is over go, with their records
+ * marked purged — only in this worker's roots (on a machine of several,
+ * each purges its own). The record is settled first, so an undo racing the
+ * purge either wins the record and restores, or finds it purged; a crash
+ * after settling leaves a folder no record holds, which the next round
+ * removes with the other leftovers.
+ */
+export async function purgeExpiredHolds(settings: UndoSettings | undefined, records: UndoRecords, now: number): Promise<number> {
+  if (settings === undefined) return 0;
+  let purged = 0;
+  for (const record of await records.expiredUndo(now, 500)) {
+    if (!settings.roots.includes(record.root)) continue;
+    if (await records.settleUndo(record.nonce, 'purged')) purged++;
+  }
+  // Leftovers: a folder whose record is not held (purged, restored, or never written by a call that was killed before its record) and older than an hour.
+  for (const root of settings.roots) {
+    const folder = `${root}/${HOLDING_FOLDER}`;
+    const names = await readdir(folder).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!/^[0-9a-f]{32}$/.test(name)) continue;
+      const record = await records.undoRecord(name);
+      if (record?.state === 'held') continue;
+      const info = await lstat(`${folder}/${name}`).catch(() => undefined);
+      if (info === undefined || (record === undefined && now - info.mtimeMs < LEFTOVER_AGE_MS)) continue;
+      await rm(`${folder}/${name}`, { recursive: true, force: true });
+    }
+  }
+  return purged;
+}
+
+/** A holding folder without a record is left this long: its call may still be writing the record. */
+const LEFTOVER_AGE_MS = 60 * 60 * 1000;

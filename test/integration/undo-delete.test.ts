@@ -1,0 +1,219 @@
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createToolGateActivities, type ApprovedCheck, type ExecuteInput, type ExecuteResult } from '../../activities/tool-gate';
+import { callFingerprint } from '../../core/approval/fingerprint';
+import { getTool } from '../../core/tools/registry';
+import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
+import { pathDigest } from '../../host/nonces/nonce-store';
+import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
+import { Roots } from '../../host/roots';
+import { purgeExpiredHolds, type UndoSettings } from '../../host/tools/holding';
+import { treeListing } from '../helpers/tree-listing';
+
+/**
+ * A delete in a root set up for undo, through the real gate activities on
+ * real folders: the card is told before approval, the entry is moved whole
+ * into the root's holding folder (same inode, bytes and mode), the record
+ * is in the store (the path only as its digest), a crash between the move
+ * and the record is settled with the record written, and retention purges
+ * what is past its time.
+ */
+let dir: string;
+let root: string;
+let plain: string;
+let nonces: SqliteNonceStore;
+const keys = generateKeyPairSync('ed25519');
+const signer = createGrantSigner(keys.privateKey);
+let calls = 0;
+const DAY = 24 * 3600 * 1000;
+
+async function gateWith(undo: UndoSettings | undefined) {
+  const roots = await Roots.create([root, plain]);
+  return createToolGateActivities({ roots, nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, ...(undo !== undefined ? { undo } : {}) });
+}
+
+let gate: Awaited<ReturnType<typeof gateWith>>;
+let undo: UndoSettings;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'airlock-undo-'));
+  root = join(dir, 'kept');
+  plain = join(dir, 'plain');
+  mkdirSync(root);
+  mkdirSync(plain);
+  nonces = new SqliteNonceStore(join(dir, 'tools', 'nonces.sqlite'));
+  undo = { roots: [realpathSync(root)], keepDays: 7 };
+  gate = await gateWith(undo);
+});
+afterEach(async () => {
+  await nonces.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** An approved call as `execute` receives it, with what its card said of undo. */
+async function approvedCall(given: Record<string, unknown>) {
+  // As the job normalizes them: the grant's fingerprint binds the defaults too.
+  const args = { recursive: false, ...given };
+  const prepared = await gate.prepareApproval({ toolName: 'fs_delete', args });
+  const callId = `c${++calls}`;
+  const fingerprint = callFingerprint({ jobId: 'job-1', scope: {}, toolName: 'fs_delete', normalizedArgs: args, ruleId: 'r', ruleVersion: 1 });
+  const grant = signer.sign({ v: 1, jobId: 'job-1', callId, fingerprint, nonce: prepared.nonce, expiresAt: Date.now() + 60_000 });
+  const approved: ApprovedCheck = {
+    originalTargets: getTool('fs_delete')?.targets(args) ?? [],
+    allowedTools: ['fs_delete'],
+    reviewer: 'alice',
+    reviewers: null,
+    separateRequester: false,
+    requester: 'tester',
+    observed: prepared.observed,
+    ...(prepared.undo?.reversible === true ? { reversible: true } : {}),
+  };
+  const input: ExecuteInput = { jobId: 'job-1', callId, scope: {}, toolName: 'fs_delete', args, ruleId: 'r', ruleVersion: 1, grant, approved };
+  return { prepared, input };
+}
+
+const run = (input: ExecuteInput, attempt = 1): Promise<ExecuteResult> => new MockActivityEnvironment({ attempt }).run(gate.execute, input);
+const held = (nonce: string) => join(root, '.airlock-undo', nonce, 'held');
+
+
+test('a file: the card says reversible for 7 days; the delete moves it whole into the holding folder and stores its record with the path as a digest', async () => {
+  const file = join(root, 'token=abc.txt');
+  writeFileSync(file, 'secret bytes');
+  chmodSync(file, 0o640);
+  const before = statSync(file);
+  const { prepared, input } = await approvedCall({ path: 'token=abc.txt' });
+  expect(prepared.undo).toEqual({ reversible: true, keepDays: 7 });
+
+  const result = await run(input);
+  expect(result).toMatchObject({ ok: true, replayed: false });
+  expect(result.output).toBe(`deleted ${realpathSync(root)}/token=abc.txt (kept for 7 days: airlock undo restores it)`);
+  expect(existsSync(file)).toBe(false);
+  const kept = statSync(held(prepared.nonce));
+  expect({ ino: kept.ino, dev: kept.dev, mode: kept.mode, mtime: kept.mtimeMs }).toEqual({ ino: before.ino, dev: before.dev, mode: before.mode, mtime: before.mtimeMs });
+  expect(readFileSync(held(prepared.nonce), 'utf8')).toBe('secret bytes');
+  expect(statSync(join(root, '.airlock-undo')).mode & 0o777).toBe(0o700);
+
+  const record = await nonces.undoRecord(prepared.nonce);
+  expect(record).toMatchObject({
+    schemaVersion: 1,
+    nonce: prepared.nonce,
+    jobId: 'job-1',
+    callId: input.callId,
+    toolName: 'fs_delete',
+    root: realpathSync(root),
+    pathDigest: pathDigest(`${realpathSync(root)}/token=abc.txt`),
+    held: { type: 'file', bytes: 12, files: null, digest: createHash('sha256').update('secret bytes').digest('hex'), mode: '640' },
+    state: 'held',
+  });
+  const expires = Date.parse(record?.expiresAt ?? '') - Date.parse(record?.heldAt ?? '');
+  expect(expires).toBe(7 * DAY);
+  expect(JSON.stringify(record)).not.toContain('token=abc');
+  // A retry of the same grant reports the earlier run; nothing is held twice.
+  expect(await run(input, 2)).toMatchObject({ ok: true, replayed: true });
+  expect(readdirSync(join(root, '.airlock-undo'))).toEqual([prepared.nonce]);
+});
+
+test('a folder of 1,000 files is held by one rename: every entry below keeps its inode, mode, mtime and bytes', async () => {
+  const folder = join(root, 'photos');
+  for (let d = 0; d < 10; d++) {
+    mkdirSync(join(folder, `d${d}`), { recursive: true });
+    for (let f = 0; f < 100; f++) writeFileSync(join(folder, `d${d}`, `f${f}.jpg`), `photo ${d}/${f}`);
+  }
+  utimesSync(join(folder, 'd3', 'f7.jpg'), new Date('2020-01-01'), new Date('2020-01-01'));
+  const before = treeListing(folder);
+  const { prepared, input } = await approvedCall({ path: 'photos', recursive: true });
+  expect(prepared.undo).toEqual({ reversible: true, keepDays: 7 });
+  expect(await run(input)).toMatchObject({ ok: true });
+  expect(existsSync(folder)).toBe(false);
+  expect(treeListing(held(prepared.nonce))).toEqual(before);
+  expect((await nonces.undoRecord(prepared.nonce))?.held).toMatchObject({ type: 'directory', files: 1000, bytes: before.reduce((n, line) => n + (line.includes(' f ') ? Number(line.split(' ')[2]) : 0), 0) });
+});
+
+test('a folder that is not empty, without recursive, is refused as before: nothing is moved', async () => {
+  mkdirSync(join(root, 'full'));
+  writeFileSync(join(root, 'full', 'x'), 'x');
+  const { input, prepared } = await approvedCall({ path: 'full' });
+  const result = await run(input);
+  expect(result).toMatchObject({ ok: false });
+  expect(result.output).toMatch(/^Error: directory not empty: .*full \(set recursive to delete it with its contents\)$/);
+  expect(readFileSync(join(root, 'full', 'x'), 'utf8')).toBe('x');
+  expect(existsSync(join(root, '.airlock-undo', prepared.nonce, 'held'))).toBe(false);
+  expect(await nonces.undoRecord(prepared.nonce)).toBeUndefined();
+});
+
+test('a root not set up for undo: the card says nothing can be undone, and the delete is for good', async () => {
+  writeFileSync(join(plain, 'gone.txt'), 'x');
+  const { prepared, input } = await approvedCall({ path: join(plain, 'gone.txt') });
+  expect(prepared.undo).toEqual({ reversible: false, why: `${realpathSync(plain)} is not set up for undo` });
+  expect(await run(input)).toMatchObject({ ok: true, output: `deleted ${realpathSync(plain)}/gone.txt` });
+  expect(existsSync(join(plain, 'gone.txt'))).toBe(false);
+  expect(existsSync(join(plain, '.airlock-undo'))).toBe(false);
+  expect(await nonces.undoRecord(prepared.nonce)).toBeUndefined();
+});
+
+test('approved as reversible, then undo was turned off for the root: the call is refused and nothing is deleted', async () => {
+  writeFileSync(join(root, 'keep.txt'), 'x');
+  const { input } = await approvedCall({ path: 'keep.txt' });
+  gate = await gateWith(undefined);
+  const result = await run(input);
+  expect(result).toMatchObject({ ok: false });
+  expect(result.output).toBe(`Refused: the approved change was to be reversible, but ${realpathSync(root)} is not set up for undo; nothing was changed`);
+  expect(readFileSync(join(root, 'keep.txt'), 'utf8')).toBe('x');
+});
+
+test('killed after the move and before the record: the retry finds the held entry by its nonce, settles the call as run, and writes the record once', async () => {
+  writeFileSync(join(root, 'a.txt'), 'content');
+  const { prepared, input } = await approvedCall({ path: 'a.txt' });
+  // The attempt that died: it consumed the nonce with the target as approved, and moved the entry aside.
+  expect(await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed })).toEqual({ consumed: true });
+  mkdirSync(join(root, '.airlock-undo', prepared.nonce), { recursive: true });
+  renameSync(join(root, 'a.txt'), held(prepared.nonce));
+
+  const result = await run(input, 2);
+  expect(result).toMatchObject({ ok: true, replayed: true, reconciled: 'ran_before' });
+  expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', held: { type: 'file', bytes: 7 }, pathDigest: pathDigest(`${realpathSync(root)}/a.txt`) });
+  expect(await nonces.undoRecords({ jobId: 'job-1', limit: 10 })).toHaveLength(1);
+});
+
+test('killed after consuming and before the move: the retry moves it now, once, and records it', async () => {
+  writeFileSync(join(root, 'b.txt'), 'bee');
+  const { prepared, input } = await approvedCall({ path: 'b.txt' });
+  await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
+  // It had created its folder in the holding folder when it died.
+  mkdirSync(join(root, '.airlock-undo', prepared.nonce), { recursive: true });
+
+  expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_now' });
+  expect(readFileSync(held(prepared.nonce), 'utf8')).toBe('bee');
+  expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held' });
+});
+
+test('retention purges what is past its undo time, and only that; a folder no record holds goes once it is an hour old', async () => {
+  writeFileSync(join(root, 'old.txt'), 'old');
+  writeFileSync(join(root, 'new.txt'), 'new');
+  const old = await approvedCall({ path: 'old.txt' });
+  await run(old.input);
+  // Kept 30 days: still held when the 7-day one is past its time.
+  gate = await gateWith({ ...undo, keepDays: 30 });
+  const fresh = await approvedCall({ path: 'new.txt' });
+  await run(fresh.input);
+  // A crash's leftover: a call's folder with no record.
+  const stray = 'f'.repeat(32);
+  mkdirSync(join(root, '.airlock-undo', stray, 'held'), { recursive: true });
+
+  expect(await purgeExpiredHolds(undo, nonces, Date.now())).toBe(0);
+  expect(existsSync(held(old.prepared.nonce))).toBe(true);
+  expect(existsSync(join(root, '.airlock-undo', stray))).toBe(true);
+
+  expect(await purgeExpiredHolds(undo, nonces, Date.now() + 8 * DAY)).toBe(1);
+  expect(await nonces.undoRecord(old.prepared.nonce)).toMatchObject({ state: 'purged' });
+  expect(existsSync(join(root, '.airlock-undo', old.prepared.nonce))).toBe(false);
+  expect(existsSync(join(root, '.airlock-undo', stray))).toBe(false);
+  expect(await nonces.undoRecord(fresh.prepared.nonce)).toMatchObject({ state: 'held' });
+  expect(readFileSync(held(fresh.prepared.nonce), 'utf8')).toBe('new');
+  // Another machine's roots are not this worker's to purge.
+  expect(await purgeExpiredHolds({ roots: ['/elsewhere'], keepDays: 7 }, nonces, Date.now() + 60 * DAY)).toBe(0);
+  expect(await nonces.undoRecord(fresh.prepared.nonce)).toMatchObject({ state: 'held' });
+});
