@@ -94,6 +94,8 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   const tool = s.tool;
   const current = await runner.observeTargets(tool, s.args);
   const before = s.before === undefined ? undefined : revealPaths(s.before, current.observed);
+  // An entry held under this nonce proves the change ran, whatever its place shows now: its record first, so retention keeps it its full time.
+  await keepUndoRecord(runner, s.input, before);
   const post = tool.postcondition === undefined ? { present: false, detail: `${tool.name} declares no postcondition` } : await tool.postcondition(runner.callHost(tool, nonce), s.args, before);
   // A store that does not know the nonce gets it consumed now, as the first attempt would have.
   const consumeHere = () => nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
@@ -104,8 +106,6 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
     return true;
   };
   if (post.present) {
-    // Killed after its effect: what the change kept for undo gets its record now.
-    await keepUndoRecord(runner, s.input, before);
     const outcome = { ok: true, output: Texts.reconciledRanBefore(post.detail) };
     if (!(await record(outcome, 'ran_before'))) return reportEarlierOrFail(nonces, nonce);
     attempt.settled = 'ran_before';

@@ -12,7 +12,7 @@ import type { ToolOutcome } from '../../core/tools/outcome';
 import { truncate } from '../../core/redaction/masking';
 import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal, type Roots } from '../roots';
-import { ErrnoError, errnoCode, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
+import { ErrnoError, errnoCode, inside, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
 import type { HoldSlot } from '../../core/tools/undo';
 import { holdEntry, reversibilityOf, type UndoSettings } from './holding';
 import { observePinned } from './observe';
@@ -78,6 +78,16 @@ function mutable(target: Pinned, input: string, verb: string): void {
   if (target.stats?.isSymbolicLink() === true) {
     throw new ToolRefusal(`${input} is a symbolic link; refusing to ${verb} it (name the path it points to instead)`);
   }
+}
+
+/**
+ * A folder holding another allowed root is not moved or deleted: the inner
+ * root (and its holding folder of undo entries) would go with it, or land
+ * where it is no longer a root.
+ */
+function wholeRoots(roots: Roots, target: Pinned, input: string, verb: string): void {
+  const inner = roots.real.find((root) => root !== target.path && inside(target.path, root));
+  if (inner !== undefined) throw new ToolRefusal(`${input} holds the allowed root ${inner}; refusing to ${verb} it`);
 }
 
 function existing(target: Pinned): NonNullable<Pinned['stats']> {
@@ -218,6 +228,7 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
         withPinned(roots, a.from, changing, (from) =>
           withPinned(roots, a.to, changing, async (to) => {
             mutable(from, a.from, 'move');
+            wholeRoots(roots, from, a.from, 'move');
             if (to.isRoot) throw new ToolRefusal(`refusing to replace an allowed root itself (${to.path})`);
             existing(from);
             if (to.stats !== null) {
@@ -261,8 +272,10 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
       guarded(a.path, () =>
         withPinned(roots, a.path, changing, async (target) => {
           mutable(target, a.path, 'delete');
+          wholeRoots(roots, target, a.path, 'delete');
           const info = existing(target);
-          if (info.isDirectory() && !a.recursive && (await readdir(target.selfPath())).length > 0) throw new ErrnoError('ENOTEMPTY', target.path);
+          // A rename would move a full folder aside; rmdir refuses it, and so does a held delete.
+          if (hold !== undefined && info.isDirectory() && !a.recursive && (await readdir(target.selfPath())).length > 0) throw new ErrnoError('ENOTEMPTY', target.path);
           // Kept for undo: the whole entry moves aside in one rename, whatever its size.
           if (hold !== undefined && (await holdEntry(target, options.undo, hold))) return `deleted ${target.path} (kept for ${options.undo?.keepDays ?? 0} days: airlock undo restores it)`;
           if (!info.isDirectory()) await unlink(target.entryPath());

@@ -77,19 +77,41 @@ export async function holdEntry(target: Pinned, settings: UndoSettings | undefin
     const place = procPath(own, HELD_NAME);
     // A rename would replace a held file: the call's folder holds one entry, the first.
     if ((await lstat(place).catch(() => undefined)) !== undefined) throw new ToolRefusal(`this call already holds an entry for undo; nothing more was changed`);
-    await rename(target.entryPath(), place);
+    try {
+      await rename(target.entryPath(), place);
+    } catch (err) {
+      // Same device number yet another mount (a bind mount, overlayfs): not kept; without a promise the delete goes on as before.
+      if (errnoCode(err) !== 'EXDEV') throw err;
+      if (slot.required) throw new ToolRefusal(`the approved change was to be reversible, but ${target.path} cannot be moved into ${target.root}'s holding folder (another mount); nothing was changed`);
+      return false;
+    }
     return true;
   } finally {
     folders.forEach(release);
   }
 }
 
+/** A root's holding folder, opened without following a link (undefined when there is none, or something else is in its place). */
+function openHolding(root: string): number | undefined {
+  try {
+    return withRoot(root, (fd) => openFd(procPath(fd, HOLDING_FOLDER), O_PATH | O_DIRECTORY | O_NOFOLLOW));
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a call holds in any of the undo roots: found by its key, for the record a crash may have left unwritten. */
 export async function findHeld(settings: UndoSettings | undefined, key: string): Promise<(HeldPlace & { readonly stats: Stats }) | undefined> {
-  if (settings === undefined || !/^[0-9a-f]{32}$/.test(key)) return undefined;
+  if (settings === undefined || !KEY.test(key)) return undefined;
   for (const root of settings.roots) {
-    const stats = await lstat(`${root}/${HOLDING_FOLDER}/${key}/${HELD_NAME}`).catch(() => undefined);
-    if (stats !== undefined) return { root, keepDays: settings.keepDays, stats };
+    const holding = openHolding(root);
+    if (holding === undefined) continue;
+    try {
+      const stats = await lstat(`${procPath(holding, key)}/${HELD_NAME}`).catch(() => undefined);
+      if (stats !== undefined) return { root, keepDays: settings.keepDays, stats };
+    } finally {
+      release(holding);
+    }
   }
   return undefined;
 }
@@ -99,8 +121,10 @@ export async function findHeld(settings: UndoSettings | undefined, key: string):
  * marked purged — only in this worker's roots (on a machine of several,
  * each purges its own). The record is settled first, so an undo racing the
  * purge either wins the record and restores, or finds it purged; a crash
- * after settling leaves a folder no record holds, which the next round
- * removes with the other leftovers.
+ * after settling leaves a folder no record holds, which the sweep after
+ * removes. The holding folder is opened from the root without following a
+ * link, and everything below is named through that descriptor: a link
+ * planted in its place leads the purge nowhere.
  */
 export async function purgeExpiredHolds(settings: UndoSettings | undefined, records: UndoRecords, now: number): Promise<number> {
   if (settings === undefined) return 0;
@@ -109,21 +133,39 @@ export async function purgeExpiredHolds(settings: UndoSettings | undefined, reco
     if (!settings.roots.includes(record.root)) continue;
     if (await records.settleUndo(record.nonce, 'purged')) purged++;
   }
-  // Leftovers: a folder whose record is not held (purged, restored, or never written by a call that was killed before its record) and older than an hour.
   for (const root of settings.roots) {
-    const folder = `${root}/${HOLDING_FOLDER}`;
-    const names = await readdir(folder).catch(() => [] as string[]);
-    for (const name of names) {
-      if (!/^[0-9a-f]{32}$/.test(name)) continue;
-      const record = await records.undoRecord(name);
-      if (record?.state === 'held') continue;
-      const info = await lstat(`${folder}/${name}`).catch(() => undefined);
-      if (info === undefined || (record === undefined && now - info.mtimeMs < LEFTOVER_AGE_MS)) continue;
-      await rm(`${folder}/${name}`, { recursive: true, force: true });
+    const holding = openHolding(root);
+    if (holding === undefined) continue;
+    try {
+      for (const name of await readdir(procPath(holding)).catch(() => [] as string[])) {
+        if (KEY.test(name) && (await leftover(records, procPath(holding, name), name, settings.keepDays, now))) {
+          await rm(procPath(holding, name), { recursive: true, force: true });
+        }
+      }
+    } finally {
+      release(holding);
     }
   }
   return purged;
 }
 
-/** A holding folder without a record is left this long: its call may still be writing the record. */
+/**
+ * Whether a call's folder is no longer anyone's: its record purged or
+ * restored; or, without a record (a crash between the move and the record,
+ * and no retry came), an entry held longer than the undo time from when it
+ * was moved in, or a folder left empty for an hour.
+ */
+async function leftover(records: UndoRecords, folder: string, key: string, keepDays: number, now: number): Promise<boolean> {
+  const record = await records.undoRecord(key);
+  if (record !== undefined) return record.state !== 'held';
+  const info = await lstat(folder).catch(() => undefined);
+  if (info === undefined || !info.isDirectory()) return false;
+  const holdsEntry = (await lstat(`${folder}/${HELD_NAME}`).catch(() => undefined)) !== undefined;
+  return now - info.mtimeMs > (holdsEntry ? keepDays * DAY_MS : LEFTOVER_AGE_MS);
+}
+
+const KEY = /^[0-9a-f]{32}$/;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** An empty call folder without a record is left this long: its call may still be moving its entry in. */
 const LEFTOVER_AGE_MS = 60 * 60 * 1000;

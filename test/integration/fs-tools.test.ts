@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
@@ -161,6 +161,20 @@ test("a root's holding folder is no tool's: not listed or counted, and every pat
   mkdirSync(join(root, 'project', HOLDING_FOLDER), { recursive: true });
   expect(await tools.fs_write({ path: `project/${HOLDING_FOLDER}/notes.txt`, content: 'mine', mode: 'create' })).toMatchObject({ ok: true });
   expect((await tools.fs_list({ path: 'project' })).output).toContain(`${HOLDING_FOLDER}/`);
+});
+
+test('a folder holding another root is neither moved nor deleted: the inner root and its held entries would go with it', async () => {
+  mkdirSync(join(root, 'a', 'share', HOLDING_FOLDER, 'n1'), { recursive: true });
+  writeFileSync(join(root, 'a', 'share', HOLDING_FOLDER, 'n1', 'held'), 'kept');
+  const both = createFsTools(await Roots.create([root, join(root, 'a', 'share')]));
+  const inner = realpathSync(join(root, 'a', 'share'));
+  expect(await both.fs_move({ from: 'a', to: 'b', overwrite: false })).toEqual({ ok: false, output: `Refused: a holds the allowed root ${inner}; refusing to move it` });
+  expect(await both.fs_delete({ path: 'a', recursive: true })).toEqual({ ok: false, output: `Refused: a holds the allowed root ${inner}; refusing to delete it` });
+  expect(readFileSync(join(root, 'a', 'share', HOLDING_FOLDER, 'n1', 'held'), 'utf8')).toBe('kept');
+  expect(existsSync(join(root, 'b'))).toBe(false);
+  // A folder beside the inner root is an ordinary folder.
+  mkdirSync(join(root, 'a', 'other'));
+  expect(await both.fs_move({ from: 'a/other', to: 'other', overwrite: false })).toMatchObject({ ok: true });
 });
 
 test('special files are neither read nor written, and nothing blocks on them', async () => {

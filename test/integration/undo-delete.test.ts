@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, symlinkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -190,7 +190,7 @@ test('killed after consuming and before the move: the retry moves it now, once, 
   expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held' });
 });
 
-test('retention purges what is past its undo time, and only that; a folder no record holds goes once it is an hour old', async () => {
+test('retention purges what is past its undo time, and only that; an entry a crash left without its record is kept its full time too', async () => {
   writeFileSync(join(root, 'old.txt'), 'old');
   writeFileSync(join(root, 'new.txt'), 'new');
   const old = await approvedCall({ path: 'old.txt' });
@@ -206,6 +206,9 @@ test('retention purges what is past its undo time, and only that; a folder no re
   expect(await purgeExpiredHolds(undo, nonces, Date.now())).toBe(0);
   expect(existsSync(held(old.prepared.nonce))).toBe(true);
   expect(existsSync(join(root, '.airlock-undo', stray))).toBe(true);
+  // Without its record an entry is still kept its full undo time (counted from when it was moved in), not an hour.
+  expect(await purgeExpiredHolds(undo, nonces, Date.now() + 2 * 3600 * 1000)).toBe(0);
+  expect(existsSync(join(root, '.airlock-undo', stray, 'held'))).toBe(true);
 
   expect(await purgeExpiredHolds(undo, nonces, Date.now() + 8 * DAY)).toBe(1);
   expect(await nonces.undoRecord(old.prepared.nonce)).toMatchObject({ state: 'purged' });
@@ -216,4 +219,34 @@ test('retention purges what is past its undo time, and only that; a folder no re
   // Another machine's roots are not this worker's to purge.
   expect(await purgeExpiredHolds({ roots: ['/elsewhere'], keepDays: 7 }, nonces, Date.now() + 60 * DAY)).toBe(0);
   expect(await nonces.undoRecord(fresh.prepared.nonce)).toMatchObject({ state: 'held' });
+});
+
+test('retention never follows a link planted in place of the holding folder', async () => {
+  const outside = join(dir, 'outside');
+  const victim = join(outside, 'a'.repeat(32));
+  mkdirSync(join(victim, 'held'), { recursive: true });
+  writeFileSync(join(victim, 'held', 'data'), 'not airlock\'s');
+  symlinkSync(outside, join(root, '.airlock-undo'));
+  expect(await purgeExpiredHolds(undo, nonces, Date.now() + 365 * DAY)).toBe(0);
+  expect(readFileSync(join(victim, 'held', 'data'), 'utf8')).toBe("not airlock's");
+  // And a delete does not hold into it: the link is refused, nothing is deleted.
+  writeFileSync(join(root, 'x.txt'), 'x');
+  const { input } = await approvedCall({ path: 'x.txt' });
+  expect(await run(input)).toMatchObject({ ok: false });
+  expect(readFileSync(join(root, 'x.txt'), 'utf8')).toBe('x');
+  expect(readdirSync(outside)).toEqual(['a'.repeat(32)]);
+});
+
+test('killed after the move, and the name taken again before the retry: the outcome is unknown, yet the held entry gets its record', async () => {
+  writeFileSync(join(root, 'c.txt'), 'first');
+  const { prepared, input } = await approvedCall({ path: 'c.txt' });
+  await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
+  mkdirSync(join(root, '.airlock-undo', prepared.nonce), { recursive: true });
+  renameSync(join(root, 'c.txt'), held(prepared.nonce));
+  writeFileSync(join(root, 'c.txt'), 'someone else');
+
+  expect(await run(input, 2)).toMatchObject({ ok: false, reconciled: 'unknown' });
+  expect(readFileSync(join(root, 'c.txt'), 'utf8')).toBe('someone else');
+  expect(readFileSync(held(prepared.nonce), 'utf8')).toBe('first');
+  expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', held: { type: 'file', bytes: 5 } });
 });
