@@ -1,11 +1,10 @@
 import type { FileState, ObservedState } from '../../core/tools/observed-state';
 import { isFileState } from '../../core/tools/observed-state';
 import { pathDigest } from '../../host/nonces/nonce-store';
+import { heldUntil } from '../../core/tools/undo';
 import type { HeldEntry } from '../../host/nonces/undo-records';
 import type { ExecuteInput } from './messages';
 import type { ToolRunner } from './runner';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The entry as it was right before the change, as the record keeps it; undefined for what no change holds (a link, nothing). */
 function heldEntryOf(state: FileState): HeldEntry | undefined {
@@ -28,10 +27,11 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
   const nonce = input.grant.claims.nonce;
   const place = await files.held(nonce);
   if (place === undefined) return;
-  const target = before?.[0];
   // What was held is known only from the state recorded right before the change; without it the entry stays until retention purges it.
-  const held = target !== undefined && isFileState(target) ? heldEntryOf(target) : undefined;
-  if (held === undefined || target === undefined || !isFileState(target)) return;
+  const target = before?.[0];
+  if (target === undefined || !isFileState(target)) return;
+  const held = heldEntryOf(target);
+  if (held === undefined) return;
   const now = runner.now();
   await runner.deps.nonces.recordUndo({
     schemaVersion: 1,
@@ -43,7 +43,7 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
     pathDigest: pathDigest(target.path),
     held,
     heldAt: new Date(now).toISOString(),
-    expiresAt: new Date(now + place.keepDays * DAY_MS).toISOString(),
+    expiresAt: new Date(heldUntil(now, place.keepDays)).toISOString(),
     state: 'held',
   });
 }

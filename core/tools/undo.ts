@@ -14,6 +14,11 @@ export const reversibilitySchema = z.discriminatedUnion('reversible', [
 ]);
 export type Reversibility = z.infer<typeof reversibilitySchema>;
 
+/** When an entry held at `heldAtMs` may be purged: its undo time is over. */
+export function heldUntil(heldAtMs: number, keepDays: number): number {
+  return heldAtMs + keepDays * 86_400_000;
+}
+
 /**
  * Only inside `execute`, scoped to the call being run: where a reversible
  * change keeps what it replaces (`<root>/.airlock-undo/<key>/`, the key

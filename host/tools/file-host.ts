@@ -111,10 +111,7 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     move: (from, to, overwrite) => fs.fs_move({ from, to, overwrite }),
     remove: (path, recursive, hold) => fs.fs_delete({ path, recursive }, hold),
     reversibility: (path) => reversibilityAt(roots, options.undo, path),
-    held: async (key) => {
-      const found = await findHeld(options.undo, key);
-      return found === undefined ? undefined : { root: found.root, keepDays: found.keepDays };
-    },
+    held: (key) => findHeld(options.undo, key),
     chmod: (path, mode) => fs.fs_chmod({ path, mode }),
     contents: (path, maxBytes) => contents(roots, path, maxBytes),
     appendedOnce: (path, content, before) => appendedOnce(roots, path, content, before),

@@ -1,12 +1,12 @@
-import { mkdirSync, type Stats } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { lstat, readdir, rename, rm } from 'node:fs/promises';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import type { HeldPlace } from '../../core/tools/capabilities/files';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import type { HoldSlot, Reversibility } from '../../core/tools/undo';
+import { heldUntil, type HoldSlot, type Reversibility } from '../../core/tools/undo';
 import type { UndoRecords } from '../nonces/undo-records';
-import { errnoCode, fstatFd, locationOf, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
-import type { Pinned } from './pinned-path';
+import { errnoCode, fstatFd, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
+import { openRoot, type Pinned } from './pinned-path';
 
 /**
  * Where reversible changes keep what they replace: `<root>/.airlock-undo/
@@ -37,9 +37,8 @@ export function reversibilityOf(target: Pinned, settings: UndoSettings | undefin
 }
 
 function withRoot<T>(root: string, use: (fd: number) => T): T {
-  const fd = openFd(root, O_PATH | O_DIRECTORY);
+  const fd = openRoot(root, HOLDING_FOLDER);
   try {
-    if (locationOf(fd) !== root) throw new ToolRefusal(`the allowed root ${root} was moved or replaced; tell the operator`);
     return use(fd);
   } finally {
     release(fd);
@@ -101,14 +100,13 @@ function openHolding(root: string): number | undefined {
 }
 
 /** What a call holds in any of the undo roots: found by its key, for the record a crash may have left unwritten. */
-export async function findHeld(settings: UndoSettings | undefined, key: string): Promise<(HeldPlace & { readonly stats: Stats }) | undefined> {
+export async function findHeld(settings: UndoSettings | undefined, key: string): Promise<HeldPlace | undefined> {
   if (settings === undefined || !KEY.test(key)) return undefined;
   for (const root of settings.roots) {
     const holding = openHolding(root);
     if (holding === undefined) continue;
     try {
-      const stats = await lstat(`${procPath(holding, key)}/${HELD_NAME}`).catch(() => undefined);
-      if (stats !== undefined) return { root, keepDays: settings.keepDays, stats };
+      if ((await lstat(`${procPath(holding, key)}/${HELD_NAME}`).catch(() => undefined)) !== undefined) return { root, keepDays: settings.keepDays };
     } finally {
       release(holding);
     }
@@ -161,11 +159,10 @@ async function leftover(records: UndoRecords, folder: string, key: string, keepD
   const info = await lstat(folder).catch(() => undefined);
   if (info === undefined || !info.isDirectory()) return false;
   const holdsEntry = (await lstat(`${folder}/${HELD_NAME}`).catch(() => undefined)) !== undefined;
-  return now - info.mtimeMs > (holdsEntry ? keepDays * DAY_MS : LEFTOVER_AGE_MS);
+  return now > (holdsEntry ? heldUntil(info.mtimeMs, keepDays) : info.mtimeMs + LEFTOVER_AGE_MS);
 }
 
 const KEY = /^[0-9a-f]{32}$/;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** An empty call folder without a record is left this long: its call may still be moving its entry in. */
 const LEFTOVER_AGE_MS = 60 * 60 * 1000;

@@ -90,7 +90,8 @@ export function confirmInside(fd: number, root: string, input: string): string {
   return where;
 }
 
-function openRoot(root: string, input: string): number {
+/** A root's own folder, opened and checked to be where it was configured; refused (naming `input`) when it was moved or replaced. */
+export function openRoot(root: string, input: string): number {
   const fd = openFd(root, O_PATH | O_DIRECTORY);
   let where: string | undefined;
   try {
