@@ -272,6 +272,7 @@ export function retentionTasks(
     let nonces: Promise<NonceStore> | undefined;
     tasks.push({ name: 'nonce/outcome rows', run: async () => (await (nonces ??= openNonceStore(db, statePaths(config).nonces))).prune(finishedMs) });
     tasks.push({ name: 'call journals left by crashes', run: () => pruneJournals(statePaths(config).journals, finishedMs) });
+    tasks.push({ name: 'undo records restored or purged', run: async () => (await (nonces ??= openNonceStore(db, statePaths(config).nonces))).pruneUndo(finishedMs) });
     tasks.push({ name: 'held entries past their undo time', run: async () => purgeExpiredHolds(await undoSettingsFor(config), await (nonces ??= openNonceStore(db, statePaths(config).nonces)), Date.now()) });
   }
   if (roles.includes('agent') && jobs !== undefined) {

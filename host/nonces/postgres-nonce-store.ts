@@ -156,6 +156,15 @@ export class PostgresNonceStore implements NonceStore {
     return undoRecordsOf(result.rows);
   }
 
+  async pruneUndo(olderThanMs: number): Promise<number> {
+    const result = await this.db.query({
+      name: 'airlock-undo-prune',
+      text: `DELETE FROM airlock_undo WHERE state != 'held' AND expires_at < ${NOW_MS} - $1::bigint`,
+      values: [Math.round(olderThanMs)],
+    });
+    return result.rowCount ?? 0;
+  }
+
   /** The database is the deployment's; whoever opened it closes it. */
   async close(): Promise<void> {}
 }

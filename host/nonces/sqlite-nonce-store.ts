@@ -237,6 +237,10 @@ export class SqliteNonceStore implements NonceStore {
     return undoRecordsOf(this.expiredUndoRows.all(now, limit) as Array<{ record: string }>);
   }
 
+  async pruneUndo(olderThanMs: number): Promise<number> {
+    return this.db.prepare(`DELETE FROM undo_records WHERE state != 'held' AND expires_at < ?`).run(Date.now() - olderThanMs).changes;
+  }
+
   async close(): Promise<void> {
     this.db.close();
   }

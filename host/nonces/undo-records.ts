@@ -105,4 +105,6 @@ export interface UndoRecords {
   settleUndo(nonce: string, to: Exclude<UndoState, 'held'>): Promise<boolean>;
   /** Held records whose expiry is before `now` (ms), oldest first, at most `limit`: what retention purges. */
   expiredUndo(now: number, limit: number): Promise<UndoRecord[]>;
+  /** Forgets records no longer held (restored or purged) whose undo time ended longer ago than this; how many. */
+  pruneUndo(olderThanMs: number): Promise<number>;
 }

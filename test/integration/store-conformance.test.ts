@@ -479,6 +479,24 @@ describe.each(backends)('$name undo records', (backend) => {
     expect(nonces(await a.expiredUndo(now, 10))).toEqual([feb, mar]);
   });
 
+  test('retention forgets records restored or purged once their undo time ended longer ago than the retention; held ones stay', async () => {
+    const { stores: [a, b] } = await undoStores();
+    const [restored, purged, held, recent] = [nonce(), nonce(), nonce(), nonce()];
+    const ended = new Date(Date.now() - 3 * 86_400_000).toISOString();
+    for (const n of [restored, purged, held]) expect(await a.recordUndo(undo(n, { expiresAt: ended }))).toBe(true);
+    expect(await a.recordUndo(undo(recent, { expiresAt: new Date(Date.now() + 86_400_000).toISOString() }))).toBe(true);
+    expect(await a.settleUndo(restored, 'restored')).toBe(true);
+    expect(await b.settleUndo(purged, 'purged')).toBe(true);
+    expect(await b.settleUndo(recent, 'restored')).toBe(true);
+    // A week's retention keeps all; a day's forgets the two settled three days ago, never a held one or one still in its time.
+    expect(await a.pruneUndo(7 * 86_400_000)).toBe(0);
+    expect(await b.pruneUndo(86_400_000)).toBe(2);
+    expect(await a.undoRecord(restored)).toBeUndefined();
+    expect(await a.undoRecord(purged)).toBeUndefined();
+    expect(await b.undoRecord(held)).toMatchObject({ state: 'held' });
+    expect(await b.undoRecord(recent)).toMatchObject({ state: 'restored' });
+  });
+
   test('the changed path is kept only as its digest: nothing stored or read back holds it in plain text', async () => {
     const { stores: [a, b], stored } = await undoStores();
     const n = nonce();
@@ -743,9 +761,9 @@ test("a worker's retention tasks reach its own stores: the tools side its nonce 
   const audit = new JsonlAuditSink(statePaths(config).audit);
   await audit.write(events('job-r', 'run-r', 2, '2020-01-01T00:00:00.000Z'));
   const tasks = retentionTasks(config, ['agent', 'tools'], undefined, audit);
-  expect(tasks.map((t) => t.name)).toEqual(['nonce/outcome rows', 'call journals left by crashes', 'held entries past their undo time', 'audit events']);
+  expect(tasks.map((t) => t.name)).toEqual(['nonce/outcome rows', 'call journals left by crashes', 'undo records restored or purged', 'held entries past their undo time', 'audit events']);
   // A day's retention keeps the nonce consumed a moment ago (and no journal is there, and no root keeps changes for undo) and removes the events of 2020.
-  expect(await Promise.all(tasks.map((t) => t.run()))).toEqual([0, 0, 0, 2]);
+  expect(await Promise.all(tasks.map((t) => t.run()))).toEqual([0, 0, 0, 0, 2]);
   expect(await nonces.lookup(n)).toMatchObject({ consumed: false });
 });
 
