@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client, Connection, WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -93,6 +93,14 @@ const RULES = {
       action: 'request_approval',
       instruction: 'Check that nothing still needs it.',
       approval: { editable: ['path', 'recursive'] },
+    },
+    {
+      id: 'approve-undo',
+      version: 1,
+      name: 'Undos need a signed approval',
+      scope: { tools: ['fs_undo'] },
+      action: 'request_approval',
+      approval: { signatureRequired: true },
     },
     {
       id: 'quick-deletes',
@@ -266,6 +274,38 @@ const shapes: Shape[] = [
       await parked(h);
       await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice' }));
       return finished(h, 'completed');
+    },
+  },
+  {
+    // A delete in a root kept for undo: the card says reversible, and the approved check carries it to the tools side.
+    name: 'reversible-delete',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'kept.bak'), 'k');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_delete', { path: 'kept.bak' })] }, complete('deleted')] });
+      const state = await parked(h);
+      if (state.pending[0]?.undo?.reversible !== true) throw new Error(`${id}: the delete's card does not say reversible`);
+      await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice' }));
+      return finished(h, 'completed');
+    },
+  },
+  {
+    // The undo of such a delete, as `airlock undo` runs it: a client-driven job that takes one call (fs_undo), parks it,
+    // gets a signed approval, restores, and ends completed.
+    name: 'undo',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'undone.bak'), 'u');
+      const deleting = `${id}-delete`;
+      const d = await start(r, deleting, { turns: [{ tool_calls: [call('fs_delete', { path: 'undone.bak' })] }, complete('deleted')] });
+      await parked(d);
+      await decided(r.airlock.decide(deleting, { decision: 'approve', reviewer: 'alice' }));
+      await finished(d, 'completed');
+      const h = await start(r, id, { turns: [] }, { driver: 'client', requester: 'alice', tools: ['fs_undo'], takesCalls: 1 });
+      const waiting = await submitter(h)('call-undo-1', 'fs_undo', { job: deleting, call: 'call_0_0', path: join(r.root, 'undone.bak') });
+      if (waiting.status !== 'parked') throw new Error(`${id}: the undo was ${waiting.status}, expected parked`);
+      await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice', signingKey: r.signingKey }));
+      const runId = await finished(h, 'completed');
+      if (!existsSync(join(r.root, 'undone.bak'))) throw new Error(`${id}: the undo completed but undone.bak is not back`);
+      return runId;
     },
   },
   {
@@ -572,7 +612,7 @@ async function main(): Promise<void> {
         passkeys: (name) => (name === 'alice' ? [passkey.registered()] : []),
       },
     },
-    tools: { roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(grantKeys.publicKey) },
+    tools: { roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(grantKeys.publicKey), undo: { roots: [realpathSync(root)], keepDays: 7 } },
     judge: { openai: new OpenAI({ baseURL: judge.baseUrl, apiKey: 'record', maxRetries: 0 }), model: 'judge', timeoutMs: 3000 },
   });
   const { workers, buildId } = await createWorkers({

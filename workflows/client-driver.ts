@@ -135,6 +135,8 @@ export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Pro
   // Whatever ends the run (a stop rule, continue-as-new) answers the batch's calls first, before it waits for the handlers.
   job.onEnding(() => settle(state, batch, Date.now()));
   for (;;) {
+    const answers = callsTaken(job, state);
+    if (answers !== undefined) return job.finish(state, 'completed', { summary: answers });
     if (state.parked !== null) {
       const waited = await waitForDecisions(job, state, () => inbox.length > 0);
       if (waited === 'woken') {
@@ -166,6 +168,19 @@ export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Pro
     settle(state, batch, Date.now());
     if (ended !== undefined) return ended;
   }
+}
+
+/**
+ * A job that takes a set number of calls (`takesCalls`, `airlock undo`'s
+ * job takes one) is done once that many are answered and none waits: the
+ * answers, as its summary. Undefined while it takes more.
+ */
+function callsTaken(job: Job, state: JobState): string | undefined {
+  const limit = job.input.takesCalls;
+  if (limit === undefined || state.parked !== null) return undefined;
+  const answered = state.clientCalls().filter((c) => c.status === 'answered');
+  if (answered.length < limit) return undefined;
+  return answered.map((c) => (c.status === 'answered' ? c.text : '')).join('\n');
 }
 
 /** A client's call as the model's would arrive: the same preflight, in the validator and in the loop. */

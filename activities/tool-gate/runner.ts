@@ -118,7 +118,9 @@ async function pauseForever(point: string): Promise<never> {
 }
 
 export function createToolRunner(deps: ToolGateDeps): ToolRunner {
-  const host = createToolHost(deps.testCrashAt === 'mid-write' ? { ...deps, midWrite: () => pauseForever('mid-write') } : deps);
+  // The nonce store keeps the undo records `fs_undo` reads and settles.
+  const hostDeps = { ...deps, undoRecords: deps.nonces };
+  const host = createToolHost(deps.testCrashAt === 'mid-write' ? { ...hostDeps, midWrite: () => pauseForever('mid-write') } : hostDeps);
 
   function lent(tool: AnyTool): HostFor<Capability> {
     const loan = lendHost(tool, host);

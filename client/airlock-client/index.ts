@@ -11,6 +11,7 @@ import { decide, lastAgentPoll, sendDecision, type DecideOptions, type DecideOut
 import { cancel, result, startJob, state, stateWithin, temporalStatusText, WORKER_WAIT_MS, type CancelOutcome, type StartedJob, type StartJobOptions } from './jobs';
 import { listByStatus, pendingOf, status, type JobStatusInfo, type PendingJob, type PendingOf } from './listing';
 import { listPending, pendingPage, type PendingPage } from './pending-pages';
+import { submitUndo, undoResult, type SubmittedUndo, type UndoRequest } from './undoing';
 
 /**
  * The typed client the CLI uses: one method per thing a reviewer or
@@ -25,6 +26,7 @@ export { temporalStatusText, WORKER_WAIT_MS };
 export type { ActivityInProgress, JobStatusInfo, PendingJob, PendingOf } from './listing';
 export { shownStatus } from './listing';
 export type { PendingPage } from './pending-pages';
+export type { SubmittedUndo, UndoRequest } from './undoing';
 export type { DecideOptions, DecideOutcome } from './deciding';
 export { closedJobMessage, coerceEdits, reportedRejection } from './deciding';
 
@@ -92,6 +94,16 @@ export class AirlockClient {
 
   decide(jobId: string, options: DecideOptions): Promise<DecideOutcome> {
     return decide(this.client, jobId, options);
+  }
+
+  /** Starts (or finds) the undo job of a call and submits its `fs_undo`; answered, or parked for a reviewer. */
+  submitUndo(request: UndoRequest): Promise<SubmittedUndo> {
+    return submitUndo(this.client, request);
+  }
+
+  /** The undo job's result once it ends; undefined when it has not within `waitMs`. */
+  undoResult(undoJobId: string, waitMs: number): Promise<AgentJobResult | undefined> {
+    return undoResult(this.client, undoJobId, waitMs);
   }
 
   lastAgentPoll(): Promise<string | null> {

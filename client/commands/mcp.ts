@@ -27,12 +27,14 @@ async function offeredTools(io: CommandIo): Promise<readonly string[]> {
   const { loadToolsSetup, withUpstreamTools } = await import('../../host/tools-config-file');
   const setup = await loadToolsSetup(io.config());
   const mcp = setup.config?.mcp;
-  if (mcp === undefined) return setup.availableTools;
-  const [{ UpstreamServers }, { useUpstreamTools }] = await Promise.all([import('../../host/mcp-upstream/upstream-servers'), import('../../core/tools/registry')]);
+  const { offeredByDefault, useUpstreamTools } = await import('../../core/tools/registry');
+  // The agent's job names no tools: it gets what a job gets by default.
+  if (mcp === undefined) return offeredByDefault(setup.availableTools);
+  const { UpstreamServers } = await import('../../host/mcp-upstream/upstream-servers');
   const upstream = await UpstreamServers.connect({ config: mcp, file: setup.file ?? '(none)', version: packageVersion() });
   await upstream.close();
   useUpstreamTools(upstream.specs);
-  return withUpstreamTools(setup, upstream.specs).availableTools;
+  return offeredByDefault(withUpstreamTools(setup, upstream.specs).availableTools);
 }
 
 export const run: CommandRun = async (args, io, command) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sideEffectToolNames } from '../tools/registry';
+import { offeredByDefault, sideEffectToolNames } from '../tools/registry';
 import { UPSTREAM_TOOL_NAME } from '../tools/upstream/upstream-spec';
 import type { AuditHealth } from '../audit/backlog';
 import type { AuditEvent } from '../audit/events';
@@ -37,6 +37,8 @@ export const agentJobInputSchema = z.strictObject({
    * that submits them (`submitCall`, the MCP gateway), through the same gate.
    */
   driver: z.enum(['model', 'client']).optional(),
+  /** A client-driven job that ends, completed, once this many of its calls are answered (`airlock undo`: one); absent: it takes calls until cancelled. */
+  takesCalls: z.number().int().min(1).max(1000).optional(),
   /** Set only by the job itself when it continues as new; parsed with its own versioned schema. */
   carried: z.unknown().optional(),
   /** The agent worker's seal over the rest of this input when it carries state; see `host/seal.ts`. */
@@ -48,7 +50,7 @@ export type ParsedAgentJobInput = z.output<typeof agentJobInputSchema>;
 /** The tools a job may use: those it asked for (default: all), less those its workers' tools config cannot run. */
 export function allowedToolsFor(input: ParsedAgentJobInput, available?: readonly string[]): string[] {
   // Not asked for any in particular: every tool the config can run, an upstream MCP server's included.
-  if (input.tools === undefined) return available === undefined ? [...sideEffectToolNames] : [...available];
+  if (input.tools === undefined) return offeredByDefault(available ?? sideEffectToolNames);
   return available === undefined ? input.tools : input.tools.filter((name) => available.includes(name));
 }
 

@@ -28,6 +28,15 @@ export const defaultRules: z.input<typeof rulesFileSchema> = {
       approval: { ttl: '24h', editable: ['recursive'], signatureRequired: true },
     },
     {
+      id: 'approve-undo',
+      version: 1,
+      name: 'Undoing an approved change needs a signed decision',
+      scope: { tools: ['fs_undo'] },
+      action: 'request_approval',
+      instruction: 'This puts back what an approved change moved aside. `airlock undo` run by the reviewer who approved that change decides this at once.',
+      approval: { ttl: '24h', editable: [], signatureRequired: true },
+    },
+    {
       id: 'approve-permission-changes',
       version: 2,
       name: 'Changing permissions needs approval',

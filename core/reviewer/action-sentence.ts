@@ -79,6 +79,7 @@ const sentences: Readonly<Record<string, (args: Args, observed: readonly Observe
     const was = now?.exists === true ? ` (now ${rwx(now.mode)})` : '';
     return `Change the permissions of ${named(str(a.path))} to ${rwx(str(a.mode))}${was}`;
   },
+  fs_undo: (a, o) => `Undo call ${str(a.call)} of job ${str(a.job)}: put ${named(fileAt(o, str(a.path))?.path ?? str(a.path))} back as it was before that change`,
   service_restart: (a, o) => `Restart service ${str(a.service)}${serviceNow(o)}`,
   service_stop: (a, o) => `Stop service ${str(a.service)}${serviceNow(o)}`,
   service_start: (a, o) => `Start service ${str(a.service)}${serviceNow(o)}`,

@@ -19,6 +19,7 @@ import { fsMove } from './fs/fs-move';
 import { fsMoveMany } from './fs/fs-move-many';
 import { fsRead } from './fs/fs-read';
 import { fsStat } from './fs/fs-stat';
+import { fsUndo } from './fs/fs-undo';
 import { fsWrite } from './fs/fs-write';
 import { serviceRestart } from './services/service-restart';
 import { serviceStart } from './services/service-start';
@@ -47,6 +48,7 @@ const modules: readonly AnyTool[] = [
   fsMoveMany,
   fsDelete,
   fsChmod,
+  fsUndo,
   serviceStatus,
   serviceStart,
   serviceStop,
@@ -62,6 +64,11 @@ export const toolDefinitions: ReadonlyMap<string, AnyTool> = new Map(modules.map
 
 /** Tools that run on the tools queue (everything but control tools). */
 export const sideEffectToolNames: readonly string[] = modules.filter((t) => t.category !== 'control').map((t) => t.name);
+
+/** Of these names, the tools a job gets when it names none (what only a job that asks for it by name gets is left out). */
+export function offeredByDefault(names: readonly string[]): string[] {
+  return names.filter((name) => getTool(name)?.askedForOnly !== true);
+}
 
 /**
  * Upstream MCP servers' tools in use here. Kept on the global object on

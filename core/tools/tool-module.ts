@@ -89,6 +89,8 @@ export interface ToolModule<S extends z.ZodType = z.ZodType, N extends Capabilit
   readonly pathFields: readonly string[];
   /** Arguments a reviewer may ever edit; a rule's `approval.editable` names some of these. */
   readonly editable: readonly string[];
+  /** Offered only to a job that names it in its tools, never by default (the model is not given `fs_undo`). */
+  readonly askedForOnly?: boolean;
 
   /** The category of one call, e.g. `external_send` for a POST; default: `category`. */
   categoryOf(args: z.output<S>): ToolCategory;

@@ -29,3 +29,24 @@ export interface HoldSlot {
   /** The approved card said "reversible": a change that cannot keep its undo refuses instead of running. */
   readonly required: boolean;
 }
+
+/** A change `fs_undo` takes back: the call that made it, and the path it changed as that call named it (the record keeps only its digest). */
+export interface UndoTarget {
+  readonly job: string;
+  readonly call: string;
+  readonly path: string;
+}
+
+/** What an undo would put back, or why it cannot; checked on the tools side before the reviewer sees the card, and again when it runs. */
+export type Undoable =
+  | {
+      readonly ok: true;
+      readonly type: 'file' | 'directory';
+      readonly bytes: number;
+      /** Files below a folder; null for a file. */
+      readonly files: number | null;
+      /** ISO 8601: when the entry was moved aside, and when its undo time ends. */
+      readonly heldAt: string;
+      readonly expiresAt: string;
+    }
+  | { readonly ok: false; readonly reason: string };

@@ -9,6 +9,8 @@ import { createFsTools, reversibilityAt } from './fs-tools';
 import { findHeld, type UndoSettings } from './holding';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from './observe';
 import { pin } from './pinned-path';
+import { createRestore } from './restore';
+import type { UndoRecords } from '../nonces/undo-records';
 import type { TreeLimits } from './tree';
 
 export interface FileHostOptions {
@@ -17,6 +19,8 @@ export interface FileHostOptions {
   readonly treeLimits?: TreeLimits;
   /** The roots whose changes are kept for undo; unset: none. */
   readonly undo?: UndoSettings;
+  /** Where reversible changes' records are (the nonce/outcome store): what `fs_undo` reads and settles; unset: nothing can be undone here. */
+  readonly undoRecords?: UndoRecords;
   /** TEST ONLY: where a new file's write stops half way (see `FsToolOptions`). */
   readonly midWrite?: () => Promise<void>;
 }
@@ -100,6 +104,7 @@ async function contents(roots: Roots, path: string, maxBytes: number): Promise<F
 export function createFileCapability(roots: Roots, options: FileHostOptions = {}): FileCapability {
   const fs = createFsTools(roots, { treeLimits: options.treeLimits, undo: options.undo, ...(options.midWrite !== undefined ? { midWrite: options.midWrite } : {}) });
   const hashLimit = options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
+  const undo = createRestore({ roots, records: options.undoRecords, ...(options.treeLimits !== undefined ? { treeLimits: options.treeLimits } : {}) });
   return {
     roots: roots.configured,
     observe: (path, o) => observe(roots, path, { follow: o.follow, deep: o.deep === true, hashLimitBytes: o.hash === false ? 0 : hashLimit, treeLimits: options.treeLimits }),
@@ -112,6 +117,9 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     remove: (path, recursive, hold) => fs.fs_delete({ path, recursive }, hold),
     reversibility: (path) => reversibilityAt(roots, options.undo, path),
     held: (key) => findHeld(options.undo, key),
+    undoable: (target) => undo.undoable(target),
+    restore: (target) => undo.restore(target),
+    restored: (target) => undo.restored(target),
     chmod: (path, mode) => fs.fs_chmod({ path, mode }),
     contents: (path, maxBytes) => contents(roots, path, maxBytes),
     appendedOnce: (path, content, before) => appendedOnce(roots, path, content, before),

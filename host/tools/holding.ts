@@ -91,7 +91,7 @@ export async function holdEntry(target: Pinned, settings: UndoSettings | undefin
 }
 
 /** A root's holding folder, opened without following a link (undefined when there is none, or something else is in its place). */
-function openHolding(root: string): number | undefined {
+export function openHolding(root: string): number | undefined {
   try {
     return withRoot(root, (fd) => openFd(procPath(fd, HOLDING_FOLDER), O_PATH | O_DIRECTORY | O_NOFOLLOW));
   } catch {

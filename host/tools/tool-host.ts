@@ -3,6 +3,7 @@ import type { Roots } from '../roots';
 import { createFileCapability } from './file-host';
 import type { UndoSettings } from './holding';
 import type { TreeLimits } from './tree';
+import type { UndoRecords } from '../nonces/undo-records';
 
 /** What the tools worker was configured with: the roots, and whichever other capabilities its tools config grants. */
 export interface ToolHostDeps {
@@ -15,6 +16,8 @@ export interface ToolHostDeps {
   readonly treeLimits?: TreeLimits;
   /** The roots whose file changes are kept for undo (tools config `undo`); unset: none. */
   readonly undo?: UndoSettings;
+  /** Where reversible changes' records are kept (the nonce/outcome store); unset: nothing can be undone. */
+  readonly undoRecords?: UndoRecords;
   /** TEST ONLY: where a new file's write stops half way (see `FsToolOptions`). */
   readonly midWrite?: () => Promise<void>;
 }
@@ -23,6 +26,6 @@ export interface ToolHostDeps {
 export function createToolHost(deps: ToolHostDeps): ToolHost {
   return {
     ...deps.capabilities,
-    files: createFileCapability(deps.roots, { hashLimitBytes: deps.hashLimitBytes, treeLimits: deps.treeLimits, undo: deps.undo, ...(deps.midWrite !== undefined ? { midWrite: deps.midWrite } : {}) }),
+    files: createFileCapability(deps.roots, { hashLimitBytes: deps.hashLimitBytes, treeLimits: deps.treeLimits, undo: deps.undo, ...(deps.undoRecords !== undefined ? { undoRecords: deps.undoRecords } : {}), ...(deps.midWrite !== undefined ? { midWrite: deps.midWrite } : {}) }),
   };
 }

@@ -72,6 +72,8 @@ export interface HarnessOptions {
   readonly upstreamTools?: readonly UpstreamToolSpec[];
   /** Run the tools worker in this process (default) or leave the queue to a spawned worker. */
   readonly toolsInProcess?: boolean;
+  /** The in-process tools worker keeps deletes in its root for undo, this many days (the tools config's `undo`); unset: no undo. */
+  readonly undoKeepDays?: number;
   /** Encrypt payloads with airlock's codec (workers and the CLI's client); the raw `env.client` stays without it. */
   readonly codec?: boolean;
   /** Characters of conversation the model is sent at most (AIRLOCK_MODEL_CONTEXT_CHARS). */
@@ -198,7 +200,8 @@ export class JobHarness {
     const roots = await Roots.create([this.root]);
     const services = this.options.services === undefined ? undefined : createServiceCapability(Services.fromConfig(servicesConfigSchema.parse(this.options.services)));
     const capabilities = { ...this.options.capabilities?.(roots), ...(services === undefined ? {} : { services }) };
-    return { roots, nonces: this.nonces, journalDir: join(this.dir, 'tools', 'journals'), verifier, capabilities };
+    const undo = this.options.undoKeepDays === undefined ? {} : { undo: { roots: roots.real, keepDays: this.options.undoKeepDays } };
+    return { roots, nonces: this.nonces, journalDir: join(this.dir, 'tools', 'journals'), verifier, capabilities, ...undo };
   }
 
   /** Stops every worker: jobs stay parked on the server with nothing polling their queues. */

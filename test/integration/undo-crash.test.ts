@@ -5,10 +5,11 @@ import { JobHarness } from '../helpers/job-harness';
 import { treeListing } from '../helpers/tree-listing';
 
 /**
- * A reversible delete of a folder of 1,000 files, with a real tools worker
- * process killed (SIGKILL) right after consuming the nonce and right after
- * the move: the card said "reversible" before approval, and whatever the
- * kill interrupted, the folder ends up whole in the holding folder, once,
+ * A reversible delete of a folder of 1,000 files, and its undo, with a real
+ * tools worker process killed (SIGKILL) right after consuming the nonce and
+ * right after the effect: the card said "reversible" before approval, and
+ * whatever the kill interrupted, the folder ends up whole in the holding
+ * folder (after the delete) or back at its path (after the undo), once,
  * with one undo record, and nothing of it is lost or duplicated.
  */
 let h: JobHarness;
@@ -18,7 +19,10 @@ beforeAll(async () => {
     toolsInProcess: false,
     rules: {
       version: 1,
-      rules: [{ id: 'approve-deletes', version: 1, name: 'Deletes need approval', scope: { tools: ['fs_delete'] }, action: 'request_approval' }],
+      rules: [
+        { id: 'approve-deletes', version: 1, name: 'Deletes need approval', scope: { tools: ['fs_delete'] }, action: 'request_approval' },
+        { id: 'approve-undo', version: 1, name: 'Undos need approval', scope: { tools: ['fs_undo'] }, action: 'request_approval' },
+      ],
     },
   });
 });
@@ -35,7 +39,7 @@ function undoRows(store: string, jobId: string): Array<{ nonce: string; state: s
   }
 }
 
-async function killedDuringDelete(name: string, point: 'after-consume' | 'after-effect') {
+async function killedDuringDelete(name: string, point: 'after-consume' | 'after-effect' | undefined) {
   const dataDir = mkdtempSync(join(h.dir, 'tools-data-'));
   const config = join(dataDir, 'tools.yaml');
   writeFileSync(config, `version: 1\nroots: [${h.root}]\nundo: { keepDays: 7 }\n`);
@@ -46,7 +50,7 @@ async function killedDuringDelete(name: string, point: 'after-consume' | 'after-
   }
   const before = treeListing(folder);
   const env = { AIRLOCK_DATA_DIR: dataDir, AIRLOCK_TOOLS_CONFIG: config };
-  const first = h.spawnToolsWorker({ ...env, AIRLOCK_TEST_CRASH_AT: point });
+  const first = h.spawnToolsWorker({ ...env, ...(point !== undefined ? { AIRLOCK_TEST_CRASH_AT: point } : {}) });
   await first.waitFor(/workers polling airlock-tools/);
   const { jobId } = await h.start({
     jobId: `undo-crash-${name}`,
@@ -63,15 +67,7 @@ async function killedDuringDelete(name: string, point: 'after-consume' | 'after-
   expect(show.stdout).toContain(`Delete ${name} (folder, 1000 files, `);
   expect(show.stdout).toContain('— reversible for 7 days (airlock undo)');
   expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
-  await first.waitFor(new RegExp(`execute paused ${point}`));
-  first.child.kill('SIGKILL');
-  await first.exited();
-
-  const second = h.spawnToolsWorker(env);
-  await second.waitFor(/workers polling airlock-tools/);
-  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
-  second.child.kill('SIGTERM');
-  await second.exited();
+  await killedAt(first, point, env, jobId);
 
   // Gone from its place, whole in the holding folder, once, with one record.
   expect(existsSync(folder)).toBe(false);
@@ -80,15 +76,58 @@ async function killedDuringDelete(name: string, point: 'after-consume' | 'after-
   const holding = join(realpathSync(h.root), '.airlock-undo');
   expect(readdirSync(holding)).toContain(rows[0]?.nonce);
   expect(treeListing(join(holding, rows[0]?.nonce ?? '', 'held'))).toEqual(before);
-  return jobId;
+  return { jobId, folder, before, dataDir, env };
+}
+
+/** Waits for the worker to pause at `point`, kills it, and lets a fresh one settle the call until the job ends (without a point: the job just ends). */
+async function killedAt(first: ReturnType<JobHarness['spawnToolsWorker']>, point: string | undefined, env: Record<string, string>, jobId: string) {
+  let worker = first;
+  if (point !== undefined) {
+    await first.waitFor(new RegExp(`execute paused ${point}`));
+    first.child.kill('SIGKILL');
+    await first.exited();
+    worker = h.spawnToolsWorker(env);
+    await worker.waitFor(/workers polling airlock-tools/);
+  }
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  worker.child.kill('SIGTERM');
+  await worker.exited();
+}
+
+async function killedDuringUndo(name: string, point: 'after-consume' | 'after-effect') {
+  const { jobId, folder, before, dataDir, env } = await killedDuringDelete(name, undefined);
+  const first = h.spawnToolsWorker({ ...env, AIRLOCK_TEST_CRASH_AT: point });
+  await first.waitFor(/workers polling airlock-tools/);
+  const submitted = await h.airlock.submitUndo({ jobId, callId: 'call_0_0', path: folder, requester: 'alice' });
+  expect(submitted.view).toMatchObject({ status: 'parked', toolName: 'fs_undo' });
+  const show = await h.cli(['show', submitted.undoJobId]);
+  expect(show.stdout).toContain(`Undo call call_0_0 of job ${jobId}: put ${name} in `);
+  expect(await h.airlock.decide(submitted.undoJobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+  await killedAt(first, point, env, submitted.undoJobId);
+
+  // Back at its path, whole, once; nothing left held; the record marked restored.
+  expect(treeListing(folder)).toEqual(before);
+  expect(undoRows(join(dataDir, 'tools', 'nonces.sqlite'), jobId)).toEqual([{ nonce: expect.stringMatching(/^[0-9a-f]{32}$/), state: 'restored' }]);
+  expect(readdirSync(join(realpathSync(h.root), '.airlock-undo'))).not.toContain(undoRows(join(dataDir, 'tools', 'nonces.sqlite'), jobId)[0]?.nonce);
+  return submitted.undoJobId;
 }
 
 test('killed after consuming the nonce, before the move: the retry moves the folder now, once, and records it', async () => {
-  const jobId = await killedDuringDelete('consumed', 'after-consume');
+  const { jobId } = await killedDuringDelete('consumed', 'after-consume');
   expect(h.toolResults(jobId).get('call_0_0')).toMatch(/^deleted .*consumed \(kept for 7 days: airlock undo restores it\)\n/);
 });
 
 test('killed after the move, before its record and outcome: the retry finds the held folder and records it, without moving anything again', async () => {
-  const jobId = await killedDuringDelete('moved', 'after-effect');
+  const { jobId } = await killedDuringDelete('moved', 'after-effect');
   expect(h.toolResults(jobId).get('call_0_0')).toMatch(/^Done: this call's effect is in place/);
+});
+
+test('its undo killed after consuming the nonce, before the rename back: the retry puts the folder back now, once', async () => {
+  const undoJob = await killedDuringUndo('undo-consumed', 'after-consume');
+  expect((await h.result(undoJob)).summary).toMatch(/^restored .*undo-consumed\n/);
+});
+
+test('its undo killed after the rename back, before its outcome: the retry finds the folder back and reports it, moving nothing again', async () => {
+  const undoJob = await killedDuringUndo('undo-moved', 'after-effect');
+  expect((await h.result(undoJob)).summary).toMatch(/^Done: this call's effect is in place/);
 });

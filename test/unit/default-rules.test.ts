@@ -66,3 +66,7 @@ test('a permission change waits for a signed approval whose reviewer may narrow 
   expect(requestSettings('fs_write', { path: '/srv/share/a', content: 'x', mode: 'overwrite' })).toEqual({ decision: 'require_approval', rule: 'approve-replacing-data', editable: [], signed: true });
   expect(requestSettings('fs_move', { from: '/srv/share/a', to: '/srv/share/b', overwrite: true })).toEqual({ decision: 'require_approval', rule: 'approve-replacing-data', editable: [], signed: true });
 });
+
+test('an undo waits for a signed decision nobody may edit (airlock undo gives it when its reviewer approved the change)', () => {
+  expect(requestSettings('fs_undo', { job: 'job-1', call: 'call_0_0', path: '/srv/share/photos' })).toEqual({ decision: 'require_approval', rule: 'approve-undo', editable: [], signed: true });
+});

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { describeChanges, describeObserved, observedStateSchema, type ObservedState, type ServiceState } from '../../core/tools/observed-state';
 import { revalidateWith } from '../../core/tools/compare';
 import { lendHost } from '../../core/tools/lend';
-import { allTools, availableToolNames, getTool } from '../../core/tools/registry';
+import { allTools, availableToolNames, getTool, offeredByDefault } from '../../core/tools/registry';
+import { agentJobInputSchema, allowedToolsFor } from '../../core/job/job-input';
 import { defineTool, pathTargets, type Prepared } from '../../core/tools/tool-module';
 
 const oldFile = { path: '/srv/a.txt', exists: true, type: 'file', size: 3, mtimeMs: 1, mode: '644', dev: 1, ino: 2, sha256: 'x', entries: null } as const;
@@ -68,4 +69,15 @@ test('revalidation: by default any change refuses; a module may answer "not need
     kind: 'changed',
     reason: 'the target changed since it was approved: /srv/a.txt: size 3 → 4 bytes',
   });
+});
+
+test('fs_undo is offered only to a job that names it: a model job, or an MCP agent, with no tools named never gets it', () => {
+  const available = availableToolNames({ files: true, services: false, http: false, commands: false });
+  expect(available).toContain('fs_undo');
+  const job = (tools?: string[]) => agentJobInputSchema.parse({ schemaVersion: 1, goal: 'g', ...(tools !== undefined ? { tools } : {}) });
+  expect(allowedToolsFor(job(), available)).not.toContain('fs_undo');
+  expect(allowedToolsFor(job(), available)).toContain('fs_delete');
+  expect(allowedToolsFor(job(), undefined)).not.toContain('fs_undo');
+  expect(allowedToolsFor(job(['fs_undo']), available)).toEqual(['fs_undo']);
+  expect(offeredByDefault(['fs_delete', 'fs_undo', 'mcp_notes_add'])).toEqual(['fs_delete', 'mcp_notes_add']);
 });

@@ -50,7 +50,7 @@ test('a valid file gives the roots and the tools it can run; without services no
   const filesOnly = await setupFor('version: 1\n');
   expect(filesOnly.availability).toEqual({ files: true, services: false, http: false, commands: false });
   expect(filesOnly.availableTools).not.toContain('service_status');
-  expect(filesOnly.availableTools).toEqual(['fs_list', 'fs_read', 'fs_stat', 'fs_write', 'fs_move', 'fs_move_many', 'fs_delete', 'fs_chmod']);
+  expect(filesOnly.availableTools).toEqual(['fs_list', 'fs_read', 'fs_stat', 'fs_write', 'fs_move', 'fs_move_many', 'fs_delete', 'fs_chmod', 'fs_undo']);
   // No file at all: the roots come from AIRLOCK_ROOTS as before, and only the file tools are offered.
   const none = await loadToolsSetup(parseConfig({ AIRLOCK_DATA_DIR: join(dir, 'data'), AIRLOCK_ROOTS: '/srv/a:/srv/b' }));
   expect(none).toMatchObject({ file: undefined, roots: ['/srv/a', '/srv/b'] });

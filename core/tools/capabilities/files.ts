@@ -1,7 +1,7 @@
 import type { FileState } from '../observed-state';
 import type { CallFacts } from '../facts';
 import type { ToolOutcome } from '../outcome';
-import type { HoldSlot, Reversibility } from '../undo';
+import type { HoldSlot, Reversibility, Undoable, UndoTarget } from '../undo';
 
 /** Where a call's held entry is: the root whose holding folder keeps it. */
 export interface HeldPlace {
@@ -43,6 +43,12 @@ export interface FileCapability {
   reversibility(path: string): Promise<Reversibility>;
   /** What a call holds under its key, in whichever root: the entry it moved aside; undefined when it holds nothing. */
   held(key: string): Promise<HeldPlace | undefined>;
+  /** What undoing the change would put back at its path, or why it cannot (no record, undone, expired, the path taken, the held entry changed). */
+  undoable(target: UndoTarget): Promise<Undoable>;
+  /** Puts the held entry back at its path (never over anything there), then marks its record restored; finishes one a crash interrupted. */
+  restore(target: UndoTarget): Promise<ToolOutcome>;
+  /** Whether the entry is back at its path and no longer held (a retry's postcondition); a restore found in place has its record marked. */
+  restored(target: UndoTarget): Promise<{ readonly present: boolean; readonly detail: string }>;
   chmod(path: string, mode: string): Promise<ToolOutcome>;
   /**
    * A regular file's content as text, for a reviewer's diff (never for the

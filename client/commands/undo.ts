@@ -1,0 +1,105 @@
+import { display } from '../../core/redaction/display-text';
+import { parseDuration } from '../../core/util/duration';
+import type { AirlockClient, SubmittedUndo } from '../airlock-client';
+import { cliName } from '../cli-name';
+import { jobIdArg, printJson, stringOption, type CommandIo, type CommandRun, type ParsedArgs } from '../command';
+import { JobError, UsageError } from '../errors';
+import type { UndoableCall } from '../undoable-calls';
+import { withClient } from '../with-client';
+import { reviewerName, signing } from './decision-output';
+
+/** How long `undo` waits for the restore once it is approved (`--wait`). */
+const DEFAULT_WAIT_MS = 60_000;
+
+/** How an undo stands when the command returns. */
+type UndoReport =
+  | { readonly status: 'restored' | 'refused'; readonly detail: string }
+  | { readonly status: 'waiting'; readonly requestId: string; readonly detail: string };
+
+interface Reported {
+  readonly jobId: string;
+  readonly callId: string;
+  readonly path: string;
+  readonly undoJob: string;
+  readonly report: UndoReport;
+}
+
+/** The call to undo: the one named, or the job's only one; several without `--call` are listed for the reader to pick. */
+function chosenCall(jobId: string, calls: readonly UndoableCall[], callId: string | undefined, io: CommandIo): UndoableCall {
+  if (callId !== undefined) {
+    const named = calls.find((c) => c.callId === callId);
+    if (named !== undefined) return named;
+    throw new JobError(`job ${jobId} has no delete ${callId} that ran${calls.length > 0 ? `; its deletes that ran: ${calls.map((c) => c.callId).join(', ')}` : ''}`);
+  }
+  const [only, ...more] = calls;
+  if (only === undefined) throw new JobError(`job ${jobId} made no change that can be undone (only deletes that ran, in folders set up for undo, are kept)`);
+  if (more.length === 0) return only;
+  for (const c of calls) io.err(display`  ${c.callId}: ${c.toolName} ${c.path}`);
+  throw new UsageError(`job ${jobId} ran ${calls.length} deletes; name one with --call ID (listed above)`);
+}
+
+function waitOption(args: ParsedArgs): number {
+  const text = stringOption(args, 'wait');
+  if (text === undefined) return DEFAULT_WAIT_MS;
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new UsageError(`--wait takes a duration such as 30s or 5m, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
+/** What the undo job answered, or how it ended. */
+function answered(submitted: SubmittedUndo): UndoReport | undefined {
+  const view = submitted.view;
+  if (view.status !== 'answered') return undefined;
+  return { status: view.isError ? 'refused' : 'restored', detail: view.text };
+}
+
+async function awaitRestore(airlock: AirlockClient, undoJob: string, requestId: string, waitMs: number): Promise<UndoReport> {
+  const result = await airlock.undoResult(undoJob, waitMs);
+  if (result === undefined) return { status: 'waiting', requestId, detail: `approved; the restore has not finished within ${Math.round(waitMs / 1000)} s` };
+  const outcome = result.facts?.gated.at(-1)?.outcome;
+  return { status: outcome === 'executed' ? 'restored' : 'refused', detail: result.summary ?? result.detail ?? `the undo job ended ${result.status}` };
+}
+
+/**
+ * A parked undo: the reviewer who approved the change decides it at once,
+ * with their signed decision (the built-in rule asks for no one else); a
+ * rule that keeps requesters from deciding their own requests makes it
+ * wait for another reviewer, as does anyone else's undo.
+ */
+async function decideOwn(airlock: AirlockClient, args: ParsedArgs, io: CommandIo, call: UndoableCall, undoJob: string, requestId: string, waitMs: number): Promise<UndoReport> {
+  const reviewer = reviewerName(args, io);
+  const waiting = (why: string): UndoReport => ({ status: 'waiting', requestId, detail: `${why}: \`${cliName(io.env)} approve ${undoJob}\`` });
+  if (call.approvedBy !== reviewer) return waiting(call.approvedBy === undefined ? 'no reviewer approved that change, so the undo waits for one' : `${call.approvedBy} approved that change, not ${reviewer}; the undo waits for a reviewer`);
+  const signed = signing(args, io);
+  if (signed.key === undefined) return waiting(`the undo needs a signed decision and no key of ${reviewer} was found (${signed.advice})`);
+  const outcome = await airlock.decide(undoJob, { decision: 'approve', cli: cliName(io.env), reviewer, signingKey: signed.key, requestId, reason: `undo by ${reviewer}, who approved the change` });
+  if (outcome.accepted === false) return waiting(`the undo waits for another reviewer (${outcome.reason})`);
+  if (outcome.accepted === 'queued') return waiting(`approved, not yet applied (${outcome.reason}); it restores when an agent worker runs`);
+  return awaitRestore(airlock, undoJob, requestId, waitMs);
+}
+
+function print(io: CommandIo, args: ParsedArgs, done: Reported): number {
+  if (args.values.json === true) printJson(io, { jobId: done.jobId, callId: done.callId, path: done.path, undoJob: done.undoJob, ...done.report });
+  else if (done.report.status === 'restored') io.out(display`restored: ${done.report.detail} (undo of call ${done.callId} of job ${done.jobId}, job ${done.undoJob})`);
+  else if (done.report.status === 'waiting') io.out(display`waiting: request ${done.report.requestId} of job ${done.undoJob} — ${done.report.detail}`);
+  else io.err(display`not restored: ${done.report.detail}`);
+  return done.report.status === 'refused' ? 1 : 0;
+}
+
+export const run: CommandRun = async (args, io, command) => {
+  const jobId = jobIdArg(command, args);
+  const callId = stringOption(args, 'call');
+  const waitMs = waitOption(args);
+  const requester = reviewerName(args, io);
+  const done = await withClient(io, async (airlock): Promise<Reported> => {
+    const { undoableCalls } = await import('../undoable-calls');
+    const call = chosenCall(jobId, await undoableCalls(airlock.client, jobId), callId, io);
+    const submitted = await airlock.submitUndo({ jobId, callId: call.callId, path: call.path, requester });
+    const base = { jobId, callId: call.callId, path: call.path, undoJob: submitted.undoJobId };
+    const view = submitted.view;
+    const report = answered(submitted) ?? (view.status === 'parked' ? await decideOwn(airlock, args, io, call, submitted.undoJobId, view.requestId, waitMs) : undefined);
+    if (report === undefined) throw new JobError(`the undo job ${submitted.undoJobId} gave no answer`);
+    return { ...base, report };
+  });
+  return print(io, args, done);
+};

@@ -1,0 +1,85 @@
+import type { Client } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
+import { z } from 'zod';
+import { jobsQuery, listRuns } from './job-history';
+
+/**
+ * The changes of a past job that `airlock undo` may take back, read from
+ * the job's own history: each `execute` the job scheduled (the call as it
+ * ran, a reviewer's edit included, and who approved it) and what it
+ * answered. Only a delete that ran is a candidate; whether it was kept for
+ * undo is the tools side's to say (its record), when the undo runs.
+ */
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** The part of an `execute` input read here; the rest is the gate's. */
+const executedInputSchema = z.object({
+  jobId: z.string(),
+  callId: z.string(),
+  toolName: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  approved: z.object({ reviewer: z.string(), reversible: z.boolean().optional() }).partial().optional(),
+});
+
+const executedResultSchema = z.object({ ok: z.boolean(), output: z.string().optional(), refused: z.string().optional() });
+
+/** Tools whose changes can be kept for undo, and the argument naming what they changed. */
+const REVERSIBLE: Readonly<Record<string, string>> = { fs_delete: 'path' };
+
+export interface UndoableCall {
+  readonly callId: string;
+  readonly toolName: string;
+  /** What the call changed, as it named it. */
+  readonly path: string;
+  /** The reviewer who approved it; undefined for a call no reviewer was asked about. */
+  readonly approvedBy: string | undefined;
+  /** The card promised it reversible. */
+  readonly promised: boolean;
+  /** What the tool answered. */
+  readonly output: string;
+}
+
+/** Reads the job's histories (every run) and lists its changes that ran and could have been kept, oldest first. */
+export async function undoableCalls(client: Client, jobId: string): Promise<UndoableCall[]> {
+  const decode = (payloads: temporal.api.common.v1.IPayloads | null | undefined) => decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads?.payloads ?? []);
+  const runs = (await listRuns(client, jobsQuery({ jobId }))).sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+  const found: UndoableCall[] = [];
+  for (const run of runs) {
+    const history = await client.workflow.getHandle(jobId, run.runId).fetchHistory();
+    found.push(...(await fromEvents(history.events ?? [], decode)));
+  }
+  // A call retried in a later run is the same change: its last answer counts.
+  const byCall = new Map(found.map((c) => [c.callId, c]));
+  return [...byCall.values()];
+}
+
+async function fromEvents(events: readonly HistoryEvent[], decode: (p: temporal.api.common.v1.IPayloads | null | undefined) => Promise<unknown>): Promise<UndoableCall[]> {
+  const scheduled = new Map<string, z.infer<typeof executedInputSchema>>();
+  const calls: UndoableCall[] = [];
+  for (const event of events) {
+    const s = event.activityTaskScheduledEventAttributes;
+    if (s?.activityType?.name === 'execute') {
+      const input = executedInputSchema.safeParse(await decode(s.input));
+      if (input.success && REVERSIBLE[input.data.toolName] !== undefined) scheduled.set(String(event.eventId), input.data);
+      continue;
+    }
+    const done = event.activityTaskCompletedEventAttributes;
+    const input = done === undefined || done === null ? undefined : scheduled.get(String(done.scheduledEventId));
+    if (done === undefined || done === null || input === undefined) continue;
+    const result = executedResultSchema.safeParse(await decode(done.result));
+    const field = REVERSIBLE[input.toolName] ?? 'path';
+    const path = input.args[field];
+    if (!result.success || !result.data.ok || result.data.refused !== undefined || typeof path !== 'string') continue;
+    calls.push({
+      callId: input.callId,
+      toolName: input.toolName,
+      path,
+      approvedBy: input.approved?.reviewer,
+      promised: input.approved?.reversible === true,
+      output: result.data.output ?? '',
+    });
+  }
+  return calls;
+}

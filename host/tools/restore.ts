@@ -1,0 +1,229 @@
+import { link, rename, rmdir, unlink } from 'node:fs/promises';
+import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
+import type { FileState } from '../../core/tools/observed-state';
+import type { ToolOutcome } from '../../core/tools/outcome';
+import { ToolRefusal } from '../../core/tools/tool-refusal';
+import type { Undoable, UndoTarget } from '../../core/tools/undo';
+import { pathDigest } from '../nonces/nonce-store';
+import type { UndoRecord, UndoRecords } from '../nonces/undo-records';
+import type { Roots } from '../roots';
+import { ErrnoError, errnoCode, fstatFd, messageOf, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
+import { HELD_NAME, openHolding } from './holding';
+import { observePinned } from './observe';
+import { Pinned, pin } from './pinned-path';
+import type { TreeLimits } from './tree';
+
+/**
+ * `fs_undo`'s hands: puts an entry a reversible change moved aside back at
+ * its path. Only when its record is still held and in its undo time, the
+ * path names what the change named (its digest matches), nothing is at
+ * the path now, and the held entry is still what was moved aside. A folder
+ * goes back in one rename, a file by a link that refuses an existing name
+ * and an unlink; the record is marked restored after. A kill in between
+ * leaves the entry back and the record held, or the file under both names:
+ * `restore` and `restored` finish either.
+ *
+ * What Linux gives Node no way to refuse: a rename replaces an empty folder
+ * that appears at the path between the check and the rename (a file or a
+ * non-empty folder there makes it fail).
+ */
+
+export interface RestoreDeps {
+  readonly roots: Roots;
+  readonly records: UndoRecords | undefined;
+  readonly treeLimits?: TreeLimits;
+  readonly now?: () => number;
+}
+
+/** Refusal text: the call of the job, as a reviewer names it. */
+const callOf = (t: UndoTarget) => `call ${t.call} of job ${t.job}`;
+
+async function recordOf(deps: RestoreDeps, t: UndoTarget): Promise<UndoRecord> {
+  if (deps.records === undefined) throw new ToolRefusal('this tools worker keeps no undo records');
+  const record = (await deps.records.undoRecords({ jobId: t.job, limit: 1000 })).find((r) => r.callId === t.call);
+  if (record === undefined) throw new ToolRefusal(`${callOf(t)} kept nothing for undo (it was not a reversible change, or its record was forgotten after its undo time)`);
+  return record;
+}
+
+/** Why a record can no longer be undone: settled, or past its undo time. */
+function stillHeld(record: UndoRecord, t: UndoTarget, now: number): void {
+  if (record.state === 'restored') throw new ToolRefusal(`${callOf(t)} was already undone${record.settledAt !== undefined ? ` (${record.settledAt})` : ''}`);
+  if (record.state === 'purged' || Date.parse(record.expiresAt) <= now) throw new ToolRefusal(`the undo time of ${callOf(t)} ended on ${record.expiresAt}; what it changed cannot be put back`);
+}
+
+/** The call's path, pinned without following a final link, checked to be the path the change named. */
+function pinTarget(deps: RestoreDeps, record: UndoRecord, t: UndoTarget): Pinned {
+  let target: Pinned;
+  try {
+    target = pin(deps.roots, t.path, { follow: false });
+  } catch (err) {
+    if (err instanceof ErrnoError && (err.code === 'ENOENT' || err.code === 'ENOTDIR')) {
+      throw new ToolRefusal(`the folder ${t.path} was in is not there now; recreate it (or undo its own delete first), then undo again`);
+    }
+    throw err;
+  }
+  if (target.root !== record.root || pathDigest(target.path) !== record.pathDigest) {
+    target.close();
+    throw new ToolRefusal(`${t.path} is not the path ${callOf(t)} changed; name that path`);
+  }
+  return target;
+}
+
+function occupied(target: Pinned): ToolRefusal {
+  const what = target.stats?.isDirectory() === true ? 'a folder' : target.stats?.isSymbolicLink() === true ? 'a symbolic link' : 'a file';
+  return new ToolRefusal(`${target.path} exists again (${what} made after the change); move or delete it first, then undo again`);
+}
+
+/** The held entry, pinned in its call's folder without following links; null when it is not there. */
+function pinHeld(record: UndoRecord): Pinned | null {
+  const holding = openHolding(record.root);
+  if (holding === undefined) return null;
+  let folder: number | undefined;
+  try {
+    folder = openFd(procPath(holding, record.nonce), O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    const fd = openFd(procPath(folder, HELD_NAME), O_PATH | O_NOFOLLOW);
+    const pinned = new Pinned(record.root, `${record.root}/${HOLDING_FOLDER}/${record.nonce}/${HELD_NAME}`, folder, HELD_NAME, fd, fstatFd(fd), false);
+    folder = undefined;
+    return pinned;
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') return null;
+    throw err;
+  } finally {
+    release(folder ?? null);
+    release(holding);
+  }
+}
+
+/** Whether the held entry is still what was moved aside: its type, mode, and content or tree digest (when one was known). */
+function changedSince(record: UndoRecord, seen: FileState): string | undefined {
+  const kept = record.held;
+  if (!seen.exists || seen.type !== kept.type) return `it is no longer the ${kept.type === 'directory' ? 'folder' : 'file'} that was moved aside`;
+  if (seen.mode !== kept.mode) return `its mode is ${seen.mode} now, ${kept.mode} when it was moved aside`;
+  if (kept.digest === null) return undefined;
+  const digest = seen.type === 'file' ? seen.sha256 : seen.tree?.complete === true ? seen.tree.sha256 : null;
+  return digest === kept.digest ? undefined : 'its content changed since it was moved aside';
+}
+
+async function heldMatches(deps: RestoreDeps, record: UndoRecord, held: Pinned, t: UndoTarget): Promise<void> {
+  const seen = await observePinned(held, { follow: false, deep: true, ...(deps.treeLimits !== undefined ? { treeLimits: deps.treeLimits } : {}) });
+  const why = changedSince(record, seen);
+  if (why !== undefined) throw new ToolRefusal(`what airlock keeps for ${callOf(t)} was changed (${why}); nothing was restored`);
+}
+
+const sameInode = (a: Pinned, b: Pinned) => a.stats !== null && b.stats !== null && a.stats.dev === b.stats.dev && a.stats.ino === b.stats.ino;
+
+/** The empty call folder goes once its entry is back (retention would remove it too). */
+async function dropFolder(record: UndoRecord): Promise<void> {
+  const holding = openHolding(record.root);
+  if (holding === undefined) return;
+  try {
+    await rmdir(procPath(holding, record.nonce)).catch(() => undefined);
+  } finally {
+    release(holding);
+  }
+}
+
+async function refusing<T>(run: () => Promise<T>): Promise<T | { ok: false; reason: string }> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof ToolRefusal) return { ok: false, reason: err.message };
+    throw err;
+  }
+}
+
+export function createRestore(deps: RestoreDeps) {
+  const now = deps.now ?? Date.now;
+
+  /** Runs `use` on the record, the pinned path and the pinned held entry, closing both after. */
+  async function withPlaces<T>(t: UndoTarget, use: (record: UndoRecord, target: Pinned, held: Pinned | null) => Promise<T>): Promise<T> {
+    const record = await recordOf(deps, t);
+    const target = pinTarget(deps, record, t);
+    try {
+      const held = pinHeld(record);
+      try {
+        return await use(record, target, held);
+      } finally {
+        held?.close();
+      }
+    } finally {
+      target.close();
+    }
+  }
+
+  /** Marks the record restored; false when a purge settled it first (the entry is back all the same). */
+  const settle = async (record: UndoRecord) => (await deps.records?.settleUndo(record.nonce, 'restored')) === true;
+
+  /** A restore a kill interrupted: the entry back and not held, or a file under both names (its held name then goes). */
+  async function finishInterrupted(record: UndoRecord, target: Pinned, held: Pinned | null): Promise<boolean> {
+    if (record.state !== 'held' || target.stats === null) return false;
+    if (held === null) return target.stats.isDirectory() === (record.held.type === 'directory');
+    if (record.held.type !== 'file' || !sameInode(target, held)) return false;
+    await unlink(held.entryPath());
+    return true;
+  }
+
+  async function undoable(t: UndoTarget): Promise<Undoable> {
+    return refusing(() =>
+      withPlaces(t, async (record, target, held) => {
+        stillHeld(record, t, now());
+        if (target.stats !== null) throw occupied(target);
+        if (held === null) throw new ToolRefusal(`what ${callOf(t)} moved aside is no longer in ${record.root}'s holding folder; nothing can be put back`);
+        await heldMatches(deps, record, held, t);
+        return { ok: true as const, type: record.held.type, bytes: record.held.bytes, files: record.held.files, heldAt: record.heldAt, expiresAt: record.expiresAt };
+      }),
+    );
+  }
+
+  async function restore(t: UndoTarget): Promise<ToolOutcome> {
+    try {
+      return await withPlaces(t, async (record, target, held) => {
+        if (await finishInterrupted(record, target, held)) {
+          await settle(record);
+          await dropFolder(record);
+          return { ok: true, output: `restored ${target.path} (an earlier attempt had put it back)` };
+        }
+        stillHeld(record, t, now());
+        if (target.stats !== null) throw occupied(target);
+        if (held === null) throw new ToolRefusal(`what ${callOf(t)} moved aside is no longer in ${record.root}'s holding folder; nothing can be put back`);
+        await heldMatches(deps, record, held, t);
+        try {
+          if (record.held.type === 'directory') {
+            await rename(held.entryPath(), target.entryPath());
+          } else {
+            // A link refuses a name that exists; the held name goes after.
+            await link(held.entryPath(), target.entryPath());
+            await unlink(held.entryPath());
+          }
+        } catch (err) {
+          const code = errnoCode(err);
+          if (code === 'EEXIST' || code === 'ENOTEMPTY' || code === 'ENOTDIR' || code === 'EISDIR') throw new ToolRefusal(`${target.path} was made again while it was being restored; nothing was restored`);
+          if (code === 'EXDEV') throw new ToolRefusal(`${target.path} is on another file system than ${record.root} now; nothing was restored`);
+          if (code === 'ENOENT') throw new ToolRefusal(`what ${callOf(t)} moved aside went while it was being restored (another undo, or its undo time ended)`);
+          throw new ToolRefusal(`${target.path} could not be restored: ${messageOf(err)}`);
+        }
+        const settled = await settle(record);
+        await dropFolder(record);
+        return { ok: true, output: settled ? `restored ${target.path}` : `restored ${target.path} (its undo time ended as it was put back)` };
+      });
+    } catch (err) {
+      if (err instanceof ToolRefusal) return { ok: false, output: `Refused: ${err.message}` };
+      throw err;
+    }
+  }
+
+  async function restored(t: UndoTarget): Promise<{ present: boolean; detail: string }> {
+    const answer = await refusing(() =>
+      withPlaces(t, async (record, target, held) => {
+        if (record.state === 'restored') return { present: target.stats !== null, detail: `${t.path} was restored` };
+        if (!(await finishInterrupted(record, target, held))) return { present: false, detail: `${t.path} is not back where it was` };
+        await settle(record);
+        await dropFolder(record);
+        return { present: true, detail: `${target.path} is back where it was` };
+      }),
+    );
+    return 'reason' in answer ? { present: false, detail: answer.reason } : answer;
+  }
+
+  return { undoable, restore, restored };
+}

@@ -1,0 +1,115 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultRules } from '../../core/policy/default-rules';
+import { JobHarness } from '../helpers/job-harness';
+import { treeListing } from '../helpers/tree-listing';
+
+/**
+ * `airlock undo` end to end on a real Temporal server, real workers and the
+ * real CLI process, under the built-in rules: a job's approved delete in a
+ * root kept for undo is taken back by the reviewer who approved it in one
+ * command (their signed decision on the undo's own request); anyone else's
+ * undo waits for a reviewer; the undo is a job of its own with its history,
+ * its audit events and its answer.
+ */
+let h: JobHarness;
+const alice = generateKeyPairSync('ed25519');
+const bob = generateKeyPairSync('ed25519');
+let aliceKey: string;
+let bobKey: string;
+
+beforeAll(async () => {
+  h = await JobHarness.create({ rules: defaultRules, undoKeepDays: 7, reviewerKeys: new Map([['alice', alice.publicKey], ['bob', bob.publicKey]]) });
+  aliceKey = join(h.dir, 'alice.pem');
+  bobKey = join(h.dir, 'bob.pem');
+  writeFileSync(aliceKey, alice.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  writeFileSync(bobKey, bob.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+});
+afterAll(async () => h.close());
+
+/** A job that deletes each path (one call per turn), every delete approved by alice with her key; its id once it completed. */
+async function deletedByJob(jobId: string, paths: Array<{ path: string; recursive?: boolean }>): Promise<string> {
+  await h.start({
+    jobId,
+    script: {
+      turns: [
+        ...paths.map((p) => ({ tool_calls: [{ name: 'fs_delete', arguments: { path: p.path, recursive: p.recursive ?? false } }] })),
+        { tool_calls: [{ name: 'complete', arguments: { summary: 'deleted' } }] },
+      ],
+    },
+  });
+  for (let i = 0; i < paths.length; i++) {
+    const parked = await h.waitForPending(jobId);
+    expect(parked.pending[0]?.undo).toEqual({ reversible: true, keepDays: 7 });
+    expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice', signingKey: alice.privateKey })).toMatchObject({ accepted: true });
+  }
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  return jobId;
+}
+
+test('the reviewer who approved a delete undoes it in one command: the folder is back whole, and the undo is a job of its own with its audit', async () => {
+  const folder = join(h.root, 'photos');
+  for (let d = 0; d < 5; d++) {
+    mkdirSync(join(folder, `d${d}`), { recursive: true });
+    for (let f = 0; f < 20; f++) writeFileSync(join(folder, `d${d}`, `f${f}.jpg`), `photo ${d}/${f}`);
+  }
+  const before = treeListing(folder);
+  const jobId = await deletedByJob('undo-cli-photos', [{ path: 'photos', recursive: true }]);
+  expect(existsSync(folder)).toBe(false);
+
+  const undone = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey, '--json']);
+  expect(undone.stderr).toBe('');
+  expect(undone.code).toBe(0);
+  const report = JSON.parse(undone.stdout) as Record<string, unknown>;
+  expect(report).toMatchObject({ jobId, callId: 'call_0_0', path: `${realpathSync(h.root)}/photos`, undoJob: `undo-${jobId}-call_0_0`, status: 'restored' });
+  expect(treeListing(folder)).toEqual(before);
+
+  // Its own job: the request alice decided with her key, and the call that ran.
+  const undoJob = `undo-${jobId}-call_0_0`;
+  expect(await h.result(undoJob)).toMatchObject({ status: 'completed', facts: { gated: [{ toolName: 'fs_undo', outcome: 'executed', reviewer: 'alice' }] } });
+  expect(h.audit(undoJob, 'approval_requested')).toHaveLength(1);
+  expect(h.audit(undoJob, 'tool_executed').map((e) => e.data.toolName)).toEqual(['fs_undo']);
+
+  // Again: nothing left to put back, said in one line.
+  const again = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey]);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toMatch(/^not restored: .*(exists again|already undone)/);
+  expect(treeListing(folder)).toEqual(before);
+});
+
+test("someone else's undo waits for a reviewer; a reviewer's approval of it restores; a job with several deletes asks which", async () => {
+  writeFileSync(join(h.root, 'a.txt'), 'alpha');
+  writeFileSync(join(h.root, 'b.txt'), 'beta');
+  const jobId = await deletedByJob('undo-cli-two', [{ path: 'a.txt' }, { path: 'b.txt' }]);
+
+  const which = await h.cli(['undo', jobId, '--reviewer', 'bob', '--sign', bobKey]);
+  expect(which.code).toBe(2);
+  expect(which.stderr).toContain('call_0_0');
+  expect(which.stderr).toContain('call_1_0');
+  expect(which.stderr).toContain('name one with --call ID');
+
+  const asked = await h.cli(['undo', jobId, '--call', 'call_1_0', '--reviewer', 'bob', '--sign', bobKey]);
+  expect(asked.code).toBe(0);
+  const undoJob = `undo-${jobId}-call_1_0`;
+  expect(asked.stdout).toContain(`waiting: request`);
+  expect(asked.stdout).toContain(`alice approved that change, not bob; the undo waits for a reviewer`);
+  expect(existsSync(join(h.root, 'b.txt'))).toBe(false);
+  // Asked again while it waits: the same request, not a second one.
+  const twice = await h.cli(['undo', jobId, '--call', 'call_1_0', '--reviewer', 'bob', '--sign', bobKey, '--json']);
+  expect(JSON.parse(twice.stdout)).toMatchObject({ status: 'waiting', undoJob });
+  expect((await h.airlock.state(undoJob)).pending).toHaveLength(1);
+
+  const approved = await h.cli(['approve', undoJob, '--reviewer', 'alice', '--sign', aliceKey]);
+  expect(approved.code).toBe(0);
+  expect(await h.result(undoJob)).toMatchObject({ status: 'completed', facts: { gated: [{ outcome: 'executed', reviewer: 'alice' }] } });
+  expect(readFileSync(join(h.root, 'b.txt'), 'utf8')).toBe('beta');
+  expect(existsSync(join(h.root, 'a.txt'))).toBe(false);
+});
+
+test('a job that made no change kept for undo, or a job that does not exist: one clear line, non-zero', async () => {
+  const none = await h.cli(['undo', 'no-such-job', '--reviewer', 'alice']);
+  expect(none.code).not.toBe(0);
+  expect(none.stderr.trim().split('\n')).toHaveLength(1);
+  expect(none.stderr).toContain('no-such-job');
+});

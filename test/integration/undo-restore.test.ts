@@ -1,0 +1,218 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createToolGateActivities, type ExecuteInput, type ExecuteResult } from '../../activities/tool-gate';
+import { actionSentence } from '../../core/reviewer/action-sentence';
+import { createGrantVerifier } from '../../host/grant-keys';
+import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
+import { Roots } from '../../host/roots';
+import { createFileCapability } from '../../host/tools/file-host';
+import { purgeExpiredHolds, type UndoSettings } from '../../host/tools/holding';
+import { approvedCalls } from '../helpers/approved-call';
+import { treeListing } from '../helpers/tree-listing';
+
+/**
+ * `fs_undo` through the real gate activities on real folders: a delete in
+ * a root set up for undo, then its undo, each approved as a job would run
+ * it. What comes back is what went (inode, bytes, mode, mtime of every
+ * entry), once; an undo that finds the path taken again, the kept entry
+ * changed, its time over, another path named, or another undo first,
+ * refuses and changes nothing.
+ */
+let dir: string;
+let root: string;
+let nonces: SqliteNonceStore;
+let undo: UndoSettings;
+let gate: ReturnType<typeof createToolGateActivities>;
+const keys = generateKeyPairSync('ed25519');
+const DAY = 24 * 3600 * 1000;
+
+async function gateWith(options: { readonly now?: () => number } = {}) {
+  const roots = await Roots.create([root]);
+  return createToolGateActivities({ roots, nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, undo, ...options });
+}
+
+const deleteCall = approvedCalls({ gate: () => gate, privateKey: keys.privateKey, jobId: 'job-1' });
+const undoCall = approvedCalls({ gate: () => gate, privateKey: keys.privateKey, jobId: 'undo-job-1' });
+const run = (input: ExecuteInput, attempt = 1): Promise<ExecuteResult> => new MockActivityEnvironment({ attempt }).run(gate.execute, input);
+const held = (nonce: string) => join(root, '.airlock-undo', nonce, 'held');
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'airlock-restore-'));
+  root = join(dir, 'share');
+  mkdirSync(root);
+  nonces = new SqliteNonceStore(join(dir, 'tools', 'nonces.sqlite'));
+  undo = { roots: [realpathSync(root)], keepDays: 7 };
+  gate = await gateWith();
+});
+afterEach(async () => {
+  await nonces.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Deletes `path` (kept for undo) as an approved call; its call id and nonce. */
+async function deleted(path: string, recursive = false) {
+  const { prepared, input } = await deleteCall('fs_delete', { path, recursive });
+  expect(await run(input)).toMatchObject({ ok: true });
+  return { callId: input.callId, nonce: prepared.nonce };
+}
+
+test('a file comes back byte for byte with its inode, mode and mtime; the record is marked restored, the holding folder emptied; a second undo refuses', async () => {
+  const file = join(root, 'taxes 2024.pdf');
+  writeFileSync(file, 'pdf bytes');
+  chmodSync(file, 0o604);
+  utimesSync(file, new Date('2021-03-04'), new Date('2021-03-04'));
+  const before = statSync(file);
+  const del = await deleted('taxes 2024.pdf');
+  expect(existsSync(file)).toBe(false);
+
+  const { prepared, input } = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: 'taxes 2024.pdf' });
+  expect(prepared.warnings).toEqual([]);
+  expect(actionSentence({ toolName: 'fs_undo', args: input.args, observed: prepared.observed, target: '' })).toBe(`Undo call ${del.callId} of job job-1: put taxes 2024.pdf in share back as it was before that change`);
+  expect(await run(input)).toMatchObject({ ok: true, output: `restored ${realpathSync(root)}/taxes 2024.pdf` });
+
+  const now = statSync(file);
+  expect({ ino: now.ino, dev: now.dev, mode: now.mode, mtime: now.mtimeMs, nlink: now.nlink }).toEqual({ ino: before.ino, dev: before.dev, mode: before.mode, mtime: before.mtimeMs, nlink: 1 });
+  expect(readFileSync(file, 'utf8')).toBe('pdf bytes');
+  expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'restored', settledAt: expect.any(String) });
+  expect(readdirSync(join(root, '.airlock-undo'))).toEqual([]);
+
+  const again = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: 'taxes 2024.pdf' });
+  expect(again.prepared.warnings.join('\n')).toMatch(/exists again|already undone/);
+  const second = await run(again.input);
+  expect(second).toMatchObject({ ok: false });
+  expect(readFileSync(file, 'utf8')).toBe('pdf bytes');
+});
+
+test('a folder of 1,000 files comes back whole by one rename: every entry keeps its inode, mode, mtime and bytes', async () => {
+  const folder = join(root, 'photos');
+  for (let d = 0; d < 10; d++) {
+    mkdirSync(join(folder, `d${d}`), { recursive: true });
+    for (let f = 0; f < 100; f++) writeFileSync(join(folder, `d${d}`, `f${f}.jpg`), `photo ${d}/${f}`);
+  }
+  chmodSync(join(folder, 'd4'), 0o750);
+  const before = treeListing(folder);
+  const top = statSync(folder);
+  const del = await deleted('photos', true);
+  const { prepared, input } = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: join(root, 'photos') });
+  expect(prepared.warnings).toEqual([]);
+  expect(await run(input)).toMatchObject({ ok: true });
+  expect(treeListing(folder)).toEqual(before);
+  expect(statSync(folder).ino).toBe(top.ino);
+  expect(await nonces.undoRecords({ jobId: 'job-1', state: 'held', limit: 10 })).toEqual([]);
+});
+
+test('the path taken again after the delete: the card says so, the undo refuses, and both the new file and the kept one stay', async () => {
+  writeFileSync(join(root, 'notes.txt'), 'old notes');
+  const del = await deleted('notes.txt');
+  writeFileSync(join(root, 'notes.txt'), 'new notes');
+  const { prepared, input } = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: 'notes.txt' });
+  expect(prepared.warnings.join('\n')).toContain(`${realpathSync(root)}/notes.txt exists again (a file made after the change); move or delete it first, then undo again`);
+  const result = await run(input);
+  expect(result.ok).toBe(false);
+  expect(readFileSync(join(root, 'notes.txt'), 'utf8')).toBe('new notes');
+  expect(readFileSync(held(del.nonce), 'utf8')).toBe('old notes');
+  expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'held' });
+});
+
+test('the kept entry changed since (its content, or a file added in a kept folder): the undo refuses and restores nothing', async () => {
+  writeFileSync(join(root, 'a.txt'), 'a');
+  mkdirSync(join(root, 'album'));
+  writeFileSync(join(root, 'album', 'one.jpg'), '1');
+  const file = await deleted('a.txt');
+  const folder = await deleted('album', true);
+  appendFileSync(held(file.nonce), ' changed');
+  writeFileSync(join(held(folder.nonce), 'planted.sh'), 'x');
+
+  for (const [del, path] of [[file, 'a.txt'], [folder, 'album']] as const) {
+    const { prepared, input } = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path });
+    expect(prepared.warnings.join('\n')).toContain('was changed (its content changed since it was moved aside); nothing was restored');
+    expect((await run(input)).ok).toBe(false);
+    expect(existsSync(join(root, path))).toBe(false);
+    expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'held' });
+  }
+});
+
+test('after its undo time, and after retention purged it, the undo refuses; nothing comes back', async () => {
+  writeFileSync(join(root, 'old.log'), 'log');
+  // Deleted 8 days ago with a 7-day undo time.
+  gate = await gateWith({ now: () => Date.now() - 8 * DAY });
+  const del = await deleted('old.log');
+  gate = await gateWith();
+  const { prepared, input } = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: 'old.log' });
+  expect(prepared.warnings.join('\n')).toMatch(new RegExp(`the undo time of call ${del.callId} of job job-1 ended on .*; what it changed cannot be put back`));
+  expect((await run(input)).ok).toBe(false);
+  expect(existsSync(join(root, 'old.log'))).toBe(false);
+
+  expect(await purgeExpiredHolds(undo, nonces, Date.now())).toBe(1);
+  const after = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: 'old.log' });
+  expect((await run(after.input)).output).toContain('cannot be put back');
+  expect(existsSync(join(root, 'old.log'))).toBe(false);
+});
+
+test('another path than the one the call deleted, or a call that kept nothing: refused, naming why', async () => {
+  writeFileSync(join(root, 'x.txt'), 'x');
+  writeFileSync(join(root, 'y.txt'), 'y');
+  const del = await deleted('x.txt');
+  const other = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: 'y-restored.txt' });
+  expect(other.prepared.warnings.join('\n')).toContain(`y-restored.txt is not the path call ${del.callId} of job job-1 changed; name that path`);
+  expect((await run(other.input)).ok).toBe(false);
+  expect(existsSync(join(root, 'y-restored.txt'))).toBe(false);
+
+  const none = await undoCall('fs_undo', { job: 'job-1', call: 'c-never', path: 'x.txt' });
+  expect(none.prepared.warnings.join('\n')).toContain('call c-never of job job-1 kept nothing for undo');
+  // A path into the holding folder is refused like any other tool's.
+  const inside = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: `.airlock-undo/${del.nonce}/held` });
+  expect((await run(inside.input)).ok).toBe(false);
+  expect(readFileSync(held(del.nonce), 'utf8')).toBe('x');
+});
+
+test('eight undos of one delete at once, each with its own approval: the file comes back exactly once, and the others refuse', async () => {
+  writeFileSync(join(root, 'once.txt'), 'once');
+  const del = await deleted('once.txt');
+  const undos = [];
+  for (let i = 0; i < 8; i++) undos.push((await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: 'once.txt' })).input);
+  const results = await Promise.all(undos.map((input) => run(input)));
+  expect(results.filter((r) => r.ok)).toHaveLength(1);
+  expect(readFileSync(join(root, 'once.txt'), 'utf8')).toBe('once');
+  expect(statSync(join(root, 'once.txt')).nlink).toBe(1);
+  expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'restored' });
+});
+
+test('retention purging as an undo runs: whichever settles the record first wins, and the entry is either back or gone, never half', async () => {
+  writeFileSync(join(root, 'race.txt'), 'race');
+  const del = await deleted('race.txt');
+  const { input } = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: 'race.txt' });
+  // The purge settles the record first: the undo then finds it ended.
+  expect(await nonces.settleUndo(del.nonce, 'purged')).toBe(true);
+  const result = await run(input);
+  expect(result.ok).toBe(false);
+  expect(existsSync(join(root, 'race.txt'))).toBe(false);
+});
+
+test('a file restore a kill cut between its link and its unlink is finished by the next attempt: one name, one record marked', async () => {
+  writeFileSync(join(root, 'cut.txt'), 'cut');
+  const del = await deleted('cut.txt');
+  // What the killed attempt left: the file under both names.
+  linkSync(held(del.nonce), join(root, 'cut.txt'));
+  const files = createFileCapability(await Roots.create([root]), { undo, undoRecords: nonces });
+  expect(await files.restored({ job: 'job-1', call: del.callId, path: 'cut.txt' })).toEqual({ present: true, detail: `${realpathSync(root)}/cut.txt is back where it was` });
+  expect(statSync(join(root, 'cut.txt')).nlink).toBe(1);
+  expect(existsSync(held(del.nonce))).toBe(false);
+  expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'restored' });
+});
+
+test('a folder restore a kill cut between its rename and its record: the next attempt finds it back and marks the record, moving nothing', async () => {
+  mkdirSync(join(root, 'docs'));
+  writeFileSync(join(root, 'docs', 'a.md'), 'a');
+  const del = await deleted('docs', true);
+  const before = treeListing(held(del.nonce));
+  renameSync(held(del.nonce), join(root, 'docs'));
+  const files = createFileCapability(await Roots.create([root]), { undo, undoRecords: nonces });
+  expect(await files.restored({ job: 'job-1', call: del.callId, path: 'docs' })).toMatchObject({ present: true });
+  expect(treeListing(join(root, 'docs'))).toEqual(before);
+  expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'restored' });
+  expect(readdirSync(join(root, '.airlock-undo'))).toEqual([]);
+});
