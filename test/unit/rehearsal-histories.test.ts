@@ -89,6 +89,9 @@ const expected: Record<string, string[][]> = {
   // Six signed decisions at once and an unsigned one: the first approval counted.
   'concurrent-decisions': [['fs_move approved']],
   stop: [['fs_chmod stopped']],
+  // A delete in a root kept for undo, and the undo of one: a job of its own that took that one call.
+  'reversible-delete': [['fs_delete approved']],
+  undo: [['fs_undo approved']],
 };
 
 const jobs = recordedJobs();
