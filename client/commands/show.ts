@@ -37,12 +37,18 @@ const outcomeText = {
   not_needed: 'not run: no longer needed',
 } as const;
 
+/** How an executed change the card called reversible is taken back. */
+function undoText(d: DecidedRequestView, jobId: string, cli: CliName): string {
+  if (d.outcome !== 'executed' || d.undo?.reversible !== true || d.callId === undefined) return '';
+  return `; reversible for ${d.undo.keepDays} ${d.undo.keepDays === 1 ? 'day' : 'days'} from when it ran: ${cli} undo ${jobId} --call ${d.callId}`;
+}
+
 /** One decided request: the decision, and for an approved call what became of it. */
-function decidedLine(d: DecidedRequestView, ended: boolean): string {
+function decidedLine(d: DecidedRequestView, ended: boolean, jobId: string, cli: CliName): string {
   const reviewer = d.reviewer !== null ? ` by ${d.reviewer}` : '';
   const reason = d.reason !== null ? `: ${d.reason}` : '';
   let after = '';
-  if (d.status === 'approved' && d.outcome != null) after = ` — ${outcomeText[d.outcome]}${d.outcomeDetail != null ? `: ${d.outcomeDetail}` : ''}`;
+  if (d.status === 'approved' && d.outcome != null) after = ` — ${outcomeText[d.outcome]}${d.outcomeDetail != null ? `: ${d.outcomeDetail}` : ''}${undoText(d, jobId, cli)}`;
   else if (d.status === 'approved' && d.outcome === null && ended) after = ' — not run';
   else if (d.status === 'denied' || d.status === 'expired') after = ' — not run';
   return display`  ${d.status} ${d.toolName} (request ${d.requestId})${reviewer}${reason}${after}`;
@@ -79,7 +85,7 @@ function printState(io: CommandIo, s: AgentJobStateView, info: JobStatusInfo, ca
   }
   if (!closed) for (const a of info.inProgress) io.out(inProgressLine(a));
   const ended = s.result !== null || closed;
-  for (const d of s.decided.slice(-10)) io.out(decidedLine(d, ended));
+  for (const d of s.decided.slice(-10)) io.out(decidedLine(d, ended, s.jobId, cliName(io.env)));
   // Older workers' views have no such list.
   for (const r of s.reconciled ?? []) io.out(display`  ${r.toolName} (call ${r.callId}): ${reconciledText[r.reconciled]}`);
   // Older workers' views have no audit field; it is there once an audit write failed.

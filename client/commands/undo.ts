@@ -80,7 +80,7 @@ async function decideOwn(airlock: AirlockClient, args: ParsedArgs, io: CommandIo
 
 function print(io: CommandIo, args: ParsedArgs, done: Reported): number {
   if (args.values.json === true) printJson(io, { jobId: done.jobId, callId: done.callId, path: done.path, undoJob: done.undoJob, ...done.report });
-  else if (done.report.status === 'restored') io.out(display`restored: ${done.report.detail} (undo of call ${done.callId} of job ${done.jobId}, job ${done.undoJob})`);
+  else if (done.report.status === 'restored') io.out(display`${done.report.detail} (undo of call ${done.callId} of job ${done.jobId}, job ${done.undoJob})`);
   else if (done.report.status === 'waiting') io.out(display`waiting: request ${done.report.requestId} of job ${done.undoJob} — ${done.report.detail}`);
   else io.err(display`not restored: ${done.report.detail}`);
   return done.report.status === 'refused' ? 1 : 0;

@@ -41,6 +41,8 @@ export interface PendingRequestView {
 
 export interface DecidedRequestView {
   readonly requestId: string;
+  /** The call it decided (absent in views of builds before). */
+  readonly callId?: string;
   readonly toolName: string;
   readonly status: ApprovalRequest['status'];
   readonly reviewer: string | null;
@@ -57,6 +59,8 @@ export interface DecidedRequestView {
   readonly outcome?: CallOutcome['outcome'] | null;
   /** The tool's output or error for a call that did not execute, masked. */
   readonly outcomeDetail?: string | null;
+  /** What the card said of undo (tools that keep one), its reason masked; `airlock undo` takes back an executed reversible change. */
+  readonly undo?: Reversibility;
 }
 
 /** What query `state` returns. */
@@ -122,7 +126,7 @@ export function pendingView(request: PendingRequest): PendingRequestView {
     observed: request.observed.map((o) => mapObservedText(o, maskString)),
     ...(request.preview !== undefined ? { preview: maskedPreview(request.preview) } : {}),
     ...(request.machine !== undefined ? { machine: request.machine } : {}),
-    ...(request.undo !== undefined ? { undo: request.undo.reversible ? request.undo : { reversible: false, why: maskString(request.undo.why) } } : {}),
+    ...(request.undo !== undefined ? { undo: maskedUndo(request.undo) } : {}),
     editable: request.editable,
     reviewers: request.reviewers,
     signatureRequired: request.signatureRequired,
@@ -138,6 +142,7 @@ export function decidedView(request: ApprovalRequest, outcomes: readonly CallOut
   const outcome = request.status === 'approved' ? [...outcomes].reverse().find((o) => o.requestId === request.requestId) : undefined;
   return {
     requestId: request.requestId,
+    callId: request.callId,
     toolName: request.toolName,
     status: request.status,
     reviewer: decision?.reviewer ?? null,
@@ -147,8 +152,11 @@ export function decidedView(request: ApprovalRequest, outcomes: readonly CallOut
     decidedAt: decision === null ? null : iso(decision.decidedAt),
     outcome: outcome?.outcome ?? null,
     outcomeDetail: outcome === undefined || outcome.outcome === 'executed' ? null : maskPreview(outcome.detail, 300),
+    ...(request.undo !== undefined ? { undo: maskedUndo(request.undo) } : {}),
   };
 }
+
+const maskedUndo = (undo: Reversibility): Reversibility => (undo.reversible ? undo : { reversible: false, why: maskString(undo.why) });
 
 export function isPending(request: ApprovalRequest): request is PendingRequest {
   return request.status === 'pending';

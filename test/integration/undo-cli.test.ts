@@ -57,12 +57,15 @@ test('the reviewer who approved a delete undoes it in one command: the folder is
   const before = treeListing(folder);
   const jobId = await deletedByJob('undo-cli-photos', [{ path: 'photos', recursive: true }]);
   expect(existsSync(folder)).toBe(false);
+  // `show` says how to take it back.
+  expect((await h.cli(['show', jobId])).stdout).toContain(`approved fs_delete (request `);
+  expect((await h.cli(['show', jobId])).stdout).toContain(`by alice — executed; reversible for 7 days from when it ran: npx airlock undo ${jobId} --call call_0_0`);
 
   const undone = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey, '--json']);
   expect(undone.stderr).toBe('');
   expect(undone.code).toBe(0);
   const report = JSON.parse(undone.stdout) as Record<string, unknown>;
-  expect(report).toMatchObject({ jobId, callId: 'call_0_0', path: `${realpathSync(h.root)}/photos`, undoJob: `undo-${jobId}-call_0_0`, status: 'restored' });
+  expect(report).toMatchObject({ jobId, callId: 'call_0_0', path: `${realpathSync(h.root)}/photos`, undoJob: `undo-${jobId}-call_0_0`, status: 'restored', detail: `restored ${realpathSync(h.root)}/photos` });
   expect(treeListing(folder)).toEqual(before);
 
   // Its own job: the request alice decided with her key, and the call that ran.
@@ -105,6 +108,26 @@ test("someone else's undo waits for a reviewer; a reviewer's approval of it rest
   expect(await h.result(undoJob)).toMatchObject({ status: 'completed', facts: { gated: [{ outcome: 'executed', reviewer: 'alice' }] } });
   expect(readFileSync(join(h.root, 'b.txt'), 'utf8')).toBe('beta');
   expect(existsSync(join(h.root, 'a.txt'))).toBe(false);
+});
+
+test('a rule that keeps requesters from deciding their own requests makes even the approving reviewer\'s undo wait for someone else', async () => {
+  writeFileSync(join(h.root, 'kept.txt'), 'kept');
+  const jobId = await deletedByJob('undo-cli-separate', [{ path: 'kept.txt' }]);
+  h.setRules({
+    ...defaultRules,
+    rules: [...(defaultRules.rules ?? []), { id: 'undo-by-another', version: 1, name: 'Undos need another reviewer', scope: { tools: ['fs_undo'] }, action: 'request_approval', approval: { separateRequester: true } }],
+  });
+  try {
+    const asked = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey, '--json']);
+    expect(asked.code).toBe(0);
+    expect(JSON.parse(asked.stdout)).toMatchObject({ status: 'waiting', detail: expect.stringContaining('the undo waits for another reviewer (the requester alice may not decide their own request)') });
+    expect(existsSync(join(h.root, 'kept.txt'))).toBe(false);
+    expect(await h.airlock.decide(`undo-${jobId}-call_0_0`, { decision: 'approve', reviewer: 'bob', signingKey: bob.privateKey })).toMatchObject({ accepted: true });
+    expect(await h.result(`undo-${jobId}-call_0_0`)).toMatchObject({ status: 'completed', facts: { gated: [{ outcome: 'executed', reviewer: 'bob' }] } });
+    expect(readFileSync(join(h.root, 'kept.txt'), 'utf8')).toBe('kept');
+  } finally {
+    h.setRules(defaultRules);
+  }
 });
 
 test('a job that made no change kept for undo, or a job that does not exist: one clear line, non-zero', async () => {
