@@ -366,16 +366,17 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
     summary: "Put back what a job's approved delete moved aside (in folders set up for undo, within their undo time)",
     details:
       'Runs the undo as a call of its own job (undo-JOB_ID-CALL): the same rules, approval and checks as any change. The built-in rule asks for a signed decision, which this command gives itself when you approved the delete; anyone else\'s undo waits for a reviewer. It restores only while nothing is at the path again and what was moved aside is unchanged.',
-    usage: 'airlock undo JOB_ID [--call ID] [--wait 60s] [--reviewer NAME] [--sign KEYFILE] [--json]',
-    arguments: [jobId],
+    usage: 'airlock undo JOB_ID [--call ID] [--wait 60s] [--reviewer NAME] [--sign KEYFILE] [--json] | airlock undo --list [JOB_ID] [--json]',
+    arguments: [{ ...jobId, optional: true }],
     options: {
+      list: { type: 'boolean', description: 'List what can still be undone (of one job, or all), with what each keeps and until when, instead of undoing' },
       call: { type: 'string', value: 'ID', description: 'The call to undo (needed when the job ran more than one delete)' },
       wait: { type: 'string', value: 'DURATION', description: 'How long to wait for the restore once approved (default 60s)' },
       reviewer: decisionOptions.reviewer,
       sign: decisionOptions.sign,
       json,
     },
-    examples: ['airlock undo job-1f0c2a', 'airlock undo job-1f0c2a --call call_2 --json'],
+    examples: ['airlock undo job-1f0c2a', 'airlock undo job-1f0c2a --call call_2 --json', 'airlock undo --list'],
     load: async () => (await import('./commands/undo')).run,
   },
   {

@@ -1,8 +1,10 @@
 import { display } from '../../core/redaction/display-text';
 import { parseDuration } from '../../core/util/duration';
+import { humanSize } from '../../core/util/human-size';
+import type { UndoRecord } from '../../host/nonces/undo-records';
 import type { AirlockClient, SubmittedUndo } from '../airlock-client';
 import { cliName } from '../cli-name';
-import { jobIdArg, printJson, stringOption, type CommandIo, type CommandRun, type ParsedArgs } from '../command';
+import { jobIdArg, printJson, stringOption, type CommandIo, type CommandRun, type CommandSpec, type ParsedArgs } from '../command';
 import { JobError, UsageError } from '../errors';
 import type { UndoableCall } from '../undoable-calls';
 import { withClient } from '../with-client';
@@ -86,7 +88,36 @@ function print(io: CommandIo, args: ParsedArgs, done: Reported): number {
   return done.report.status === 'refused' ? 1 : 0;
 }
 
+/** How many held records `--list` shows at most. */
+const LISTED = 200;
+
+/** "folder, 1000 files, 12 MiB" / "file, 4 KiB" */
+function heldText(r: UndoRecord): string {
+  if (r.held.type === 'file') return `file, ${humanSize(r.held.bytes)}`;
+  return `folder, ${r.held.files !== null ? `${r.held.files} ${r.held.files === 1 ? 'file' : 'files'}, ` : ''}${humanSize(r.held.bytes)}`;
+}
+
+/** `--list`: what can still be undone (held and in its undo time), newest first, by job and call. */
+async function list(args: ParsedArgs, io: CommandIo, command: CommandSpec): Promise<number> {
+  const [jobId, ...rest] = args.positionals;
+  if (rest.length > 0) throw new UsageError(`--list takes at most one job id; usage: ${command.usage}`);
+  const { heldUndoRecords } = await import('../undo-records');
+  const now = Date.now();
+  const records = (await heldUndoRecords(io.config(), { limit: LISTED, ...(jobId !== undefined ? { jobId } : {}) })).filter((r) => Date.parse(r.expiresAt) > now);
+  if (args.values.json === true) {
+    printJson(io, records.map((r) => ({ jobId: r.jobId, callId: r.callId, toolName: r.toolName, root: r.root, held: r.held, heldAt: r.heldAt, expiresAt: r.expiresAt })));
+    return 0;
+  }
+  if (records.length === 0) {
+    io.out(jobId === undefined ? 'nothing can be undone now' : display`nothing of job ${jobId} can be undone now`);
+    return 0;
+  }
+  for (const r of records) io.out(display`${r.jobId} ${r.callId}: ${r.toolName} of a ${heldText(r)} in ${r.root}; undo until ${r.expiresAt} (${cliName(io.env)} undo ${r.jobId} --call ${r.callId})`);
+  return 0;
+}
+
 export const run: CommandRun = async (args, io, command) => {
+  if (args.values.list === true) return list(args, io, command);
   const jobId = jobIdArg(command, args);
   const callId = stringOption(args, 'call');
   const waitMs = waitOption(args);

@@ -111,6 +111,7 @@ test('test --tools lists every registered tool with its category, and what this 
     ['fs_move_many', 'file_change', true],
     ['fs_delete', 'delete', true],
     ['fs_chmod', 'file_change', true],
+    ['fs_undo', 'file_change', true],
     ['service_status', 'read', true],
     ['service_start', 'service_control', true],
     ['service_stop', 'service_control', true],

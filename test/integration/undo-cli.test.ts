@@ -86,6 +86,21 @@ test("someone else's undo waits for a reviewer; a reviewer's approval of it rest
   writeFileSync(join(h.root, 'b.txt'), 'beta');
   const jobId = await deletedByJob('undo-cli-two', [{ path: 'a.txt' }, { path: 'b.txt' }]);
 
+  // What can be undone, from the tools worker's store: both deletes, by job and call, what each keeps and until when.
+  const listed = await h.cli(['undo', '--list', jobId, '--json'], { AIRLOCK_DATA_DIR: h.dir });
+  expect(listed.code).toBe(0);
+  const held = JSON.parse(listed.stdout) as Array<Record<string, unknown>>;
+  expect(held.map((r) => r.callId).sort()).toEqual(['call_0_0', 'call_1_0']);
+  expect(held[0]).toMatchObject({ jobId, toolName: 'fs_delete', root: realpathSync(h.root), held: { type: 'file', bytes: 4 } });
+  expect(JSON.stringify(held)).not.toContain('a.txt');
+  const text = await h.cli(['undo', '--list'], { AIRLOCK_DATA_DIR: h.dir });
+  expect(text.stdout).toContain(`${jobId} call_1_0: fs_delete of a file, 4 bytes in ${realpathSync(h.root)}; undo until `);
+  expect(text.stdout).toContain(`(npx airlock undo ${jobId} --call call_1_0)`);
+  // Where no tools worker keeps records: said so, in one line.
+  const elsewhere = await h.cli(['undo', '--list'], { AIRLOCK_DATA_DIR: join(h.dir, 'nowhere') });
+  expect(elsewhere.code).not.toBe(0);
+  expect(elsewhere.stderr).toContain('no undo records here');
+
   const which = await h.cli(['undo', jobId, '--reviewer', 'bob', '--sign', bobKey]);
   expect(which.code).toBe(2);
   expect(which.stderr).toContain('call_0_0');
