@@ -38,7 +38,7 @@ export interface PageOptions {
   readonly title: string;
   readonly base: string;
   /** Which behaviour the page script gives this page. */
-  readonly kind: 'list' | 'card' | 'register' | 'error';
+  readonly kind: 'list' | 'card' | 'register' | 'undo' | 'error';
   readonly body: Html;
   /** The WebAuthn browser library is loaded only on pages that use a passkey. */
   readonly passkeys?: boolean;

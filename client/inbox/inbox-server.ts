@@ -14,10 +14,13 @@ import { ReviewerKeysError } from '../../host/reviewer-keys-file';
 import { JobError } from '../errors';
 import { PAGE_SCRIPT } from './assets/page-script';
 import { PAGE_STYLE } from './assets/page-style';
-import { prepareDecision, submitDecision } from './decisions';
+import { authenticationResponseSchema, parseBody, prepareDecision, submitDecision } from './decisions';
 import { checkHost, checkPost, HttpError, readJson, send, sendError, sendJson } from './http-guard';
 import { Identify } from './identify';
-import { cardPage, errorPage, listFragment, listPage, registerPage, requestGonePage } from './pages';
+import { cardPage, errorPage, listFragment, listPage, registerPage, requestGonePage, undoPage } from './pages';
+import { undoableCalls } from '../undoable-calls';
+import { maskString } from '../../core/redaction/masking';
+import { z } from 'zod';
 import { DEFAULT_DECISION_LIMITS, RateLimit, type DecisionLimits } from './rate-limit';
 import { startRetention } from '../../host/retention';
 import type { LocalTls } from '../../host/tls/local-ca';
@@ -72,6 +75,13 @@ async function localTls(tls: InboxTls): Promise<LocalTls> {
   const { ensureLocalTls } = await import('../../host/tls/local-ca');
   return ensureLocalTls({ dir: tls.dir, hosts: tls.hosts, label: hostname() });
 }
+
+/** The page's ask for an undo: the job's delete, and the passkey's answer to an identification challenge. */
+const undoRequestSchema = z.strictObject({
+  jobId: z.string().min(1).max(300),
+  callId: z.string().min(1).max(300),
+  response: authenticationResponseSchema,
+});
 
 const JS = 'text/javascript; charset=utf-8';
 const CA_TYPE = 'application/x-x509-ca-cert';
@@ -130,6 +140,23 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     }
   };
 
+  /**
+   * Starts the undo of one of a job's deletes as its own request: the
+   * passkey's answer to a one-time challenge names who asks (the undo
+   * job's requester), and the request is then decided on its card.
+   */
+  async function startUndo(body: unknown): Promise<Record<string, unknown>> {
+    const { jobId, callId, response } = parseBody(undoRequestSchema, body);
+    admit(jobId);
+    const { reviewer } = await identify.answer({ response });
+    const calls = await temporal.use((c) => undoableCalls(c.client, jobId));
+    const call = calls.find((c) => c.callId === callId);
+    if (call === undefined) throw new HttpError(404, `job ${jobId} ran no delete ${callId}`);
+    const { undoJobId, view } = await temporal.use((c) => c.submitUndo({ jobId, callId, path: call.path, requester: reviewer }));
+    if (view.status === 'parked') return { reviewer, undoJob: undoJobId, status: 'parked', requestId: view.requestId };
+    return { reviewer, undoJob: undoJobId, status: 'answered', text: maskString(view.text), isError: view.isError };
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     checkHost(req, site);
     const url = new URL(req.url ?? '/', 'http://inbox.invalid');
@@ -148,6 +175,8 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
           return sendJson(res, 200, await identify.options(body));
         case '/api/identify':
           return sendJson(res, 200, await identify.answer(body));
+        case '/api/undo':
+          return sendJson(res, 200, await startUndo(body));
         case '/api/register/options':
           return sendJson(res, 200, await registration.options(body));
         case '/api/register': {
@@ -172,6 +201,12 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
       return Array.isArray(cards) ? sendJson(res, 200, { cards }) : sendError(res, 503, cards.error);
     }
     if (path === '/register') return send(res, 200, HTML, registerPage(base));
+    const undoOf = /^\/jobs\/([^/]+)\/undo$/.exec(path);
+    if (undoOf !== null) {
+      const jobId = decodePart(undoOf[1] ?? '');
+      const calls = await temporal.use((c) => undoableCalls(c.client, jobId));
+      return send(res, 200, HTML, undoPage(jobId, calls.map((c) => ({ callId: c.callId, toolName: c.toolName, path: maskString(c.path), approvedBy: c.approvedBy })), base));
+    }
     const request = /^\/(api\/)?jobs\/([^/]+)\/requests\/([^/]+)$/.exec(path);
     if (request !== null) {
       const [, api, jobPart = '', requestPart = ''] = request;

@@ -84,6 +84,7 @@ ${editsHtml(card)}
 </div>
 </div>
 <p class="hint sign-note">Your passkey signs exactly this decision: the job checks the signature before anything runs.</p>
+${card.undoDays !== undefined ? html`<p id="undo-later" class="hint" hidden>Changed your mind once it ran? <a href="${base}/jobs/${encodeURIComponent(card.jobId)}/undo">Undo it</a> within ${String(card.undoDays)} ${card.undoDays === 1 ? 'day' : 'days'}.</p>` : html``}
 </form>
 </div>
 <section class="details" aria-labelledby="details-title">
@@ -119,6 +120,42 @@ export function registerPage(base: string): string {
 <p id="register-for">Checking the registration link…</p>
 <p class="hint">The passkey stays on your device; this server keeps only its public key, and jobs accept your decisions when your passkey signs them. This browser remembers your reviewer name, so the approval page can say who is deciding.</p>
 <div class="actions"><button type="button" id="register" disabled>Create passkey</button></div>
+<div id="result" class="result" role="status" aria-live="polite"></div>`,
+  });
+}
+
+/** A change of a job that the undo page offers to take back. */
+export interface UndoOffer {
+  readonly callId: string;
+  readonly toolName: string;
+  /** What it changed (masked). */
+  readonly path: string;
+  readonly approvedBy: string | undefined;
+}
+
+/**
+ * A job's deletes that ran, each with Undo: the undo is a request of its
+ * own (its job `undo-JOB-CALL`), started once the reviewer's passkey says
+ * who asks, and then decided on its own card like any other.
+ */
+export function undoPage(jobId: string, offers: readonly UndoOffer[], base: string): string {
+  const rows =
+    offers.length === 0
+      ? html`<p class="notice" data-state="empty">Job <span class="mono">${jobId}</span> ran no delete that can be taken back.</p>`
+      : html`<ol class="rows">${offers.map(
+          (o) => html`<li class="row undo-row"><p class="action">Put back <span class="mono">${o.path}</span></p>
+<p class="hint">Deleted by call <span class="mono">${o.callId}</span>${o.approvedBy !== undefined ? html`, approved by ${o.approvedBy}` : html``}</p>
+<button type="button" class="undo" data-call="${o.callId}">Undo</button></li>`,
+        )}</ol>`;
+  return page({
+    title: `Undo a change of ${jobId}`,
+    base,
+    kind: 'undo',
+    passkeys: true,
+    body: html`<p class="back"><a href="${base}/">← All waiting requests</a></p>
+<h1>Undo a change of job <span class="mono">${jobId}</span></h1>
+<p class="hint">An undo puts back what a delete moved aside, only while nothing is at its place again. It is a request of its own: you approve it on the next screen with your passkey.</p>
+<div id="undo-list" data-job="${jobId}">${rows}</div>
 <div id="result" class="result" role="status" aria-live="polite"></div>`,
   });
 }

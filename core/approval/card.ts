@@ -39,6 +39,8 @@ export const approvalCardSchema = z.object({
   goal: z.string(),
   /** What will happen, in one sentence: "Delete old-backup.tar (256 KiB) in airlock-demo — cannot be undone" (absent in cards of builds before). */
   action: z.string().optional(),
+  /** Once it ran, the change can be taken back this many days (`airlock undo`, the page's Undo); absent when it cannot, and in cards of builds before. */
+  undoDays: z.number().int().positive().optional(),
   /** `target` is `machine:target` on a machine of several. */
   operation: z.object({ tool: z.string(), target: z.string(), args: z.unknown(), summary: z.string() }),
   /** The machine the call runs on; absent with one machine (and in cards of builds before machines). */

@@ -388,6 +388,42 @@ describe('what the pages show', () => {
   });
 });
 
+describe('undo', () => {
+  /** alice's answer to an identification challenge the page issued (or to the one given). */
+  async function identified(passkey: SoftPasskey, challenge?: string) {
+    const issued = challenge ?? (JSON.parse((await post('/api/identify/options', {})).body) as { options: { challenge: string } }).options.challenge;
+    const signed = passkey.assert(issued);
+    return { id: signed.credentialId, rawId: signed.credentialId, type: 'public-key', response: { authenticatorData: signed.authenticatorData, clientDataJSON: signed.clientDataJSON, signature: signed.signature } };
+  }
+  const undoJobExists = (jobId: string, callId: string) =>
+    h.env.client.workflow
+      .getHandle(`undo-${jobId}-${callId}`)
+      .describe()
+      .then(() => true)
+      .catch(() => false);
+
+  test('no undo starts without a passkey answer to a challenge this page issued, used once, nor for a call the job never ran', async () => {
+    const alice = new SoftPasskey('localhost', origin);
+    updateReviewerKeysFile(keysFile(), (e) => ({ ...e, alice: { passkeys: [alice.registered()] } }));
+    // A challenge the page never issued.
+    const forged = await post('/api/undo', { jobId: 'job-x', callId: 'call_0_0', response: await identified(alice, 'bm90LWlzc3VlZA') });
+    expect(forged.status).toBe(409);
+    expect(errorOf(forged)).toContain('was not started here');
+    // A genuine answer, for a job that ran no such delete: refused, and the answer is used up.
+    const response = await identified(alice);
+    const none = await post('/api/undo', { jobId: 'job-x', callId: 'call_0_0', response });
+    expect(none.status).toBe(404);
+    expect(errorOf(none)).toBe('job job-x ran no delete call_0_0');
+    const replayed = await post('/api/undo', { jobId: 'job-x', callId: 'call_0_0', response });
+    expect(replayed.status).toBe(409);
+    // Malformed: a clear 400 naming the field.
+    const bad = await post('/api/undo', { jobId: 'job-x', response });
+    expect(bad.status).toBe(400);
+    expect(errorOf(bad)).toContain('callId');
+    expect(await undoJobExists('job-x', 'call_0_0')).toBe(false);
+  });
+});
+
 describe('registration', () => {
   /** Options for an invite, then the soft authenticator's answer to them. */
   async function begin(token: string): Promise<string> {

@@ -1,22 +1,13 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
-import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
-import { inboxSite } from '../../client/inbox/site';
-import { freePort } from '../helpers/ports';
-import { parseConfig } from '../../core/config/config';
-import { defaultRules } from '../../core/policy/default-rules';
-import { statePaths } from '../../host/paths';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { InboxServer } from '../../client/inbox/inbox-server';
 import { readReviewerKeysFile } from '../../host/reviewer-keys-file';
-import { ReviewerKeysFile } from '../../host/reviewer-keys';
-import { JobHarness } from '../helpers/job-harness';
-import { repoRoot } from '../helpers/processes';
+import { decideOnCard, outputDir, startInboxBrowser, type InboxBrowser } from '../helpers/inbox-browser';
+import type { JobHarness } from '../helpers/job-harness';
 
-/** Debian's chromium (`.ci/run` installs it); AIRLOCK_TEST_CHROMIUM points elsewhere. */
-const chromiumPath = process.env.AIRLOCK_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const outputDir = join(repoRoot, 'test-output');
-
+let b: InboxBrowser;
 let h: JobHarness;
 let inbox: InboxServer;
 let port: number;
@@ -30,35 +21,12 @@ let authenticatorId: string;
 let usedAssertion: unknown;
 
 beforeAll(async () => {
-  expect(existsSync(chromiumPath)).toBe(true);
-  port = await freePort();
-  // The workers in this process read the keys file the inbox writes, as deployed agent workers do (it lives in the harness's folder).
-  const read: { file?: ReviewerKeysFile } = {};
-  h = await JobHarness.create({ rules: defaultRules, reviewerKeys: { get: (r) => read.file?.get(r), passkeys: (r) => read.file?.passkeys(r) ?? [] } });
-  const config = parseConfig({
-    TEMPORAL_ADDRESS: h.env.address,
-    TEMPORAL_NAMESPACE: h.env.namespace,
-    AIRLOCK_DATA_DIR: join(h.dir, 'data'),
-    AIRLOCK_INBOX_LISTEN: `127.0.0.1:${port}`,
-  });
-  keysFile = statePaths(config).reviewerKeys;
-  read.file = ReviewerKeysFile.open(keysFile, { mustExist: false });
-  inbox = await startInboxServer({ config, site: inboxSite(config), cli: 'airlock', log: () => undefined });
-  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
-  context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
-  page = await context.newPage();
-  cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  }));
-  mkdirSync(outputDir, { recursive: true });
+  b = await startInboxBrowser();
+  ({ h, inbox, port, keysFile, browser, context, page, cdp, authenticatorId } = b);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await inbox?.close();
-  await h?.close();
+  await b?.close();
 });
 
 /** A job parked on one call (with the default rules), its request id, and what the model says after. */
@@ -81,21 +49,9 @@ function cardUrl(jobId: string, requestId: string): string {
   return `${inbox.url}/jobs/${encodeURIComponent(jobId)}/requests/${encodeURIComponent(requestId)}`;
 }
 
-/**
- * Decides on the card page and returns the result line the page shows. The
- * reviewer is whoever the passkey says (no name is typed); on a phone the
- * reason is folded into the bar until opened.
- */
-async function decide(button: 'approve' | 'deny', fill: { reason?: string; edits?: Record<string, string> } = {}, on: Page = page): Promise<string> {
-  for (const [field, value] of Object.entries(fill.edits ?? {})) await on.fill(`#edit-${field}`, value);
-  if (fill.reason !== undefined) {
-    if (!(await on.isVisible('#reason'))) await on.click('#reason-toggle');
-    await on.fill('#reason', fill.reason);
-  }
-  await on.click(`#${button}`);
-  const result = on.locator('#result');
-  await result.locator('xpath=self::*[@data-state="accepted" or @data-state="rejected" or @data-state="error" or @data-state="queued"]').waitFor({ timeout: 60_000 });
-  return (await result.textContent()) ?? '';
+/** Decides on the card page (this test's page unless another is named) and returns the result line the page shows. */
+function decide(button: 'approve' | 'deny', fill: { reason?: string; edits?: Record<string, string> } = {}, on: Page = page): Promise<string> {
+  return decideOnCard(on, button, fill);
 }
 
 /** The reviewer name this browser remembers (from registering, or from identifying with the passkey). */

@@ -321,6 +321,9 @@ export const PAGE_SCRIPT = String.raw`(function () {
         var shown = outcomeLines(outcome, decision);
         if (shown[0] === 'accepted' || shown[0] === 'queued') decided = true;
         say(shown[0], shown[1]);
+        // An approved reversible change: where to take it back once it ran.
+        var later = byId('undo-later');
+        if (later !== null && decision === 'approve' && decided) later.hidden = false;
       }).catch(function (err) {
         var lines = [err && err.message ? err.message : String(err)];
         if (name) lines.push('Not ' + name + '? Choose “not you?” and decide again: your passkey says who you are.');
@@ -352,6 +355,47 @@ export const PAGE_SCRIPT = String.raw`(function () {
         .then(function () { if (!decided) setTimeout(watch, REFRESH_MS); });
     }
     setTimeout(watch, REFRESH_MS);
+  }
+
+  function undoPage() {
+    var list = byId('undo-list');
+    var jobId = list.getAttribute('data-job');
+    var result = byId('result');
+    var buttons = Array.prototype.slice.call(document.querySelectorAll('button.undo'));
+    var busy = false;
+    function setBusy(on) {
+      busy = on;
+      buttons.forEach(function (b) { b.disabled = on; });
+    }
+    // Who asks is the passkey's: the undo's request names them, and a rule may keep them from deciding it.
+    function undo(callId) {
+      if (busy) return;
+      setBusy(true);
+      show(result, 'working', ['Confirm with your passkey who asks for the undo…']);
+      postJson('/api/identify/options', {}).then(function (prepared) {
+        return webauthn().startAuthentication({ optionsJSON: prepared.options }).catch(function (err) {
+          throw new Error(passkeyError(err));
+        });
+      }).then(function (response) {
+        show(result, 'working', ['Asking for the undo…']);
+        return postJson('/api/undo', { jobId: jobId, callId: callId, response: response });
+      }).then(function (done) {
+        remember(done.reviewer);
+        if (done.status === 'parked') {
+          show(result, 'accepted', ['The undo waits for approval: opening its request…']);
+          location.href = base + '/jobs/' + encodeURIComponent(done.undoJob) + '/requests/' + encodeURIComponent(done.requestId);
+          return;
+        }
+        show(result, done.isError ? 'rejected' : 'accepted', [done.text]);
+        setBusy(false);
+      }).catch(function (err) {
+        show(result, 'error', [err && err.message ? err.message : String(err)]);
+        setBusy(false);
+      });
+    }
+    buttons.forEach(function (b) {
+      b.addEventListener('click', function () { undo(b.getAttribute('data-call')); });
+    });
   }
 
   function registerPage() {
@@ -398,5 +442,6 @@ export const PAGE_SCRIPT = String.raw`(function () {
   if (kind === 'list') listPage();
   else if (kind === 'card') cardPage();
   else if (kind === 'register') registerPage();
+  else if (kind === 'undo') undoPage();
 })();
 `;
