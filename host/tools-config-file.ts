@@ -208,5 +208,5 @@ export function undoSettingsOf(setup: ToolsSetup, local: MachineSetup, roots: { 
     if (found === undefined) throw new ToolsConfigError(setup.file ?? '(none)', [{ field, message: `${folder} is not one of the roots (${roots.configured.join(', ')}); list only roots there` }]);
     return found;
   });
-  return { roots: real, keepDays: undo.keepDays };
+  return { roots: real, keepDays: undo.keepDays, ...(undo.quota !== undefined ? { quota: undo.quota } : {}) };
 }

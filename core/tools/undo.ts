@@ -28,6 +28,8 @@ export interface HoldSlot {
   readonly key: string;
   /** The approved card said "reversible": a change that cannot keep its undo refuses instead of running. */
   readonly required: boolean;
+  /** What the change would keep, when known from the state observed right before it: a change no card promised is kept only within the root's quota. */
+  readonly bytes?: number;
 }
 
 /** A change `fs_undo` takes back: the call that made it, and the path it changed as that call named it (the record keeps only its digest). */

@@ -156,6 +156,15 @@ export class PostgresNonceStore implements NonceStore {
     return undoRecordsOf(result.rows);
   }
 
+  async heldBytes(root: string): Promise<number> {
+    const result = await this.db.query<{ bytes: string }>({
+      name: 'airlock-undo-held-bytes',
+      text: `SELECT COALESCE(SUM((record::jsonb -> 'held' ->> 'bytes')::bigint), 0)::text AS bytes FROM airlock_undo WHERE state = 'held' AND record::jsonb ->> 'root' = $1`,
+      values: [root],
+    });
+    return Number(result.rows[0]?.bytes ?? 0);
+  }
+
   async pruneUndo(olderThanMs: number): Promise<number> {
     const result = await this.db.query({
       name: 'airlock-undo-prune',

@@ -75,6 +75,9 @@ export class SealedStatesNonceStore implements NonceStore {
   expiredUndo(now: number, limit: number): Promise<UndoRecord[]> {
     return this.inner.expiredUndo(now, limit);
   }
+  heldBytes(root: string): Promise<number> {
+    return this.inner.heldBytes(root);
+  }
   pruneUndo(olderThanMs: number): Promise<number> {
     return this.inner.pruneUndo(olderThanMs);
   }

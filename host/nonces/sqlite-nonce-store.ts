@@ -237,6 +237,13 @@ export class SqliteNonceStore implements NonceStore {
     return undoRecordsOf(this.expiredUndoRows.all(now, limit) as Array<{ record: string }>);
   }
 
+  async heldBytes(root: string): Promise<number> {
+    const row = this.db
+      .prepare(`SELECT COALESCE(SUM(json_extract(record, '$.held.bytes')), 0) AS bytes FROM undo_records WHERE state = 'held' AND json_extract(record, '$.root') = ?`)
+      .get(root) as { bytes: number };
+    return Number(row.bytes);
+  }
+
   async pruneUndo(olderThanMs: number): Promise<number> {
     return this.db.prepare(`DELETE FROM undo_records WHERE state != 'held' AND expires_at < ?`).run(Date.now() - olderThanMs).changes;
   }

@@ -105,6 +105,8 @@ export interface UndoRecords {
   settleUndo(nonce: string, to: Exclude<UndoState, 'held'>): Promise<boolean>;
   /** Held records whose expiry is before `now` (ms), oldest first, at most `limit`: what retention purges. */
   expiredUndo(now: number, limit: number): Promise<UndoRecord[]>;
+  /** Bytes the held records of a root keep aside (what counts against its undo quota). */
+  heldBytes(root: string): Promise<number>;
   /** Forgets records no longer held (restored or purged) whose undo time ended longer ago than this; how many. */
   pruneUndo(olderThanMs: number): Promise<number>;
 }

@@ -102,7 +102,12 @@ async function contents(roots: Roots, path: string, maxBytes: number): Promise<F
 
 /** The file capability over the configured roots: every path pinned from a root, descriptor by descriptor. */
 export function createFileCapability(roots: Roots, options: FileHostOptions = {}): FileCapability {
-  const fs = createFsTools(roots, { treeLimits: options.treeLimits, undo: options.undo, ...(options.midWrite !== undefined ? { midWrite: options.midWrite } : {}) });
+  const fs = createFsTools(roots, {
+    treeLimits: options.treeLimits,
+    undo: options.undo,
+    ...(options.undoRecords !== undefined ? { undoRecords: options.undoRecords } : {}),
+    ...(options.midWrite !== undefined ? { midWrite: options.midWrite } : {}),
+  });
   const hashLimit = options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
   const undo = createRestore({ roots, records: options.undoRecords, ...(options.treeLimits !== undefined ? { treeLimits: options.treeLimits } : {}) });
   return {
@@ -115,7 +120,7 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     write: (path, content, mode) => fs.fs_write({ path, content, mode }),
     move: (from, to, overwrite) => fs.fs_move({ from, to, overwrite }),
     remove: (path, recursive, hold) => fs.fs_delete({ path, recursive }, hold),
-    reversibility: (path) => reversibilityAt(roots, options.undo, path),
+    reversibility: (path, bytes) => reversibilityAt(roots, options.undo, path, { ...(options.undoRecords !== undefined ? { records: options.undoRecords } : {}), ...(bytes !== undefined ? { bytes } : {}) }),
     held: (key) => findHeld(options.undo, key),
     undoable: (target) => undo.undoable(target),
     restore: (target) => undo.restore(target),

@@ -13,8 +13,9 @@ import { truncate } from '../../core/redaction/masking';
 import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, inside, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
-import type { HoldSlot } from '../../core/tools/undo';
-import { holdEntry, reversibilityOf, type UndoSettings } from './holding';
+import type { HoldSlot, Reversibility } from '../../core/tools/undo';
+import { holdEntry, overQuota, reversibilityOf, type UndoSettings } from './holding';
+import type { UndoRecords } from '../nonces/undo-records';
 import { observePinned } from './observe';
 import { withPinned, type Pinned } from './pinned-path';
 import { DEFAULT_TREE_LIMITS, removeContents, walkTree, type TreeLimits } from './tree';
@@ -26,6 +27,8 @@ export interface FsToolOptions {
   readonly treeLimits?: TreeLimits;
   /** The roots whose changes are kept for undo (tools config `undo`); unset: none. */
   readonly undo?: UndoSettings;
+  /** What the roots keep for undo now (their quota counts it); unset: no quota is applied. */
+  readonly undoRecords?: Pick<UndoRecords, 'heldBytes'>;
   /** TEST ONLY: called once half of a new file's content is in its temporary file, before the rest and before it takes its name. */
   readonly midWrite?: () => Promise<void>;
   /** TEST ONLY: called after `fs_move` checked its destination and before it moves (where another process could create it). */
@@ -277,7 +280,7 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
           // A rename would move a full folder aside; rmdir refuses it, and so does a held delete.
           if (hold !== undefined && info.isDirectory() && !a.recursive && (await readdir(target.selfPath())).length > 0) throw new ErrnoError('ENOTEMPTY', target.path);
           // Kept for undo: the whole entry moves aside in one rename, whatever its size.
-          if (hold !== undefined && (await holdEntry(target, options.undo, hold))) return `deleted ${target.path} (kept for ${options.undo?.keepDays ?? 0} days: airlock undo restores it)`;
+          if (hold !== undefined && (await holdEntry(target, options.undo, hold, options.undoRecords))) return `deleted ${target.path} (kept for ${options.undo?.keepDays ?? 0} days: airlock undo restores it)`;
           if (!info.isDirectory()) await unlink(target.entryPath());
           else if (!a.recursive) await rmdir(target.entryPath());
           else {
@@ -306,7 +309,12 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
 
 export type FsTools = ReturnType<typeof createFsTools>;
 
-/** Whether a change at `path` can be kept for undo now. */
-export function reversibilityAt(roots: Roots, undo: UndoSettings | undefined, path: string) {
-  return withPinned(roots, path, { follow: false }, async (target) => reversibilityOf(target, undo));
+/** Whether a change at `path` keeping `bytes` can be kept for undo now: its root set up for it, the same file system, within the root's quota. */
+export function reversibilityAt(roots: Roots, undo: UndoSettings | undefined, path: string, quota: { readonly records?: Pick<UndoRecords, 'heldBytes'>; readonly bytes?: number } = {}): Promise<Reversibility> {
+  return withPinned(roots, path, { follow: false }, async (target) => {
+    const can = reversibilityOf(target, undo);
+    if (!can.reversible || undo === undefined) return can;
+    const over = await overQuota(target.root, undo, quota.records, quota.bytes);
+    return over === undefined ? can : { reversible: false, why: over };
+  });
 }

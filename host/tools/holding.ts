@@ -1,4 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
+import type { UndoQuota } from '../../core/config/tools/tools-config';
+import { humanSize } from '../../core/util/human-size';
 import { lstat, readdir, rename, rm } from 'node:fs/promises';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import type { HeldPlace } from '../../core/tools/capabilities/files';
@@ -16,10 +18,36 @@ import { openRoot, type Pinned } from './pinned-path';
  * reach the folder (pinned-path.ts refuses the name in a root).
  */
 
-/** The tools config's `undo`: the roots (real paths) whose changes are kept, and for how long. */
+/** The tools config's `undo`: the roots (real paths) whose changes are kept, for how long, and how much each may keep. */
 export interface UndoSettings {
   readonly roots: readonly string[];
   readonly keepDays: number;
+  /** Absent: the smaller of 10 % of the root's file system and 20 GiB. */
+  readonly quota?: UndoQuota;
+}
+
+const DEFAULT_QUOTA_BYTES = 20 * 1024 ** 3;
+const DEFAULT_QUOTA_PERCENT = 10;
+
+/** The most a root may keep for undo at once, in bytes. */
+export function quotaBytes(root: string, quota: UndoQuota | undefined): number {
+  if (quota?.bytes !== undefined) return quota.bytes;
+  const fs = statfsSync(root);
+  const share = (fs.blocks * fs.bsize * (quota?.percent ?? DEFAULT_QUOTA_PERCENT)) / 100;
+  return quota === undefined ? Math.min(share, DEFAULT_QUOTA_BYTES) : share;
+}
+
+/**
+ * Why keeping `bytes` more in the root would pass its quota (what its held
+ * records keep, plus this); undefined while it fits, or when nothing
+ * counts (no record store here, or the size is not known).
+ */
+export async function overQuota(root: string, settings: UndoSettings, records: Pick<UndoRecords, 'heldBytes'> | undefined, bytes: number | undefined): Promise<string | undefined> {
+  if (records === undefined || bytes === undefined) return undefined;
+  const held = await records.heldBytes(root);
+  const limit = quotaBytes(root, settings.quota);
+  if (held + bytes <= limit) return undefined;
+  return `keeping ${humanSize(bytes)} more would pass ${root}'s undo quota (${humanSize(held)} kept of ${humanSize(limit)})`;
 }
 
 /** The name of the held entry inside a call's folder. */
@@ -61,12 +89,14 @@ function openFolder(path: string): number {
  * then changes the entry for good, as without undo); a change promised
  * reversible refuses instead, having changed nothing.
  */
-export async function holdEntry(target: Pinned, settings: UndoSettings | undefined, slot: HoldSlot): Promise<boolean> {
+export async function holdEntry(target: Pinned, settings: UndoSettings | undefined, slot: HoldSlot, records?: Pick<UndoRecords, 'heldBytes'>): Promise<boolean> {
   const can = reversibilityOf(target, settings);
   if (!can.reversible) {
     if (slot.required) throw new ToolRefusal(`the approved change was to be reversible, but ${can.why}; nothing was changed`);
     return false;
   }
+  // The quota was checked for the card; a change no card promised is kept only while it fits.
+  if (!slot.required && settings !== undefined && (await overQuota(target.root, settings, records, slot.bytes)) !== undefined) return false;
   const folders: number[] = [];
   try {
     const holding = withRoot(target.root, (fd) => openFolder(procPath(fd, HOLDING_FOLDER)));

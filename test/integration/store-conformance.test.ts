@@ -497,6 +497,21 @@ describe.each(backends)('$name undo records', (backend) => {
     expect(await b.undoRecord(recent)).toMatchObject({ state: 'restored' });
   });
 
+  test('held bytes per root: only held records of that root count, from any instance', async () => {
+    const { stores: [a, b] } = await undoStores();
+    const [one, two, other, restored] = [nonce(), nonce(), nonce(), nonce()];
+    const held = (bytes: number) => ({ type: 'directory' as const, bytes, files: 2, digest: null, mode: '755' });
+    expect(await a.heldBytes('/srv/share')).toBe(0);
+    await a.recordUndo(undo(one, { root: '/srv/share', held: held(3_000_000_000) }));
+    await b.recordUndo(undo(two, { root: '/srv/share', held: held(5) }));
+    await a.recordUndo(undo(other, { root: '/srv/media', held: held(7) }));
+    await b.recordUndo(undo(restored, { root: '/srv/share', held: held(1000) }));
+    await a.settleUndo(restored, 'restored');
+    expect(await b.heldBytes('/srv/share')).toBe(3_000_000_005);
+    expect(await a.heldBytes('/srv/media')).toBe(7);
+    expect(await a.heldBytes('/srv')).toBe(0);
+  });
+
   test('the changed path is kept only as its digest: nothing stored or read back holds it in plain text', async () => {
     const { stores: [a, b], stored } = await undoStores();
     const n = nonce();

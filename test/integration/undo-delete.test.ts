@@ -250,3 +250,42 @@ test('killed after the move, and the name taken again before the retry: the outc
   expect(readFileSync(held(prepared.nonce), 'utf8')).toBe('first');
   expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', held: { type: 'file', bytes: 5 } });
 });
+
+test("the root's quota: a delete that would pass it is not kept (its card says cannot be undone, and why) and deletes for good; an undo frees its share", async () => {
+  undo = { ...undo, quota: { bytes: 30 } };
+  gate = await gateWith(undo);
+  for (const name of ['a.bin', 'b.bin', 'c.bin']) writeFileSync(join(root, name), 'x'.repeat(20));
+  const a = await approvedCall({ path: 'a.bin' });
+  expect(a.prepared.undo).toEqual({ reversible: true, keepDays: 7 });
+  await run(a.input);
+  expect(existsSync(held(a.prepared.nonce))).toBe(true);
+
+  const b = await approvedCall({ path: 'b.bin' });
+  expect(b.prepared.undo).toEqual({ reversible: false, why: `keeping 20 bytes more would pass ${realpathSync(root)}'s undo quota (20 bytes kept of 30 bytes)` });
+  expect(await run(b.input)).toMatchObject({ ok: true, output: `deleted ${realpathSync(root)}/b.bin` });
+  expect(existsSync(held(b.prepared.nonce))).toBe(false);
+  expect(await nonces.undoRecord(b.prepared.nonce)).toBeUndefined();
+
+  // What is no longer held counts no more.
+  expect(await nonces.settleUndo(a.prepared.nonce, 'restored')).toBe(true);
+  expect((await approvedCall({ path: 'c.bin' })).prepared.undo).toEqual({ reversible: true, keepDays: 7 });
+});
+
+test('a delete promised reversible is kept even when others filled the quota since its card; one no card promised is then deleted for good', async () => {
+  undo = { ...undo, quota: { bytes: 30 } };
+  gate = await gateWith(undo);
+  for (const name of ['x.bin', 'y.bin']) writeFileSync(join(root, name), 'x'.repeat(20));
+  writeFileSync(join(root, 'z.bin'), 'zzzzz');
+  const x = await approvedCall({ path: 'x.bin' });
+  const y = await approvedCall({ path: 'y.bin' });
+  expect([x.prepared.undo, y.prepared.undo]).toEqual([{ reversible: true, keepDays: 7 }, { reversible: true, keepDays: 7 }]);
+  await run(y.input);
+  expect(await run(x.input)).toMatchObject({ ok: true, output: expect.stringContaining('kept for 7 days') });
+  expect(await nonces.heldBytes(realpathSync(root))).toBe(40);
+
+  // An allowed delete (no card, no promise): past the quota, it is not kept.
+  const { prepared, input } = await approvedCall({ path: 'z.bin' });
+  const { approved: _approved, ...allowed } = input;
+  expect(await run(allowed)).toMatchObject({ ok: true, output: `deleted ${realpathSync(root)}/z.bin` });
+  expect(existsSync(held(prepared.nonce))).toBe(false);
+});

@@ -22,10 +22,24 @@ const rootsSchema = z.array(z.string().startsWith('/', 'expected an absolute fol
  * Which roots keep file changes for undo, and for how long: a delete there
  * moves the entry into the root's holding folder instead of removing it.
  */
+const SIZE_UNITS: Readonly<Record<string, number>> = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4 };
+
+/** How much a root may keep for undo: a size ("20GiB") or a share of its file system ("10%"). */
+export const undoQuotaSchema = z
+  .string()
+  .regex(/^(\d+(\.\d+)?)\s*(%|B|KiB|MiB|GiB|TiB)$/, 'quota must be a size such as "20GiB" or a share of the file system such as "10%"')
+  .transform((text): UndoQuota => {
+    const [, amount = '0', , unit = 'B'] = /^(\d+(\.\d+)?)\s*(%|B|KiB|MiB|GiB|TiB)$/.exec(text) ?? [];
+    return unit === '%' ? { percent: Math.min(100, Number(amount)) } : { bytes: Math.round(Number(amount) * (SIZE_UNITS[unit] ?? 1)) };
+  });
+export type UndoQuota = { readonly percent: number; readonly bytes?: undefined } | { readonly bytes: number; readonly percent?: undefined };
+
 export const undoConfigSchema = z.strictObject({
   /** Roots (as listed in `roots`, or in AIRLOCK_ROOTS) whose changes are kept; default: every root. */
   roots: rootsSchema.optional(),
   keepDays: z.number().int('keepDays must be a whole number of days').min(1, 'keepDays must be 1 to 365').max(365, 'keepDays must be 1 to 365').default(7),
+  /** What each root may keep at once; a change past it is not kept (its card says so). Default: the smaller of 10 % of the root's file system and 20 GiB. */
+  quota: undoQuotaSchema.optional(),
 });
 export type UndoConfig = z.output<typeof undoConfigSchema>;
 

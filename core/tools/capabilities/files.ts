@@ -39,8 +39,8 @@ export interface FileCapability {
   move(from: string, to: string, overwrite: boolean): Promise<ToolOutcome>;
   /** With a hold slot, in a root set up for undo: moved into the root's holding folder instead of removed. */
   remove(path: string, recursive: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
-  /** Whether a change of the entry at `path` can be kept for undo now (its root set up for it, the same file system). */
-  reversibility(path: string): Promise<Reversibility>;
+  /** Whether a change of the entry at `path`, keeping `bytes`, can be kept for undo now (its root set up for it, the same file system, within the root's quota). */
+  reversibility(path: string, bytes?: number): Promise<Reversibility>;
   /** What a call holds under its key, in whichever root: the entry it moved aside; undefined when it holds nothing. */
   held(key: string): Promise<HeldPlace | undefined>;
   /** What undoing the change would put back at its path, or why it cannot (no record, undone, expired, the path taken, the held entry changed). */

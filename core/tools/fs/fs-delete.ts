@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../tool-module';
+import type { FileState } from '../observed-state';
 import { fileAt, pathArg, prepareFiles } from './file-targets';
 
 export const fsDelete = defineTool({
@@ -16,11 +17,15 @@ export const fsDelete = defineTool({
   pathFields: ['path'],
   async prepare(host, args) {
     const prepared = await prepareFiles(host.files, [args.path], false);
+    const target = fileAt(prepared.observed, 0);
     // A target the tool will refuse, or one not there, has nothing to keep.
-    const undo = prepared.problems[0] === undefined && fileAt(prepared.observed, 0)?.exists === true ? await host.files.reversibility(args.path).catch(() => undefined) : undefined;
+    const undo = prepared.problems[0] === undefined && target?.exists === true ? await host.files.reversibility(args.path, keptBytes(target)).catch(() => undefined) : undefined;
     return undo === undefined ? prepared : { ...prepared, undo };
   },
-  execute: (host, args) => host.files.remove(args.path, args.recursive, host.hold),
+  execute: (host, args, before) => {
+    const bytes = keptBytes(fileAt(before, 0));
+    return host.files.remove(args.path, args.recursive, host.hold === undefined || bytes === undefined ? host.hold : { ...host.hold, bytes });
+  },
 
   async postcondition(host, args, before) {
     // Nothing was there to delete: the call could only have failed, so its effect is not "present".
@@ -30,3 +35,10 @@ export const fsDelete = defineTool({
     return now.exists ? { present: false, detail: `${now.path} still exists` } : { present: true, detail: `${now.path} is gone` };
   },
 });
+
+/** What a delete of the observed entry would keep for undo: a file's bytes, or every file's below a folder; undefined when not known. */
+function keptBytes(state: FileState | undefined): number | undefined {
+  if (state === undefined || !state.exists) return undefined;
+  if (state.type !== 'directory') return state.size;
+  return state.tree?.complete === true ? state.tree.bytes : undefined;
+}
