@@ -3,10 +3,9 @@ import { chmodSync, existsSync, symlinkSync, mkdirSync, mkdtempSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createToolGateActivities, type ApprovedCheck, type ExecuteInput, type ExecuteResult } from '../../activities/tool-gate';
-import { callFingerprint } from '../../core/approval/fingerprint';
-import { getTool } from '../../core/tools/registry';
-import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
+import { createToolGateActivities, type ExecuteInput, type ExecuteResult } from '../../activities/tool-gate';
+import { approvedCalls } from '../helpers/approved-call';
+import { createGrantVerifier } from '../../host/grant-keys';
 import { pathDigest } from '../../host/nonces/nonce-store';
 import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { Roots } from '../../host/roots';
@@ -26,8 +25,6 @@ let root: string;
 let plain: string;
 let nonces: SqliteNonceStore;
 const keys = generateKeyPairSync('ed25519');
-const signer = createGrantSigner(keys.privateKey);
-let calls = 0;
 const DAY = 24 * 3600 * 1000;
 
 async function gateWith(undo: UndoSettings | undefined) {
@@ -53,27 +50,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** An approved call as `execute` receives it, with what its card said of undo. */
-async function approvedCall(given: Record<string, unknown>) {
-  // As the job normalizes them: the grant's fingerprint binds the defaults too.
-  const args = { recursive: false, ...given };
-  const prepared = await gate.prepareApproval({ toolName: 'fs_delete', args });
-  const callId = `c${++calls}`;
-  const fingerprint = callFingerprint({ jobId: 'job-1', scope: {}, toolName: 'fs_delete', normalizedArgs: args, ruleId: 'r', ruleVersion: 1 });
-  const grant = signer.sign({ v: 1, jobId: 'job-1', callId, fingerprint, nonce: prepared.nonce, expiresAt: Date.now() + 60_000 });
-  const approved: ApprovedCheck = {
-    originalTargets: getTool('fs_delete')?.targets(args) ?? [],
-    allowedTools: ['fs_delete'],
-    reviewer: 'alice',
-    reviewers: null,
-    separateRequester: false,
-    requester: 'tester',
-    observed: prepared.observed,
-    ...(prepared.undo?.reversible === true ? { reversible: true } : {}),
-  };
-  const input: ExecuteInput = { jobId: 'job-1', callId, scope: {}, toolName: 'fs_delete', args, ruleId: 'r', ruleVersion: 1, grant, approved };
-  return { prepared, input };
-}
+const calls = approvedCalls({ gate: () => gate, privateKey: keys.privateKey });
+/** An approved delete as `execute` receives it, with what its card said of undo (the job's defaults filled in, as the grant binds them). */
+const approvedCall = (given: Record<string, unknown>) => calls('fs_delete', { recursive: false, ...given });
 
 const run = (input: ExecuteInput, attempt = 1): Promise<ExecuteResult> => new MockActivityEnvironment({ attempt }).run(gate.execute, input);
 const held = (nonce: string) => join(root, '.airlock-undo', nonce, 'held');
