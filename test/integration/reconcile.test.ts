@@ -3,12 +3,11 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createToolGateActivities, type ApprovedCheck, type ExecuteInput, type ExecuteResult } from '../../activities/tool-gate';
-import { callFingerprint } from '../../core/approval/fingerprint';
+import { createToolGateActivities, type ExecuteInput, type ExecuteResult } from '../../activities/tool-gate';
+import { approvedCalls } from '../helpers/approved-call';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import { Texts } from '../../core/job/texts';
-import { getTool } from '../../core/tools/registry';
-import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
+import { createGrantVerifier } from '../../host/grant-keys';
 import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { Roots } from '../../host/roots';
 
@@ -24,8 +23,6 @@ let root: string;
 let nonces: SqliteNonceStore;
 let gate: ReturnType<typeof createToolGateActivities>;
 const keys = generateKeyPairSync('ed25519');
-const signer = createGrantSigner(keys.privateKey);
-let calls = 0;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'airlock-reconcile-'));
@@ -40,22 +37,14 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** An approved call as `execute` receives it, after `prepareApproval` observed its targets. */
+const calls = approvedCalls({ gate: () => gate, privateKey: keys.privateKey });
+
+/** An approved call as `execute` receives it, after `prepareApproval` observed its targets; `approved: false`, a call a rule let run. */
 async function approvedCall(toolName: string, args: Record<string, unknown>, options: { approved?: boolean } = {}): Promise<ExecuteInput> {
-  const prepared = await gate.prepareApproval({ toolName, args });
-  const callId = `c${++calls}`;
-  const fingerprint = callFingerprint({ jobId: 'job-1', scope: {}, toolName, normalizedArgs: args, ruleId: 'r', ruleVersion: 1 });
-  const grant = signer.sign({ v: 1, jobId: 'job-1', callId, fingerprint, nonce: prepared.nonce, expiresAt: Date.now() + 60_000 });
-  const approved: ApprovedCheck = {
-    originalTargets: getTool(toolName)?.targets(args) ?? [],
-    allowedTools: [toolName],
-    reviewer: 'alice',
-    reviewers: null,
-    separateRequester: false,
-    requester: 'tester',
-    observed: prepared.observed,
-  };
-  return { jobId: 'job-1', callId, scope: {}, toolName, args, ruleId: 'r', ruleVersion: 1, grant, ...(options.approved === false ? {} : { approved }) };
+  const { input } = await calls(toolName, args);
+  if (options.approved !== false) return input;
+  const { approved: _approved, ...allowed } = input;
+  return allowed;
 }
 
 /** What the attempt that died left behind: the nonce consumed with the targets as it saw them, no outcome. */
