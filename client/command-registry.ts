@@ -363,9 +363,9 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   },
   {
     name: 'undo',
-    summary: "Put back what a job's approved delete moved aside (in folders set up for undo, within their undo time)",
+    summary: "Take back a job's approved delete or mode change (in folders set up for undo, within their undo time)",
     details:
-      'Runs the undo as a call of its own job (undo-JOB_ID-CALL): the same rules, approval and checks as any change. The built-in rule asks for a signed decision, which this command gives itself when you approved the delete; anyone else\'s undo waits for a reviewer. It restores only while nothing is at the path again and what was moved aside is unchanged.',
+      'Runs the undo as a call of its own job (undo-…, its goal names the job and call): the same rules, approval and checks as any change. The built-in rule asks for a signed decision, which this command gives itself when you approved the change, and only for that very undo; anyone else\'s undo waits for a reviewer. It restores only while the path is as the change left it.',
     usage: 'airlock undo JOB_ID [--call ID] [--wait 60s] [--reviewer NAME] [--sign KEYFILE] [--json] | airlock undo --list [JOB_ID] [--json]',
     arguments: [{ ...jobId, optional: true }],
     options: {

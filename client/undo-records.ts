@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { AirlockConfig } from '../core/config/config';
 import { statePaths } from '../host/paths';
 import type { UndoRecord } from '../host/nonces/undo-records';
+import { describeError } from '../core/temporal/describe-error';
 import { JobError } from './errors';
 
 /**
@@ -18,7 +19,12 @@ export async function heldUndoRecords(config: AirlockConfig, options: { readonly
     // Opening a missing store would make a new, empty one: say where the records are instead.
     if (!existsSync(file)) throw new JobError(`no undo records here: ${file} does not exist (run this where the tools worker runs, with its AIRLOCK_DATA_DIR, or configure the shared database)`);
     const { SqliteNonceStore } = await import('../host/nonces/sqlite-nonce-store');
-    const store = new SqliteNonceStore(file);
+    let store: InstanceType<typeof SqliteNonceStore>;
+    try {
+      store = new SqliteNonceStore(file);
+    } catch (err) {
+      throw new JobError(`cannot open the undo records in ${file} (${describeError(err)}); run this as the user the tools worker runs as`);
+    }
     try {
       return await store.undoRecords(query);
     } finally {

@@ -8,8 +8,9 @@ import { jobsQuery, listRuns } from './job-history';
  * The changes of a past job that `airlock undo` may take back, read from
  * the job's own history: each `execute` the job scheduled (the call as it
  * ran, a reviewer's edit included, and who approved it) and what it
- * answered. Only a delete that ran is a candidate; whether it was kept for
- * undo is the tools side's to say (its record), when the undo runs.
+ * answered. Only a delete or a mode change that ran is a candidate; whether
+ * it was kept for undo is the tools side's to say (its record), when the
+ * undo runs.
  */
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -26,9 +27,10 @@ const executedInputSchema = z.object({
 const executedResultSchema = z.object({ ok: z.boolean(), output: z.string().optional(), refused: z.string().optional() });
 
 /** Tools whose changes can be kept for undo, and the argument naming what they changed. */
-const REVERSIBLE: Readonly<Record<string, string>> = { fs_delete: 'path' };
+const REVERSIBLE: Readonly<Record<string, string>> = { fs_delete: 'path', fs_chmod: 'path' };
 
 export interface UndoableCall {
+  readonly jobId: string;
   readonly callId: string;
   readonly toolName: string;
   /** What the call changed, as it named it. */
@@ -73,6 +75,7 @@ async function fromEvents(events: readonly HistoryEvent[], decode: (p: temporal.
     const path = input.args[field];
     if (!result.success || !result.data.ok || result.data.refused !== undefined || typeof path !== 'string') continue;
     calls.push({
+      jobId: input.jobId,
       callId: input.callId,
       toolName: input.toolName,
       path,

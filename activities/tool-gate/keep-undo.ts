@@ -9,9 +9,10 @@ import type { ToolRunner } from './runner';
 /** The entry as it was right before the change, as the record keeps it; undefined for what no change holds (a link, nothing). */
 function heldEntryOf(state: FileState): HeldEntry | undefined {
   if (!state.exists || (state.type !== 'file' && state.type !== 'directory')) return undefined;
-  if (state.type === 'file') return { type: 'file', bytes: state.size, files: null, digest: state.sha256, mode: state.mode };
+  const inode = { dev: state.dev, ino: state.ino };
+  if (state.type === 'file') return { type: 'file', bytes: state.size, files: null, digest: state.sha256, mode: state.mode, ...inode };
   const tree = state.tree?.complete === true ? state.tree : undefined;
-  return { type: 'directory', bytes: tree?.bytes ?? 0, files: tree?.files ?? null, digest: tree?.sha256 ?? null, mode: state.mode };
+  return { type: 'directory', bytes: tree?.bytes ?? 0, files: tree?.files ?? null, digest: tree?.sha256 ?? null, mode: state.mode, ...inode };
 }
 
 /**
@@ -42,6 +43,7 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
     root: place.root,
     pathDigest: pathDigest(target.path),
     held,
+    change: place.change,
     heldAt: new Date(now).toISOString(),
     expiresAt: new Date(heldUntil(now, place.keepDays)).toISOString(),
     state: 'held',

@@ -8,6 +8,7 @@ import { deciderProblem, decisionSigningText, editOutsideRule, type DecisionPayl
 import type { PendingRequestView } from '../../core/job/job-view';
 import { argAt } from '../../core/policy/conditions';
 import { maskValue } from '../../core/redaction/masking';
+import { canonicalJson } from '../../core/util/canonical-json';
 import type { ShownStatus } from '../../core/temporal/search-attributes';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import { TaskQueues } from '../../core/temporal/task-queues';
@@ -43,6 +44,12 @@ export interface DecideOptions {
   readonly noKeyAdvice?: string;
   /** How long to wait for an agent worker to take the decision (default `WORKER_WAIT_MS`). */
   readonly workerWaitMs?: number;
+  /**
+   * The call the decider means to decide (`airlock undo` signing its own
+   * undo): a request for anything else is refused here, unsigned, as
+   * `not_the_expected_call`.
+   */
+  readonly expect?: { readonly toolName: string; readonly args: Readonly<Record<string, unknown>> };
 }
 
 export type DecideOutcome =
@@ -82,6 +89,12 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
   const cli = options.cli ?? 'npx airlock';
   if (found.execution !== 'RUNNING') throw new JobError(closedJobMessage(jobId, found.status, cli));
   const request = pickRequest(jobId, found, options.requestId, cli);
+  const expected = options.expect;
+  // Compared as the job shows its requests: arguments masked.
+  if (expected !== undefined && (request.toolName !== expected.toolName || canonicalJson(request.args) !== canonicalJson(maskValue(expected.args)))) {
+    const reason = `request ${request.requestId} of job ${jobId} is ${request.toolName} ${JSON.stringify(request.args)}, not the ${expected.toolName} ${JSON.stringify(maskValue(expected.args))} meant; nothing was signed`;
+    return { accepted: false, jobId, requestId: request.requestId, code: 'not_the_expected_call', reason };
+  }
   const edited = options.set !== undefined && Object.keys(options.set).length > 0 ? coerceEdits(request.toolName, options.set) : undefined;
   // What the job would refuse for sure is refused here, before anything is sent or signed.
   const refused = edited === undefined ? undefined : editProblem(request.toolName, request.editable, edited);

@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { ClientCallView } from '../../core/job/client-calls';
 import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../../core/job/job-input';
 import { PENDING_MEMO_KEY, pendingMemo } from '../../core/reviewer/pending-memo';
 import { TaskQueues } from '../../core/temporal/task-queues';
 import { clientCallsQuery, submitCallUpdate } from '../../workflows/messages';
+import { JobError } from '../errors';
 import { result } from './jobs';
 
 /**
@@ -15,9 +16,9 @@ import { result } from './jobs';
  * `airlock undo` again while it waits finds the same request.
  */
 
-/** The undo job of a call: readable, and the same every time for the same call. */
+/** The undo job of a call: the same every time for the same call, and no other call's (a digest of both ids; its goal names them). */
 export function undoJobId(jobId: string, callId: string): string {
-  return `undo-${jobId}-${callId}`.slice(0, 900);
+  return `undo-${createHash('sha256').update(`${jobId}\0${callId}`).digest('hex').slice(0, 24)}`;
 }
 
 /**
@@ -34,7 +35,10 @@ async function undoCallKey(client: Client, workflowId: string): Promise<string> 
     .then((d) => d.status.name === 'RUNNING')
     .catch(() => false);
   if (running) {
-    const [held] = await client.workflow.getHandle(workflowId).query(clientCallsQuery);
+    const calls = await client.workflow.getHandle(workflowId).query(clientCallsQuery);
+    // Any Temporal client may start a job under this id first: one holding other calls is not this undo's.
+    if (calls.some((c) => c.toolName !== 'fs_undo')) throw new JobError(`job ${workflowId} is running with calls that are not an undo; airlock undo did not start it. Cancel it (airlock cancel ${workflowId}) and undo again`);
+    const [held] = calls;
     if (held !== undefined) return held.callKey;
   }
   return `undo-${randomBytes(16).toString('hex')}`;
@@ -73,6 +77,7 @@ export async function submitUndo(client: Client, request: UndoRequest): Promise<
       staticSummary: `airlock undo: call ${request.callId} of job ${request.jobId}`.slice(0, 200),
     }),
   });
+  if (view.toolName !== 'fs_undo') throw new JobError(`job ${workflowId} answered for ${view.toolName}, not for an undo; airlock undo did not start it. Cancel it (airlock cancel ${workflowId}) and undo again`);
   return { undoJobId: workflowId, view };
 }
 

@@ -31,13 +31,13 @@ function chosenCall(jobId: string, calls: readonly UndoableCall[], callId: strin
   if (callId !== undefined) {
     const named = calls.find((c) => c.callId === callId);
     if (named !== undefined) return named;
-    throw new JobError(`job ${jobId} has no delete ${callId} that ran${calls.length > 0 ? `; its deletes that ran: ${calls.map((c) => c.callId).join(', ')}` : ''}`);
+    throw new JobError(`job ${jobId} has no change ${callId} that ran${calls.length > 0 ? `; its changes that ran: ${calls.map((c) => c.callId).join(', ')}` : ''}`);
   }
   const [only, ...more] = calls;
-  if (only === undefined) throw new JobError(`job ${jobId} made no change that can be undone (only deletes that ran, in folders set up for undo, are kept)`);
+  if (only === undefined) throw new JobError(`job ${jobId} made no change that can be undone (only deletes and mode changes that ran, in folders set up for undo, are kept)`);
   if (more.length === 0) return only;
   for (const c of calls) io.err(display`  ${c.callId}: ${c.toolName} ${c.path}`);
-  throw new UsageError(`job ${jobId} ran ${calls.length} deletes; name one with --call ID (listed above)`);
+  throw new UsageError(`job ${jobId} ran ${calls.length} changes that may be undone; name one with --call ID (listed above)`);
 }
 
 function waitOption(args: ParsedArgs): number {
@@ -74,7 +74,16 @@ async function decideOwn(airlock: AirlockClient, args: ParsedArgs, io: CommandIo
   if (call.approvedBy !== reviewer) return waiting(call.approvedBy === undefined ? 'no reviewer approved that change, so the undo waits for one' : `${call.approvedBy} approved that change, not ${reviewer}; the undo waits for a reviewer`);
   const signed = signing(args, io);
   if (signed.key === undefined) return waiting(`the undo needs a signed decision and no key of ${reviewer} was found (${signed.advice})`);
-  const outcome = await airlock.decide(undoJob, { decision: 'approve', cli: cliName(io.env), reviewer, signingKey: signed.key, requestId, reason: `undo by ${reviewer}, who approved the change` });
+  const outcome = await airlock.decide(undoJob, {
+    decision: 'approve',
+    cli: cliName(io.env),
+    reviewer,
+    signingKey: signed.key,
+    requestId,
+    reason: `undo by ${reviewer}, who approved the change`,
+    // Signed only if the request is this very undo.
+    expect: { toolName: 'fs_undo', args: { job: call.jobId, call: call.callId, path: call.path } },
+  });
   if (outcome.accepted === false) return waiting(`the undo waits for another reviewer (${outcome.reason})`);
   if (outcome.accepted === 'queued') return waiting(`approved, not yet applied (${outcome.reason}); it restores when an agent worker runs`);
   return awaitRestore(airlock, undoJob, requestId, waitMs);
@@ -91,8 +100,13 @@ function print(io: CommandIo, args: ParsedArgs, done: Reported): number {
 /** How many held records `--list` shows at most. */
 const LISTED = 200;
 
-/** "folder, 1000 files, 12 MiB" / "file, 4 KiB" */
+/** "a folder, 1000 files, 12 MiB" / "a file, 4 KiB" / "the mode of a file (back to 644)" */
 function heldText(r: UndoRecord): string {
+  if (r.change?.kind === 'mode') return `the mode of a ${r.held.type === 'directory' ? 'folder' : 'file'} (back to ${r.held.mode})`;
+  return `a ${entryText(r)}`;
+}
+
+function entryText(r: UndoRecord): string {
   if (r.held.type === 'file') return `file, ${humanSize(r.held.bytes)}`;
   return `folder, ${r.held.files !== null ? `${r.held.files} ${r.held.files === 1 ? 'file' : 'files'}, ` : ''}${humanSize(r.held.bytes)}`;
 }
@@ -103,7 +117,8 @@ async function list(args: ParsedArgs, io: CommandIo, command: CommandSpec): Prom
   if (rest.length > 0) throw new UsageError(`--list takes at most one job id; usage: ${command.usage}`);
   const { heldUndoRecords } = await import('../undo-records');
   const now = Date.now();
-  const records = (await heldUndoRecords(io.config(), { limit: LISTED, ...(jobId !== undefined ? { jobId } : {}) })).filter((r) => Date.parse(r.expiresAt) > now);
+  // Records past their time wait for retention: read more than are shown, so they do not hide those still in time.
+  const records = (await heldUndoRecords(io.config(), { limit: LISTED * 5, ...(jobId !== undefined ? { jobId } : {}) })).filter((r) => Date.parse(r.expiresAt) > now).slice(0, LISTED);
   if (args.values.json === true) {
     printJson(io, records.map((r) => ({ jobId: r.jobId, callId: r.callId, toolName: r.toolName, root: r.root, held: r.held, heldAt: r.heldAt, expiresAt: r.expiresAt })));
     return 0;
@@ -112,7 +127,7 @@ async function list(args: ParsedArgs, io: CommandIo, command: CommandSpec): Prom
     io.out(jobId === undefined ? 'nothing can be undone now' : display`nothing of job ${jobId} can be undone now`);
     return 0;
   }
-  for (const r of records) io.out(display`${r.jobId} ${r.callId}: ${r.toolName} of a ${heldText(r)} in ${r.root}; undo until ${r.expiresAt} (${cliName(io.env)} undo ${r.jobId} --call ${r.callId})`);
+  for (const r of records) io.out(display`${r.jobId} ${r.callId}: ${r.toolName} of ${heldText(r)} in ${r.root}; undo until ${r.expiresAt} (${cliName(io.env)} undo ${r.jobId} --call ${r.callId})`);
   return 0;
 }
 

@@ -141,10 +141,10 @@ export interface UndoOffer {
 export function undoPage(jobId: string, offers: readonly UndoOffer[], base: string): string {
   const rows =
     offers.length === 0
-      ? html`<p class="notice" data-state="empty">Job <span class="mono">${jobId}</span> ran no delete that can be taken back.</p>`
+      ? html`<p class="notice" data-state="empty">Job <span class="mono">${jobId}</span> ran no change that can be taken back.</p>`
       : html`<ol class="rows">${offers.map(
-          (o) => html`<li class="row undo-row"><p class="action">Put back <span class="mono">${o.path}</span></p>
-<p class="hint">Deleted by call <span class="mono">${o.callId}</span>${o.approvedBy !== undefined ? html`, approved by ${o.approvedBy}` : html``}</p>
+          (o) => html`<li class="row undo-row"><p class="action">${o.toolName === 'fs_chmod' ? 'Put back the mode of' : 'Put back'} <span class="mono">${o.path}</span></p>
+<p class="hint">${o.toolName === 'fs_chmod' ? 'Mode changed' : 'Deleted'} by call <span class="mono">${o.callId}</span>${o.approvedBy !== undefined ? html`, approved by ${o.approvedBy}` : html``}</p>
 <button type="button" class="undo" data-call="${o.callId}">Undo</button></li>`,
         )}</ol>`;
   return page({
@@ -154,7 +154,7 @@ export function undoPage(jobId: string, offers: readonly UndoOffer[], base: stri
     passkeys: true,
     body: html`<p class="back"><a href="${base}/">← All waiting requests</a></p>
 <h1>Undo a change of job <span class="mono">${jobId}</span></h1>
-<p class="hint">An undo puts back what a delete moved aside, only while nothing is at its place again. It is a request of its own: you approve it on the next screen with your passkey.</p>
+<p class="hint">An undo puts back what a delete moved aside (only while nothing is at its place again), or the mode a mode change replaced (only while the file still has the mode it set). It is a request of its own: you approve it on the next screen with your passkey.</p>
 <div id="undo-list" data-job="${jobId}">${rows}</div>
 <div id="result" class="result" role="status" aria-live="polite"></div>`,
   });

@@ -53,13 +53,12 @@ export function rwx(mode: string): string {
 }
 
 type Args = Readonly<Record<string, unknown>>;
+
+const reversibleFor = (days: number) => `reversible for ${days} ${days === 1 ? 'day' : 'days'} (airlock undo)`;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 const sentences: Readonly<Record<string, (args: Args, observed: readonly ObservedState[], undo: Reversibility | undefined) => string>> = {
-  fs_delete: (a, o, undo) => {
-    const after = undo?.reversible === true ? `reversible for ${undo.keepDays} ${undo.keepDays === 1 ? 'day' : 'days'} (airlock undo)` : 'cannot be undone';
-    return `Delete ${named(str(a.path), sizeOf(fileAt(o, str(a.path))))} — ${after}`;
-  },
+  fs_delete: (a, o, undo) => `Delete ${named(str(a.path), sizeOf(fileAt(o, str(a.path))))} — ${undo?.reversible === true ? reversibleFor(undo.keepDays) : 'cannot be undone'}`,
   fs_write: (a, o) => {
     const now = fileAt(o, str(a.path));
     const bytes = new TextEncoder().encode(str(a.content)).length;
@@ -74,10 +73,10 @@ const sentences: Readonly<Record<string, (args: Args, observed: readonly Observe
     const moves = Array.isArray(a.moves) ? a.moves : [];
     return `Move ${moves.length} ${moves.length === 1 ? 'entry' : 'entries'}`;
   },
-  fs_chmod: (a, o) => {
+  fs_chmod: (a, o, undo) => {
     const now = fileAt(o, str(a.path));
     const was = now?.exists === true ? ` (now ${rwx(now.mode)})` : '';
-    return `Change the permissions of ${named(str(a.path))} to ${rwx(str(a.mode))}${was}`;
+    return `Change the permissions of ${named(str(a.path))} to ${rwx(str(a.mode))}${was}${undo?.reversible === true ? ` — ${reversibleFor(undo.keepDays)}` : ''}`;
   },
   fs_undo: (a, o) => `Undo call ${str(a.call)} of job ${str(a.job)}: put ${named(fileAt(o, str(a.path))?.path ?? str(a.path))} back as it was before that change`,
   service_restart: (a, o) => `Restart service ${str(a.service)}${serviceNow(o)}`,

@@ -125,6 +125,15 @@ export class PostgresNonceStore implements NonceStore {
     return row === undefined ? undefined : parseUndoRecord(row.record);
   }
 
+  async undoRecordOfCall(jobId: string, callId: string): Promise<UndoRecord | undefined> {
+    const result = await this.db.query<{ record: string }>({
+      name: 'airlock-undo-of-call',
+      text: `SELECT record FROM airlock_undo WHERE job_id = $1 AND record::jsonb ->> 'callId' = $2 ORDER BY held_at DESC, nonce DESC LIMIT 1`,
+      values: [jobId, callId],
+    });
+    return undoRecordsOf(result.rows)[0];
+  }
+
   async undoRecords(query: UndoQuery): Promise<UndoRecord[]> {
     const list = undoList(query);
     const result = await this.db.query<{ record: string }>({
@@ -159,7 +168,7 @@ export class PostgresNonceStore implements NonceStore {
   async heldBytes(root: string): Promise<number> {
     const result = await this.db.query<{ bytes: string }>({
       name: 'airlock-undo-held-bytes',
-      text: `SELECT COALESCE(SUM((record::jsonb -> 'held' ->> 'bytes')::bigint), 0)::text AS bytes FROM airlock_undo WHERE state = 'held' AND record::jsonb ->> 'root' = $1`,
+      text: `SELECT COALESCE(SUM((record::jsonb -> 'held' ->> 'bytes')::bigint), 0)::text AS bytes FROM airlock_undo WHERE state = 'held' AND record::jsonb ->> 'root' = $1 AND COALESCE(record::jsonb -> 'change' ->> 'kind', 'moved_aside') = 'moved_aside'`,
       values: [root],
     });
     return Number(result.rows[0]?.bytes ?? 0);

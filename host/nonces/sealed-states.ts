@@ -75,6 +75,9 @@ export class SealedStatesNonceStore implements NonceStore {
   expiredUndo(now: number, limit: number): Promise<UndoRecord[]> {
     return this.inner.expiredUndo(now, limit);
   }
+  undoRecordOfCall(jobId: string, callId: string): Promise<UndoRecord | undefined> {
+    return this.inner.undoRecordOfCall(jobId, callId);
+  }
   heldBytes(root: string): Promise<number> {
     return this.inner.heldBytes(root);
   }

@@ -223,6 +223,13 @@ export class SqliteNonceStore implements NonceStore {
     return row === undefined ? undefined : parseUndoRecord(row.record);
   }
 
+  async undoRecordOfCall(jobId: string, callId: string): Promise<UndoRecord | undefined> {
+    const rows = this.db
+      .prepare(`SELECT record FROM undo_records WHERE job_id = ? AND json_extract(record, '$.callId') = ? ORDER BY held_at DESC, nonce DESC LIMIT 1`)
+      .all(jobId, callId) as Array<{ record: string }>;
+    return undoRecordsOf(rows)[0];
+  }
+
   async undoRecords(query: UndoQuery): Promise<UndoRecord[]> {
     const rows = this.listUndo[undoFilter(query)].all({ jobId: query.jobId ?? null, state: query.state ?? null, limit: query.limit }) as Array<{ record: string }>;
     return undoRecordsOf(rows);
@@ -239,7 +246,7 @@ export class SqliteNonceStore implements NonceStore {
 
   async heldBytes(root: string): Promise<number> {
     const row = this.db
-      .prepare(`SELECT COALESCE(SUM(json_extract(record, '$.held.bytes')), 0) AS bytes FROM undo_records WHERE state = 'held' AND json_extract(record, '$.root') = ?`)
+      .prepare(`SELECT COALESCE(SUM(json_extract(record, '$.held.bytes')), 0) AS bytes FROM undo_records WHERE state = 'held' AND json_extract(record, '$.root') = ? AND COALESCE(json_extract(record, '$.change.kind'), 'moved_aside') = 'moved_aside'`)
       .get(root) as { bytes: number };
     return Number(row.bytes);
   }

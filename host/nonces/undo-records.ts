@@ -21,6 +21,9 @@ export const heldEntrySchema = z.object({
   digest: z.string().nullable(),
   /** Permission bits as octal digits, "644". */
   mode: z.string(),
+  /** The entry's device and inode (a rename and a link keep both): what a restore a kill interrupted is recognised by (absent in records before). */
+  dev: z.number().optional(),
+  ino: z.number().optional(),
 });
 export type HeldEntry = z.infer<typeof heldEntrySchema>;
 
@@ -39,6 +42,19 @@ export const undoRecordSchema = z.object({
   /** `sha256:` digest of the changed path as the call named it. */
   pathDigest: z.string(),
   held: heldEntrySchema,
+  /**
+   * What the change did, which the undo takes back: moved the entry aside
+   * (into the holding folder; absent in records before other changes), or
+   * changed its mode (the entry stays; \`after\` is the mode it set, on that
+   * very inode, \`born\` its birth time where the file system tells it: an
+   * inode number is given again to a file made after one is removed).
+   */
+  change: z
+    .discriminatedUnion('kind', [
+      z.object({ kind: z.literal('moved_aside') }),
+      z.object({ kind: z.literal('mode'), after: z.string().regex(/^[0-7]{3,4}$/), dev: z.number(), ino: z.number(), born: z.number().optional() }),
+    ])
+    .optional(),
   /** ISO 8601, UTC. */
   heldAt: z.string(),
   /** After this, the held entry may be purged and the change can no longer be undone. */
@@ -95,6 +111,8 @@ export interface UndoRecords {
   /** Keeps a record unless one with its nonce exists (a retried or reconciled attempt records the same change once); whether this call stored it. */
   recordUndo(record: UndoRecord): Promise<boolean>;
   undoRecord(nonce: string): Promise<UndoRecord | undefined>;
+  /** The newest record of one call of a job (however many records the job has). */
+  undoRecordOfCall(jobId: string, callId: string): Promise<UndoRecord | undefined>;
   /** Records by job and state, newest first. */
   undoRecords(query: UndoQuery): Promise<UndoRecord[]>;
   /**
@@ -105,7 +123,7 @@ export interface UndoRecords {
   settleUndo(nonce: string, to: Exclude<UndoState, 'held'>): Promise<boolean>;
   /** Held records whose expiry is before `now` (ms), oldest first, at most `limit`: what retention purges. */
   expiredUndo(now: number, limit: number): Promise<UndoRecord[]>;
-  /** Bytes the held records of a root keep aside (what counts against its undo quota). */
+  /** Bytes the held records of a root keep aside in its holding folder (what counts against its undo quota; a mode change keeps none). */
   heldBytes(root: string): Promise<number>;
   /** Forgets records no longer held (restored or purged) whose undo time ended longer ago than this; how many. */
   pruneUndo(olderThanMs: number): Promise<number>;

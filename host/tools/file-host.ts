@@ -124,8 +124,8 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     held: (key) => findHeld(options.undo, key),
     undoable: (target) => undo.undoable(target),
     restore: (target) => undo.restore(target),
-    restored: (target) => undo.restored(target),
-    chmod: (path, mode) => fs.fs_chmod({ path, mode }),
+    restored: (target, options) => undo.restored(target, options),
+    chmod: (path, mode, hold) => fs.fs_chmod({ path, mode }, hold),
     contents: (path, maxBytes) => contents(roots, path, maxBytes),
     appendedOnce: (path, content, before) => appendedOnce(roots, path, content, before),
   };

@@ -14,7 +14,7 @@ import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, inside, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
 import type { HoldSlot, Reversibility } from '../../core/tools/undo';
-import { holdEntry, overQuota, reversibilityOf, type UndoSettings } from './holding';
+import { holdEntry, holdMode, overQuota, reversibilityOf, type UndoSettings } from './holding';
 import type { UndoRecords } from '../nonces/undo-records';
 import { observePinned } from './observe';
 import { withPinned, type Pinned } from './pinned-path';
@@ -294,14 +294,17 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
         }),
       ),
 
-    fs_chmod: (a: Args<typeof fsChmod>) =>
+    fs_chmod: (a: Args<typeof fsChmod>, hold?: HoldSlot) =>
       guarded(a.path, () =>
         withPinned(roots, a.path, changing, async (target) => {
           mutable(target, a.path, 'change the mode of');
           existing(target);
+          const mode = Number.parseInt(a.mode, 8) & 0o777;
+          // Kept for undo: what it will set, on which inode, before it sets it (the mode before is in the record).
+          const kept = hold !== undefined && (await holdMode(target, options.undo, hold, mode.toString(8).padStart(3, '0')));
           // chmod of the descriptor's magic link: the inode that was checked, never a link's target.
-          await chmod(target.selfPath(), Number.parseInt(a.mode, 8) & 0o777);
-          return `changed mode of ${target.path} to ${a.mode}`;
+          await chmod(target.selfPath(), mode);
+          return `changed mode of ${target.path} to ${a.mode}${kept ? ` (the mode before is kept for ${options.undo?.keepDays ?? 0} days: airlock undo restores it)` : ''}`;
         }),
       ),
   };

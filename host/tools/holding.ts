@@ -3,11 +3,12 @@ import type { UndoQuota } from '../../core/config/tools/tools-config';
 import { humanSize } from '../../core/util/human-size';
 import { lstat, readdir, rename, rm } from 'node:fs/promises';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
-import type { HeldPlace } from '../../core/tools/capabilities/files';
+import type { HeldPlace, KeptChange } from '../../core/tools/capabilities/files';
+import { z } from 'zod';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { heldUntil, type HoldSlot, type Reversibility } from '../../core/tools/undo';
 import type { UndoRecords } from '../nonces/undo-records';
-import { errnoCode, fstatFd, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
+import { errnoCode, fstatFd, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, writeAll } from './descriptors';
 import { openRoot, type Pinned } from './pinned-path';
 
 /**
@@ -39,11 +40,13 @@ export function quotaBytes(root: string, quota: UndoQuota | undefined): number {
 
 /**
  * Why keeping `bytes` more in the root would pass its quota (what its held
- * records keep, plus this); undefined while it fits, or when nothing
- * counts (no record store here, or the size is not known).
+ * records keep, plus this); undefined while it fits, or when no record
+ * store counts here. A size not known (a folder past the tree limits) is
+ * never taken to fit.
  */
 export async function overQuota(root: string, settings: UndoSettings, records: Pick<UndoRecords, 'heldBytes'> | undefined, bytes: number | undefined): Promise<string | undefined> {
-  if (records === undefined || bytes === undefined) return undefined;
+  if (records === undefined) return undefined;
+  if (bytes === undefined) return `its size is not known, so it cannot be counted against ${root}'s undo quota`;
   const held = await records.heldBytes(root);
   const limit = quotaBytes(root, settings.quota);
   if (held + bytes <= limit) return undefined;
@@ -120,6 +123,48 @@ export async function holdEntry(target: Pinned, settings: UndoSettings | undefin
   }
 }
 
+/** The file in a call's folder that keeps what a mode change replaced: the mode it sets, on which inode (the mode before is in the record). */
+export const MODE_NAME = 'mode.json';
+const modeMarkerSchema = z.strictObject({ after: z.string().regex(/^[0-7]{3,4}$/), dev: z.number(), ino: z.number(), born: z.number().optional() });
+
+/**
+ * Before a mode change in a root set up for undo: writes what it will set,
+ * on which inode, into the call's folder, so a kill after the change still
+ * leaves its undo findable by the nonce. False when it cannot be kept and
+ * nothing was promised (the change goes on without undo); a promised one
+ * refuses instead, having changed nothing.
+ */
+export async function holdMode(target: Pinned, settings: UndoSettings | undefined, slot: HoldSlot, after: string): Promise<boolean> {
+  const can = reversibilityOf(target, settings);
+  if (!can.reversible || target.stats === null) {
+    if (slot.required) throw new ToolRefusal(`the approved change was to be reversible, but ${can.reversible ? `${target.path} is not there` : can.why}; nothing was changed`);
+    return false;
+  }
+  const folders: number[] = [];
+  try {
+    const holding = withRoot(target.root, (fd) => openFolder(procPath(fd, HOLDING_FOLDER)));
+    folders.push(holding);
+    const own = openFolder(procPath(holding, slot.key));
+    folders.push(own);
+    let fd: number;
+    try {
+      fd = openFd(procPath(own, MODE_NAME), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+    } catch (err) {
+      if (errnoCode(err) === 'EEXIST') throw new ToolRefusal('this call already kept a mode for undo; nothing more was changed');
+      throw err;
+    }
+    try {
+      const born = target.stats.birthtimeMs > 0 ? { born: target.stats.birthtimeMs } : {};
+      await writeAll(fd, Buffer.from(JSON.stringify({ after, dev: target.stats.dev, ino: target.stats.ino, ...born })));
+    } finally {
+      release(fd);
+    }
+    return true;
+  } finally {
+    folders.forEach(release);
+  }
+}
+
 /** A root's holding folder, opened without following a link (undefined when there is none, or something else is in its place). */
 export function openHolding(root: string): number | undefined {
   try {
@@ -136,7 +181,8 @@ export async function findHeld(settings: UndoSettings | undefined, key: string):
     const holding = openHolding(root);
     if (holding === undefined) continue;
     try {
-      if ((await lstat(`${procPath(holding, key)}/${HELD_NAME}`).catch(() => undefined)) !== undefined) return { root, keepDays: settings.keepDays };
+      const kept = await keptIn(procPath(holding, key));
+      if (kept !== undefined) return { root, keepDays: settings.keepDays, change: kept };
     } finally {
       release(holding);
     }
@@ -144,11 +190,42 @@ export async function findHeld(settings: UndoSettings | undefined, key: string):
   return undefined;
 }
 
+/** What a call's folder keeps: an entry moved aside, or the mode a change set; undefined when neither (or the mode file is cut short). */
+async function keptIn(folder: string): Promise<KeptChange | undefined> {
+  if ((await lstat(`${folder}/${HELD_NAME}`).catch(() => undefined)) !== undefined) return { kind: 'moved_aside' };
+  const text = await readFileNoFollow(`${folder}/${MODE_NAME}`);
+  if (text === undefined) return undefined;
+  try {
+    const marker = modeMarkerSchema.safeParse(JSON.parse(text));
+    return marker.success ? { kind: 'mode', ...marker.data } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A small file's text, never through a link; undefined when it is not there. */
+async function readFileNoFollow(path: string): Promise<string | undefined> {
+  let fd: number;
+  try {
+    fd = openFd(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const buffer = Buffer.alloc(4096);
+    const n = await readAt(fd, buffer);
+    return buffer.subarray(0, n).toString('utf8');
+  } finally {
+    release(fd);
+  }
+}
+
 /**
  * Retention: held entries whose undo time is over go, with their records
  * marked purged — only in this worker's roots (on a machine of several,
- * each purges its own). The record is settled first, so an undo racing the
- * purge either wins the record and restores, or finds it purged; a crash
+ * each purges its own), and only once they are past their time by longer
+ * than an undo may run: an undo that found its record in time has put the
+ * entry back before the purge looks at it. The record is settled first; a crash
  * after settling leaves a folder no record holds, which the sweep after
  * removes. The holding folder is opened from the root without following a
  * link, and everything below is named through that descriptor: a link
@@ -157,7 +234,8 @@ export async function findHeld(settings: UndoSettings | undefined, key: string):
 export async function purgeExpiredHolds(settings: UndoSettings | undefined, records: UndoRecords, now: number): Promise<number> {
   if (settings === undefined) return 0;
   let purged = 0;
-  for (const record of await records.expiredUndo(now, 500)) {
+  // A grace past expiry: an undo checked just before it (and running at most an activity's time) never races the purge.
+  for (const record of await records.expiredUndo(now - PURGE_GRACE_MS, 500)) {
     if (!settings.roots.includes(record.root)) continue;
     if (await records.settleUndo(record.nonce, 'purged')) purged++;
   }
@@ -188,11 +266,14 @@ async function leftover(records: UndoRecords, folder: string, key: string, keepD
   if (record !== undefined) return record.state !== 'held';
   const info = await lstat(folder).catch(() => undefined);
   if (info === undefined || !info.isDirectory()) return false;
-  const holdsEntry = (await lstat(`${folder}/${HELD_NAME}`).catch(() => undefined)) !== undefined;
+  const holdsEntry = (await keptIn(folder)) !== undefined;
   return now > (holdsEntry ? heldUntil(info.mtimeMs, keepDays) : info.mtimeMs + LEFTOVER_AGE_MS);
 }
 
 const KEY = /^[0-9a-f]{32}$/;
+
+/** Longer than `execute` may run (10 minutes): an undo that found the record in its time has finished before the purge may start. */
+const PURGE_GRACE_MS = 15 * 60 * 1000;
 
 /** An empty call folder without a record is left this long: its call may still be moving its entry in. */
 const LEFTOVER_AGE_MS = 60 * 60 * 1000;

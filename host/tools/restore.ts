@@ -1,4 +1,6 @@
-import { link, rename, rmdir, unlink } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { chmod, link, lstat, rename, rmdir, unlink } from 'node:fs/promises';
+import type { KeptChange } from '../../core/tools/capabilities/files';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import type { FileState } from '../../core/tools/observed-state';
 import type { ToolOutcome } from '../../core/tools/outcome';
@@ -7,8 +9,8 @@ import type { Undoable, UndoTarget } from '../../core/tools/undo';
 import { pathDigest } from '../nonces/nonce-store';
 import type { UndoRecord, UndoRecords } from '../nonces/undo-records';
 import type { Roots } from '../roots';
-import { ErrnoError, errnoCode, fstatFd, messageOf, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
-import { HELD_NAME, openHolding } from './holding';
+import { ErrnoError, errnoCode, fstatFd, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
+import { HELD_NAME, MODE_NAME, openHolding } from './holding';
 import { observePinned } from './observe';
 import { Pinned, pin } from './pinned-path';
 import type { TreeLimits } from './tree';
@@ -40,7 +42,7 @@ const callOf = (t: UndoTarget) => `call ${t.call} of job ${t.job}`;
 
 async function recordOf(deps: RestoreDeps, t: UndoTarget): Promise<UndoRecord> {
   if (deps.records === undefined) throw new ToolRefusal('this tools worker keeps no undo records');
-  const record = (await deps.records.undoRecords({ jobId: t.job, limit: 1000 })).find((r) => r.callId === t.call);
+  const record = await deps.records.undoRecordOfCall(t.job, t.call);
   if (record === undefined) throw new ToolRefusal(`${callOf(t)} kept nothing for undo (it was not a reversible change, or its record was forgotten after its undo time)`);
   return record;
 }
@@ -110,17 +112,81 @@ async function heldMatches(deps: RestoreDeps, record: UndoRecord, held: Pinned, 
   if (why !== undefined) throw new ToolRefusal(`what airlock keeps for ${callOf(t)} was changed (${why}); nothing was restored`);
 }
 
+/** The mode is back on the changed inode while the record is still held or just marked restored. */
+function modeBack(record: UndoRecord, change: Extract<KeptChange, { kind: 'mode' }>, target: Pinned): boolean {
+  const stats = target.stats;
+  if (record.state === 'purged' || stats === null || stats.dev !== change.dev || stats.ino !== change.ino || (change.born !== undefined && stats.birthtimeMs !== change.born)) return false;
+  // Back with or without the set-id and sticky bits it had (those go back only onto unchanged content).
+  const now = modeText(stats);
+  return now === record.held.mode || (now !== change.after && (stats.mode & 0o777) === (Number.parseInt(record.held.mode, 8) & 0o777));
+}
+
+/** sha256 of a file's content now (null past the hash limit, or for what is not a file). */
+async function contentDigest(target: Pinned): Promise<string | null> {
+  const seen = await observePinned(target, { follow: false });
+  return seen.exists ? seen.sha256 : null;
+}
+
 const sameInode = (a: Pinned, b: Pinned) => a.stats !== null && b.stats !== null && a.stats.dev === b.stats.dev && a.stats.ino === b.stats.ino;
 
-/** The empty call folder goes once its entry is back (retention would remove it too). */
+/**
+ * A file goes back by a link, which refuses a name that exists, and its
+ * held name goes after. Where the kernel will not link it (another user's
+ * file under protected_hardlinks, a file system without links) it is
+ * renamed back instead, once the name is seen free: a file made there in
+ * that instant would be replaced.
+ */
+async function restoreFile(held: Pinned, target: Pinned): Promise<void> {
+  try {
+    await link(held.entryPath(), target.entryPath());
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EMLINK') throw err;
+    if ((await lstat(target.entryPath()).catch(() => undefined)) !== undefined) throw new ErrnoError('EEXIST', target.path);
+    await rename(held.entryPath(), target.entryPath());
+    return;
+  }
+  await unlink(held.entryPath());
+}
+
+/** The call's folder goes once its change is taken back: the mode file it kept, then the folder (retention would remove both too). */
 async function dropFolder(record: UndoRecord): Promise<void> {
   const holding = openHolding(record.root);
   if (holding === undefined) return;
   try {
+    let own: number | undefined;
+    try {
+      own = openFd(procPath(holding, record.nonce), O_PATH | O_DIRECTORY | O_NOFOLLOW);
+      await unlink(procPath(own, MODE_NAME)).catch(() => undefined);
+    } catch {
+      // Not there, or not a folder: nothing of it to remove.
+    } finally {
+      release(own ?? null);
+    }
     await rmdir(procPath(holding, record.nonce)).catch(() => undefined);
   } finally {
     release(holding);
   }
+}
+
+/** What the record's change did (records before mode changes only moved entries aside). */
+const changeOf = (record: UndoRecord): KeptChange => record.change ?? { kind: 'moved_aside' };
+
+/** The mode as observed states write it: "644". */
+const modeText = (stats: Stats) => (stats.mode & 0o7777).toString(8).padStart(3, '0');
+
+/**
+ * A mode change is taken back only on the very inode it changed, still
+ * with the mode it set: anything else changed since, and is said so.
+ */
+function modeStillSet(change: Extract<KeptChange, { kind: 'mode' }>, target: Pinned, t: UndoTarget): Stats {
+  const stats = target.stats;
+  if (stats === null) throw new ToolRefusal(`${target.path} is not there now; nothing to put its mode back on`);
+  if (stats.isSymbolicLink()) throw new ToolRefusal(`${target.path} is a symbolic link now; refusing to change a link's target`);
+  // An inode number is given again once a file is removed: its birth time tells a file made since apart.
+  if (stats.dev !== change.dev || stats.ino !== change.ino || (change.born !== undefined && stats.birthtimeMs !== change.born)) throw new ToolRefusal(`${target.path} is another file than the one ${callOf(t)} changed (replaced since); its mode was not changed`);
+  if (modeText(stats) !== change.after) throw new ToolRefusal(`the mode of ${target.path} is ${modeText(stats)} now, not the ${change.after} ${callOf(t)} set (changed again since); its mode was not changed`);
+  return stats;
 }
 
 async function refusing<T>(run: () => Promise<T>): Promise<T | { ok: false; reason: string }> {
@@ -154,10 +220,21 @@ export function createRestore(deps: RestoreDeps) {
   /** Marks the record restored; false when a purge settled it first (the entry is back all the same). */
   const settle = async (record: UndoRecord) => (await deps.records?.settleUndo(record.nonce, 'restored')) === true;
 
-  /** A restore a kill interrupted: the entry back and not held, or a file under both names (its held name then goes). */
+  /**
+   * A restore a kill interrupted: the very entry that was moved aside back
+   * at the path and no longer held — its device and inode (which a rename
+   * and a link keep, but a new entry may get again once the old is gone)
+   * and its content or tree digest (which a restore keeps) — or a file
+   * under both names (its held name then goes). Anything else at the path
+   * is someone else's, never taken for it.
+   */
   async function finishInterrupted(record: UndoRecord, target: Pinned, held: Pinned | null): Promise<boolean> {
     if (record.state !== 'held' || target.stats === null) return false;
-    if (held === null) return target.stats.isDirectory() === (record.held.type === 'directory');
+    if (held === null) {
+      const kept = record.held;
+      if (kept.ino === undefined || kept.digest === null || target.stats.dev !== kept.dev || target.stats.ino !== kept.ino) return false;
+      return changedSince(record, await observePinned(target, { follow: false, deep: true, ...(deps.treeLimits !== undefined ? { treeLimits: deps.treeLimits } : {}) })) === undefined;
+    }
     if (record.held.type !== 'file' || !sameInode(target, held)) return false;
     await unlink(held.entryPath());
     return true;
@@ -167,6 +244,11 @@ export function createRestore(deps: RestoreDeps) {
     return refusing(() =>
       withPlaces(t, async (record, target, held) => {
         stillHeld(record, t, now());
+        const change = changeOf(record);
+        if (change.kind === 'mode') {
+          modeStillSet(change, target, t);
+          return { ok: true as const, type: record.held.type, bytes: record.held.bytes, files: record.held.files, heldAt: record.heldAt, expiresAt: record.expiresAt };
+        }
         if (target.stats !== null) throw occupied(target);
         if (held === null) throw new ToolRefusal(`what ${callOf(t)} moved aside is no longer in ${record.root}'s holding folder; nothing can be put back`);
         await heldMatches(deps, record, held, t);
@@ -178,6 +260,8 @@ export function createRestore(deps: RestoreDeps) {
   async function restore(t: UndoTarget): Promise<ToolOutcome> {
     try {
       return await withPlaces(t, async (record, target, held) => {
+        const change = changeOf(record);
+        if (change.kind === 'mode') return restoreMode(record, change, target, t);
         if (await finishInterrupted(record, target, held)) {
           await settle(record);
           await dropFolder(record);
@@ -191,16 +275,18 @@ export function createRestore(deps: RestoreDeps) {
           if (record.held.type === 'directory') {
             await rename(held.entryPath(), target.entryPath());
           } else {
-            // A link refuses a name that exists; the held name goes after.
-            await link(held.entryPath(), target.entryPath());
-            await unlink(held.entryPath());
+            await restoreFile(held, target);
           }
         } catch (err) {
           const code = errnoCode(err);
           if (code === 'EEXIST' || code === 'ENOTEMPTY' || code === 'ENOTDIR' || code === 'EISDIR') throw new ToolRefusal(`${target.path} was made again while it was being restored; nothing was restored`);
           if (code === 'EXDEV') throw new ToolRefusal(`${target.path} is on another file system than ${record.root} now; nothing was restored`);
-          if (code === 'ENOENT') throw new ToolRefusal(`what ${callOf(t)} moved aside went while it was being restored (another undo, or its undo time ended)`);
-          throw new ToolRefusal(`${target.path} could not be restored: ${messageOf(err)}`);
+          if (code === 'ENOENT') {
+            const gone = pinHeld(record);
+            gone?.close();
+            throw new ToolRefusal(gone === null ? `what ${callOf(t)} moved aside went while it was being restored (another undo, or its undo time ended)` : `the folder ${t.path} was in went while it was being restored; nothing was restored`);
+          }
+          throw new ToolRefusal(`${target.path} could not be restored (${code ?? 'error'}); nothing was restored`);
         }
         const settled = await settle(record);
         await dropFolder(record);
@@ -212,9 +298,40 @@ export function createRestore(deps: RestoreDeps) {
     }
   }
 
-  async function restored(t: UndoTarget): Promise<{ present: boolean; detail: string }> {
+  /** Puts the mode back on the inode the change set it on; a kill after the chmod is finished here (the mode already back, the record held). */
+  async function restoreMode(record: UndoRecord, change: Extract<KeptChange, { kind: 'mode' }>, target: Pinned, t: UndoTarget): Promise<ToolOutcome> {
+    if (record.state === 'held' && modeBack(record, change, target)) {
+      await settle(record);
+      await dropFolder(record);
+      return { ok: true, output: `put the mode of ${target.path} back to ${record.held.mode} (an earlier attempt had)` };
+    }
+    stillHeld(record, t, now());
+    modeStillSet(change, target, t);
+    const before = Number.parseInt(record.held.mode, 8) & 0o7777;
+    // Set-id and sticky bits go back only onto the content they were on: a file written since gets its permission bits alone.
+    const special = before & 0o7000;
+    const same = special === 0 || record.held.type === 'directory' || (record.held.digest !== null && (await contentDigest(target)) === record.held.digest);
+    const mode = same ? before : before & 0o777;
+    // The descriptor's magic link: the inode that was checked, never a link's target.
+    await chmod(target.selfPath(), mode);
+    const settled = await settle(record);
+    await dropFolder(record);
+    const bits = same ? '' : ` (not its set-id or sticky bits: its content changed since)`;
+    return { ok: true, output: `put the mode of ${target.path} back to ${mode.toString(8).padStart(3, '0')}${bits}${settled ? '' : ' (its undo time ended as it was put back)'}` };
+  }
+
+  async function restored(t: UndoTarget, options: { readonly pathWasFree: boolean }): Promise<{ present: boolean; detail: string }> {
     const answer = await refusing(() =>
       withPlaces(t, async (record, target, held) => {
+        const change = changeOf(record);
+        if (change.kind === 'mode') {
+          if (!modeBack(record, change, target)) return { present: false, detail: `the mode of ${t.path} is not back to ${record.held.mode}` };
+          if (record.state === 'held') await settle(record);
+          await dropFolder(record);
+          return { present: true, detail: `the mode of ${target.path} is back to ${record.held.mode}` };
+        }
+        // Something was at the path before the undo: it could only have been refused.
+        if (!options.pathWasFree) return { present: false, detail: `${t.path} existed before the undo` };
         if (record.state === 'restored') return { present: target.stats !== null, detail: `${t.path} was restored` };
         if (!(await finishInterrupted(record, target, held))) return { present: false, detail: `${t.path} is not back where it was` };
         await settle(record);

@@ -1,3 +1,4 @@
+import { undoJobId } from '../../client/airlock-client/undoing';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -397,7 +398,7 @@ describe('undo', () => {
   }
   const undoJobExists = (jobId: string, callId: string) =>
     h.env.client.workflow
-      .getHandle(`undo-${jobId}-${callId}`)
+      .getHandle(undoJobId(jobId, callId))
       .describe()
       .then(() => true)
       .catch(() => false);
@@ -413,7 +414,7 @@ describe('undo', () => {
     const response = await identified(alice);
     const none = await post('/api/undo', { jobId: 'job-x', callId: 'call_0_0', response });
     expect(none.status).toBe(404);
-    expect(errorOf(none)).toBe('job job-x ran no delete call_0_0');
+    expect(errorOf(none)).toBe('job job-x ran no change call_0_0');
     const replayed = await post('/api/undo', { jobId: 'job-x', callId: 'call_0_0', response });
     expect(replayed.status).toBe(409);
     // Malformed: a clear 400 naming the field.

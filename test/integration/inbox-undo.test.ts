@@ -1,3 +1,4 @@
+import { undoJobId } from '../../client/airlock-client/undoing';
 import { mkdirSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decideOnCard, outputDir, registerPasskey, startInboxBrowser, type InboxBrowser } from '../helpers/inbox-browser';
@@ -56,7 +57,7 @@ test("at 390×844: the card says reversible, approval points to Undo, and the pa
   await page.screenshot({ path: join(outputDir, 'inbox-undo.png') });
 
   // Undo: the passkey says who asks; the undo waits for approval on a card of its own.
-  const undoJob = `undo-${jobId}-call_0_0`;
+  const undoJob = undoJobId(jobId, 'call_0_0');
   await page.click('button.undo');
   await page.waitForURL(new RegExp(`/jobs/${undoJob}/requests/`), { timeout: 60_000 });
   expect(await page.textContent('h1')).toBe(`Undo call call_0_0 of job ${jobId}: put album in root back as it was before that change`);

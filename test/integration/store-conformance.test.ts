@@ -497,6 +497,16 @@ describe.each(backends)('$name undo records', (backend) => {
     expect(await b.undoRecord(recent)).toMatchObject({ state: 'restored' });
   });
 
+  test("a call's record is found among however many newer records its job has", async () => {
+    const { stores: [a, b] } = await undoStores();
+    const first = nonce();
+    await a.recordUndo(undo(first, { jobId: 'job-big', callId: 'call-first', heldAt: '2026-01-01T00:00:00.000Z' }));
+    for (let i = 0; i < 1100; i++) await b.recordUndo(undo(nonce(), { jobId: 'job-big', callId: `call-${i}`, heldAt: '2026-02-01T00:00:00.000Z' }));
+    expect((await b.undoRecordOfCall('job-big', 'call-first'))?.nonce).toBe(first);
+    expect(await a.undoRecordOfCall('job-big', 'call-none')).toBeUndefined();
+    expect(await a.undoRecordOfCall('job-other', 'call-first')).toBeUndefined();
+  });
+
   test('held bytes per root: only held records of that root count, from any instance', async () => {
     const { stores: [a, b] } = await undoStores();
     const [one, two, other, restored] = [nonce(), nonce(), nonce(), nonce()];

@@ -1,7 +1,12 @@
+import { undoJobId } from '../../client/airlock-client/undoing';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
 import { defaultRules } from '../../core/policy/default-rules';
+import { TaskQueues } from '../../core/temporal/task-queues';
+import { submitCallUpdate } from '../../workflows/messages';
 import { JobHarness } from '../helpers/job-harness';
 import { treeListing } from '../helpers/tree-listing';
 
@@ -65,11 +70,11 @@ test('the reviewer who approved a delete undoes it in one command: the folder is
   expect(undone.stderr).toBe('');
   expect(undone.code).toBe(0);
   const report = JSON.parse(undone.stdout) as Record<string, unknown>;
-  expect(report).toMatchObject({ jobId, callId: 'call_0_0', path: `${realpathSync(h.root)}/photos`, undoJob: `undo-${jobId}-call_0_0`, status: 'restored', detail: `restored ${realpathSync(h.root)}/photos` });
+  expect(report).toMatchObject({ jobId, callId: 'call_0_0', path: `${realpathSync(h.root)}/photos`, undoJob: undoJobId(jobId, 'call_0_0'), status: 'restored', detail: `restored ${realpathSync(h.root)}/photos` });
   expect(treeListing(folder)).toEqual(before);
 
   // Its own job: the request alice decided with her key, and the call that ran.
-  const undoJob = `undo-${jobId}-call_0_0`;
+  const undoJob = undoJobId(jobId, 'call_0_0');
   expect(await h.result(undoJob)).toMatchObject({ status: 'completed', facts: { gated: [{ toolName: 'fs_undo', outcome: 'executed', reviewer: 'alice' }] } });
   expect(h.audit(undoJob, 'approval_requested')).toHaveLength(1);
   expect(h.audit(undoJob, 'tool_executed').map((e) => e.data.toolName)).toEqual(['fs_undo']);
@@ -109,7 +114,7 @@ test("someone else's undo waits for a reviewer; a reviewer's approval of it rest
 
   const asked = await h.cli(['undo', jobId, '--call', 'call_1_0', '--reviewer', 'bob', '--sign', bobKey]);
   expect(asked.code).toBe(0);
-  const undoJob = `undo-${jobId}-call_1_0`;
+  const undoJob = undoJobId(jobId, 'call_1_0');
   expect(asked.stdout).toContain(`waiting: request`);
   expect(asked.stdout).toContain(`alice approved that change, not bob; the undo waits for a reviewer`);
   expect(existsSync(join(h.root, 'b.txt'))).toBe(false);
@@ -137,12 +142,56 @@ test('a rule that keeps requesters from deciding their own requests makes even t
     expect(asked.code).toBe(0);
     expect(JSON.parse(asked.stdout)).toMatchObject({ status: 'waiting', detail: expect.stringContaining('the undo waits for another reviewer (the requester alice may not decide their own request)') });
     expect(existsSync(join(h.root, 'kept.txt'))).toBe(false);
-    expect(await h.airlock.decide(`undo-${jobId}-call_0_0`, { decision: 'approve', reviewer: 'bob', signingKey: bob.privateKey })).toMatchObject({ accepted: true });
-    expect(await h.result(`undo-${jobId}-call_0_0`)).toMatchObject({ status: 'completed', facts: { gated: [{ outcome: 'executed', reviewer: 'bob' }] } });
+    expect(await h.airlock.decide(undoJobId(jobId, 'call_0_0'), { decision: 'approve', reviewer: 'bob', signingKey: bob.privateKey })).toMatchObject({ accepted: true });
+    expect(await h.result(undoJobId(jobId, 'call_0_0'))).toMatchObject({ status: 'completed', facts: { gated: [{ outcome: 'executed', reviewer: 'bob' }] } });
     expect(readFileSync(join(h.root, 'kept.txt'), 'utf8')).toBe('kept');
   } finally {
     h.setRules(defaultRules);
   }
+});
+
+test("a job another Temporal client started first under the undo's id, parked on something else: airlock undo signs nothing of it and says so", async () => {
+  writeFileSync(join(h.root, 'c.txt'), 'gamma');
+  writeFileSync(join(h.root, 'precious.txt'), 'precious');
+  const jobId = await deletedByJob('undo-cli-hijack', [{ path: 'c.txt' }]);
+  // Mallory can start workflows: she starts the undo's job herself, with a write of her own waiting for a reviewer.
+  const squatted = await h.env.client.workflow.executeUpdateWithStart(submitCallUpdate, {
+    args: [{ callKey: 'mallory-1', toolName: 'fs_write', args: { path: join(h.root, 'precious.txt'), content: 'pwned', mode: 'overwrite' } }],
+    updateId: 'mallory-1',
+    startWorkflowOperation: new WithStartWorkflowOperation(AGENT_JOB_WORKFLOW, {
+      workflowId: undoJobId(jobId, 'call_0_0'),
+      taskQueue: TaskQueues.agent,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [{ schemaVersion: 1, goal: 'undo', requester: 'mallory', driver: 'client', tools: ['fs_write'] }],
+    }),
+  });
+  expect(squatted).toMatchObject({ status: 'parked', toolName: 'fs_write' });
+  const undone = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey]);
+  expect(undone.code).not.toBe(0);
+  expect(undone.stderr).toContain('is running with calls that are not an undo; airlock undo did not start it');
+  expect(readFileSync(join(h.root, 'precious.txt'), 'utf8')).toBe('precious');
+  expect(existsSync(join(h.root, 'c.txt'))).toBe(false);
+  expect((await h.airlock.state(undoJobId(jobId, 'call_0_0'))).pending).toHaveLength(1);
+  await h.env.client.workflow.getHandle(undoJobId(jobId, 'call_0_0')).terminate('test');
+
+  // Started first with an undo of something else (another call's path): alice's key signs nothing, and the undo waits.
+  writeFileSync(join(h.root, 'd.txt'), 'delta');
+  const other = await deletedByJob('undo-cli-hijack-2', [{ path: 'd.txt' }]);
+  await h.env.client.workflow.executeUpdateWithStart(submitCallUpdate, {
+    args: [{ callKey: 'mallory-2', toolName: 'fs_undo', args: { job: jobId, call: 'call_0_0', path: join(h.root, 'c.txt') } }],
+    updateId: 'mallory-2',
+    startWorkflowOperation: new WithStartWorkflowOperation(AGENT_JOB_WORKFLOW, {
+      workflowId: undoJobId(other, 'call_0_0'),
+      taskQueue: TaskQueues.agent,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [{ schemaVersion: 1, goal: 'undo', requester: 'mallory', driver: 'client', tools: ['fs_undo'], takesCalls: 1 }],
+    }),
+  });
+  const signed = await h.cli(['undo', other, '--reviewer', 'alice', '--sign', aliceKey, '--json']);
+  expect(JSON.parse(signed.stdout)).toMatchObject({ status: 'waiting', detail: expect.stringContaining('nothing was signed') });
+  expect(h.audit(undoJobId(other, 'call_0_0'), 'approval_decided')).toEqual([]);
+  expect(existsSync(join(h.root, 'c.txt'))).toBe(false);
+  expect(existsSync(join(h.root, 'd.txt'))).toBe(false);
 });
 
 test('a job that made no change kept for undo, or a job that does not exist: one clear line, non-zero', async () => {

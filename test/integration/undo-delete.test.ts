@@ -268,3 +268,16 @@ test('a delete promised reversible is kept even when others filled the quota sin
   expect(await run(allowed)).toMatchObject({ ok: true, output: `deleted ${realpathSync(root)}/z.bin` });
   expect(existsSync(held(prepared.nonce))).toBe(false);
 });
+
+test('a folder past the tree limits, deleted without a card (a rule let it run): not kept on an unknown size, and refused as without undo', async () => {
+  const roots = await Roots.create([root, plain]);
+  gate = createToolGateActivities({ roots, nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, undo, treeLimits: { entries: 5, depth: 10 } });
+  mkdirSync(join(root, 'many'));
+  for (let i = 0; i < 30; i++) writeFileSync(join(root, 'many', `f${i}`), 'x');
+  const { prepared, input } = await approvedCall({ path: 'many', recursive: true });
+  const { approved: _approved, ...allowed } = input;
+  const result = await run(allowed);
+  expect(result.ok).toBe(false);
+  expect(readdirSync(join(root, 'many'))).toHaveLength(30);
+  expect(existsSync(held(prepared.nonce))).toBe(false);
+});

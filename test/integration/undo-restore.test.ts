@@ -198,7 +198,7 @@ test('a file restore a kill cut between its link and its unlink is finished by t
   // What the killed attempt left: the file under both names.
   linkSync(held(del.nonce), join(root, 'cut.txt'));
   const files = createFileCapability(await Roots.create([root]), { undo, undoRecords: nonces });
-  expect(await files.restored({ job: 'job-1', call: del.callId, path: 'cut.txt' })).toEqual({ present: true, detail: `${realpathSync(root)}/cut.txt is back where it was` });
+  expect(await files.restored({ job: 'job-1', call: del.callId, path: 'cut.txt' }, { pathWasFree: true })).toEqual({ present: true, detail: `${realpathSync(root)}/cut.txt is back where it was` });
   expect(statSync(join(root, 'cut.txt')).nlink).toBe(1);
   expect(existsSync(held(del.nonce))).toBe(false);
   expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'restored' });
@@ -211,8 +211,113 @@ test('a folder restore a kill cut between its rename and its record: the next at
   const before = treeListing(held(del.nonce));
   renameSync(held(del.nonce), join(root, 'docs'));
   const files = createFileCapability(await Roots.create([root]), { undo, undoRecords: nonces });
-  expect(await files.restored({ job: 'job-1', call: del.callId, path: 'docs' })).toMatchObject({ present: true });
+  expect(await files.restored({ job: 'job-1', call: del.callId, path: 'docs' }, { pathWasFree: true })).toMatchObject({ present: true });
   expect(treeListing(join(root, 'docs'))).toEqual(before);
   expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'restored' });
   expect(readdirSync(join(root, '.airlock-undo'))).toEqual([]);
+});
+
+test('the entry kept for undo gone, and a folder made again at the path: never taken for an interrupted restore; the undo refuses and the record stays held', async () => {
+  mkdirSync(join(root, 'build'));
+  writeFileSync(join(root, 'build', 'old.o'), 'old');
+  const del = await deleted('build', true);
+  rmSync(join(root, '.airlock-undo', del.nonce), { recursive: true });
+  mkdirSync(join(root, 'build'));
+  writeFileSync(join(root, 'build', 'new.o'), 'new');
+  const { input } = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path: 'build' });
+  expect((await run(input)).ok).toBe(false);
+  const files = createFileCapability(await Roots.create([root]), { undo, undoRecords: nonces });
+  expect(await files.restored({ job: 'job-1', call: del.callId, path: 'build' }, { pathWasFree: true })).toMatchObject({ present: false });
+  expect(readFileSync(join(root, 'build', 'new.o'), 'utf8')).toBe('new');
+  expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'held' });
+});
+
+describe('a mode change', () => {
+  const modeOf = (path: string) => (statSync(path).mode & 0o7777).toString(8);
+
+  async function chmodded(path: string, mode: string) {
+    const { prepared, input } = await deleteCall('fs_chmod', { path, mode });
+    expect(prepared.undo).toEqual({ reversible: true, keepDays: 7 });
+    expect(actionSentence({ toolName: 'fs_chmod', args: input.args, observed: prepared.observed, target: '', undo: prepared.undo })).toMatch(/— reversible for 7 days \(airlock undo\)$/);
+    expect(await run(input)).toMatchObject({ ok: true, output: expect.stringContaining('the mode before is kept for 7 days') });
+    return { callId: input.callId, nonce: prepared.nonce };
+  }
+
+  test('is taken back on the same inode: the mode it replaced comes back, the record is marked, its folder goes; a second undo refuses', async () => {
+    const file = join(root, 'private.key');
+    writeFileSync(file, 'key');
+    chmodSync(file, 0o600);
+    const ino = statSync(file).ino;
+    const change = await chmodded('private.key', '644');
+    expect(modeOf(file)).toBe('644');
+    expect(await nonces.undoRecord(change.nonce)).toMatchObject({ state: 'held', held: { mode: '600' }, change: { kind: 'mode', after: '644', ino } });
+    expect(await nonces.heldBytes(realpathSync(root))).toBe(0);
+
+    const { prepared, input } = await undoCall('fs_undo', { job: 'job-1', call: change.callId, path: 'private.key' });
+    expect(prepared.warnings).toEqual([]);
+    expect(await run(input)).toMatchObject({ ok: true, output: `put the mode of ${realpathSync(root)}/private.key back to 600` });
+    expect(modeOf(file)).toBe('600');
+    expect(statSync(file).ino).toBe(ino);
+    expect(await nonces.undoRecord(change.nonce)).toMatchObject({ state: 'restored' });
+    expect(readdirSync(join(root, '.airlock-undo'))).toEqual([]);
+    const again = await undoCall('fs_undo', { job: 'job-1', call: change.callId, path: 'private.key' });
+    expect(again.prepared.warnings.join('\n')).toContain('was already undone');
+    expect((await run(again.input)).ok).toBe(false);
+  });
+
+  test('changed again since, or the file replaced by another: refused, naming what changed; nothing is changed', async () => {
+    const file = join(root, 'a.sh');
+    writeFileSync(file, 'echo');
+    chmodSync(file, 0o700);
+    const first = await chmodded('a.sh', '755');
+    chmodSync(file, 0o711);
+    const later = await undoCall('fs_undo', { job: 'job-1', call: first.callId, path: 'a.sh' });
+    expect(later.prepared.warnings.join('\n')).toContain(`the mode of ${realpathSync(root)}/a.sh is 711 now, not the 755 call ${first.callId} of job job-1 set (changed again since)`);
+    expect((await run(later.input)).ok).toBe(false);
+    expect(modeOf(file)).toBe('711');
+
+    const b = join(root, 'b.sh');
+    writeFileSync(b, 'echo');
+    const second = await chmodded('b.sh', '700');
+    rmSync(b);
+    writeFileSync(b, 'another');
+    chmodSync(b, 0o700);
+    const replaced = await undoCall('fs_undo', { job: 'job-1', call: second.callId, path: 'b.sh' });
+    expect(replaced.prepared.warnings.join('\n')).toMatch(/is another file than the one call .* changed \(replaced since\)|its mode was not changed/);
+    expect((await run(replaced.input)).ok).toBe(false);
+    expect(modeOf(b)).toBe('700');
+  });
+
+  test('set-id bits go back only onto the content they were on', async () => {
+    for (const [name, write] of [['same', false], ['written', true]] as const) {
+      const file = join(root, name);
+      writeFileSync(file, '#!/bin/sh');
+      chmodSync(file, 0o4755);
+      const change = await chmodded(name, '755');
+      expect(modeOf(file)).toBe('755');
+      if (write) appendFileSync(file, '\nrm -rf /');
+      const { input } = await undoCall('fs_undo', { job: 'job-1', call: change.callId, path: name });
+      const result = await run(input);
+      expect(result.ok).toBe(true);
+      expect(modeOf(file)).toBe(write ? '755' : '4755');
+      if (write) expect(result.output).toContain('not its set-id or sticky bits: its content changed since');
+    }
+  });
+
+  test('killed after the mode was set and before its record: the retry settles the call as run and writes the record, once', async () => {
+    const file = join(root, 'c.txt');
+    writeFileSync(file, 'c');
+    chmodSync(file, 0o640);
+    const { prepared, input } = await deleteCall('fs_chmod', { path: 'c.txt', mode: '600' });
+    await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
+    // What the killed attempt did: kept what it would set, then set it.
+    mkdirSync(join(root, '.airlock-undo', prepared.nonce), { recursive: true });
+    writeFileSync(join(root, '.airlock-undo', prepared.nonce, 'mode.json'), JSON.stringify({ after: '600', dev: statSync(file).dev, ino: statSync(file).ino }));
+    chmodSync(file, 0o600);
+    expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
+    expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', held: { mode: '640' }, change: { kind: 'mode', after: '600' } });
+    const { input: undoing } = await undoCall('fs_undo', { job: 'job-1', call: input.callId, path: 'c.txt' });
+    expect(await run(undoing)).toMatchObject({ ok: true });
+    expect(modeOf(file)).toBe('640');
+  });
 });

@@ -3,11 +3,15 @@ import type { CallFacts } from '../facts';
 import type { ToolOutcome } from '../outcome';
 import type { HoldSlot, Reversibility, Undoable, UndoTarget } from '../undo';
 
-/** Where a call's held entry is: the root whose holding folder keeps it. */
+/** Where a call's kept state is: the root whose holding folder keeps it, and what the change did. */
 export interface HeldPlace {
   readonly root: string;
   readonly keepDays: number;
+  readonly change: KeptChange;
 }
+
+/** What a reversible change kept: the entry it moved aside, or the mode it replaced (the entry stays where it is). */
+export type KeptChange = { readonly kind: 'moved_aside' } | { readonly kind: 'mode'; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number };
 
 /** What `contents` found at a path. */
 export type FileContents =
@@ -48,8 +52,9 @@ export interface FileCapability {
   /** Puts the held entry back at its path (never over anything there), then marks its record restored; finishes one a crash interrupted. */
   restore(target: UndoTarget): Promise<ToolOutcome>;
   /** Whether the entry is back at its path and no longer held (a retry's postcondition); a restore found in place has its record marked. */
-  restored(target: UndoTarget): Promise<{ readonly present: boolean; readonly detail: string }>;
-  chmod(path: string, mode: string): Promise<ToolOutcome>;
+  restored(target: UndoTarget, options: { readonly pathWasFree: boolean }): Promise<{ readonly present: boolean; readonly detail: string }>;
+  /** With a hold slot, in a root set up for undo: the mode it replaces is kept first, for undo. */
+  chmod(path: string, mode: string, hold?: HoldSlot): Promise<ToolOutcome>;
   /**
    * A regular file's content as text, for a reviewer's diff (never for the
    * model: `read` is the tool's). `text` is null past `maxBytes` or when

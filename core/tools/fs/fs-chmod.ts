@@ -15,8 +15,13 @@ export const fsChmod = defineTool({
   }),
   targetFields: ['path'],
   pathFields: ['path'],
-  prepare: (host, args) => prepareFiles(host.files, [args.path], false),
-  execute: (host, args) => host.files.chmod(args.path, args.mode),
+  async prepare(host, args) {
+    const prepared = await prepareFiles(host.files, [args.path], false);
+    // A target the tool will refuse, or one not there, has no mode to keep; a mode kept takes no room (0 bytes against the quota).
+    const undo = prepared.problems[0] === undefined && fileAt(prepared.observed, 0)?.exists === true ? await host.files.reversibility(args.path, 0).catch(() => undefined) : undefined;
+    return undo === undefined ? prepared : { ...prepared, undo };
+  },
+  execute: (host, args) => host.files.chmod(args.path, args.mode, host.hold),
 
   async postcondition(host, args, before) {
     const mode = Number.parseInt(args.mode, 8) & 0o777;

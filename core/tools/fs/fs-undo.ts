@@ -3,14 +3,15 @@ import { defineTool } from '../tool-module';
 import { fileAt, pathArg, prepareFiles } from './file-targets';
 
 /**
- * Takes an approved reversible change back: puts what it moved aside
- * (`.airlock-undo/<nonce>/`) back at its path. `airlock undo` calls it in a
+ * Takes an approved reversible change back: puts what a delete moved aside
+ * (`.airlock-undo/<nonce>/`) back at its path, or the mode a mode change
+ * replaced back on its file. `airlock undo` calls it in a
  * job of its own, so it passes the same gate as any change; the model is
  * never offered it (`askedForOnly`).
  */
 export const fsUndo = defineTool({
   name: 'fs_undo',
-  description: 'Put back what an approved reversible change of another job moved aside, at the path it had.',
+  description: 'Take back an approved reversible change of another job: put back what a delete moved aside, or the mode a mode change replaced.',
   category: 'file_change',
   risk: 'medium',
   needs: ['files'],
@@ -32,10 +33,5 @@ export const fsUndo = defineTool({
   },
   execute: (host, args) => host.files.restore({ job: args.job, call: args.call, path: args.path }),
 
-  async postcondition(host, args, before) {
-    // Something was at the path before: the undo could only have been refused.
-    const prior = fileAt(before, 0);
-    if (prior?.exists === true) return { present: false, detail: `${prior.path} existed before the undo` };
-    return host.files.restored({ job: args.job, call: args.call, path: args.path });
-  },
+  postcondition: (host, args, before) => host.files.restored({ job: args.job, call: args.call, path: args.path }, { pathWasFree: fileAt(before, 0)?.exists !== true }),
 });
