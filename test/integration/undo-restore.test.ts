@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, chmodSync, chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -11,6 +12,7 @@ import { Roots } from '../../host/roots';
 import { createFileCapability } from '../../host/tools/file-host';
 import { purgeExpiredHolds, type UndoSettings } from '../../host/tools/holding';
 import { approvedCalls } from '../helpers/approved-call';
+import { repoRoot } from '../helpers/processes';
 import { treeListing } from '../helpers/tree-listing';
 
 /**
@@ -320,4 +322,47 @@ describe('a mode change', () => {
     expect(await run(undoing)).toMatchObject({ ok: true });
     expect(modeOf(file)).toBe('640');
   });
+});
+
+test("another user's file, which a worker running as an ordinary user may not link back (protected_hardlinks), is put back by a rename", () => {
+  // The worker as an ordinary user (nobody) owns the root; the file is root's, readable, not writable by it.
+  const share = join(dir, 'nobody-share');
+  mkdirSync(share);
+  chownSync(share, 65534, 65534);
+  chownSync(dir, 0, 0);
+  chmodSync(dir, 0o755);
+  writeFileSync(join(share, 'report.txt'), 'quarterly');
+  chmodSync(join(share, 'report.txt'), 0o644);
+  const ino = statSync(join(share, 'report.txt')).ino;
+  const script = `
+    const D = ${JSON.stringify(join(repoRoot, 'dist'))};
+    const { Roots } = require(D + '/host/roots');
+    const { createFileCapability } = require(D + '/host/tools/file-host');
+    const { SqliteNonceStore } = require(D + '/host/nonces/sqlite-nonce-store');
+    const { pathDigest } = require(D + '/host/nonces/nonce-store');
+    (async () => {
+      process.setgid(65534); process.setuid(65534);
+      const root = ${JSON.stringify(realpathSync(share))};
+      const store = new SqliteNonceStore(root + '/../nobody-nonces/n.sqlite');
+      const undo = { roots: [root], keepDays: 7 };
+      const files = createFileCapability(await Roots.create([root]), { undo, undoRecords: store });
+      const before = await files.observe('report.txt', { follow: false, deep: true });
+      const nonce = 'ab'.repeat(16);
+      const removed = await files.remove('report.txt', false, { key: nonce, required: true, bytes: before.size });
+      await store.recordUndo({ schemaVersion: 1, nonce, jobId: 'j', callId: 'c', toolName: 'fs_delete', root, pathDigest: pathDigest(before.path),
+        held: { type: 'file', bytes: before.size, files: null, digest: before.sha256, mode: before.mode, dev: before.dev, ino: before.ino },
+        heldAt: new Date().toISOString(), expiresAt: new Date(Date.now() + 864e5).toISOString(), state: 'held' });
+      const restored = await files.restore({ job: 'j', call: 'c', path: 'report.txt' });
+      const record = await store.undoRecord(nonce);
+      console.log(JSON.stringify({ removed, restored, state: record.state }));
+      await store.close();
+    })().catch((e) => { console.log(JSON.stringify({ error: String(e) })); process.exit(1); });`;
+  mkdirSync(join(dir, 'nobody-nonces'));
+  chownSync(join(dir, 'nobody-nonces'), 65534, 65534);
+  const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  const answer = JSON.parse(out.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+  expect(answer).toMatchObject({ removed: { ok: true }, restored: { ok: true, output: `restored ${realpathSync(share)}/report.txt` }, state: 'restored' });
+  expect(readFileSync(join(share, 'report.txt'), 'utf8')).toBe('quarterly');
+  expect(statSync(join(share, 'report.txt')).ino).toBe(ino);
+  expect(existsSync(join(share, '.airlock-undo', 'ab'.repeat(16), 'held'))).toBe(false);
 });
