@@ -31,8 +31,17 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
   // What was held is known only from the state recorded right before the change; without it the entry stays until retention purges it.
   const target = before?.[0];
   if (target === undefined || !isFileState(target)) return;
-  const held = heldEntryOf(target);
-  if (held === undefined) return;
+  const entry = heldEntryOf(target);
+  if (entry === undefined) return;
+  let held: HeldEntry = entry;
+  const change = place.change;
+  if (change.kind === 'mode') {
+    // Recorded only for the inode the chmod acted on, once it carries the mode it set; the mode before is the one read on that inode.
+    if (target.exists && (target.dev !== change.dev || target.ino !== change.ino)) return;
+    const now = await files.observe(target.path, { follow: false, hash: false });
+    if (!now.exists || now.dev !== change.dev || now.ino !== change.ino || now.mode !== change.after) return;
+    held = { ...entry, mode: change.before };
+  }
   const now = runner.now();
   await runner.deps.nonces.recordUndo({
     schemaVersion: 1,

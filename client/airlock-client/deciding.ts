@@ -4,11 +4,11 @@ import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, Wo
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { ZodType } from 'zod';
+import { callFingerprint } from '../../core/approval/fingerprint';
 import { deciderProblem, decisionSigningText, editOutsideRule, type DecisionPayload } from '../../core/approval/approvals';
 import type { PendingRequestView } from '../../core/job/job-view';
 import { argAt } from '../../core/policy/conditions';
 import { maskValue } from '../../core/redaction/masking';
-import { canonicalJson } from '../../core/util/canonical-json';
 import type { ShownStatus } from '../../core/temporal/search-attributes';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import { TaskQueues } from '../../core/temporal/task-queues';
@@ -90,9 +90,9 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
   if (found.execution !== 'RUNNING') throw new JobError(closedJobMessage(jobId, found.status, cli));
   const request = pickRequest(jobId, found, options.requestId, cli);
   const expected = options.expect;
-  // Compared as the job shows its requests: arguments masked.
-  if (expected !== undefined && (request.toolName !== expected.toolName || canonicalJson(request.args) !== canonicalJson(maskValue(expected.args)))) {
-    const reason = `request ${request.requestId} of job ${jobId} is ${request.toolName} ${JSON.stringify(request.args)}, not the ${expected.toolName} ${JSON.stringify(maskValue(expected.args))} meant; nothing was signed`;
+  // The signature binds the request's fingerprint: it must be that of exactly the expected call (shown arguments are masked, and could match another).
+  if (expected !== undefined && request.fingerprint !== callFingerprint({ jobId, scope: {}, toolName: expected.toolName, normalizedArgs: expected.args, ruleId: request.ruleId, ruleVersion: request.ruleVersion })) {
+    const reason = `request ${request.requestId} of job ${jobId} (${request.toolName} ${JSON.stringify(request.args)}) is not the ${expected.toolName} ${JSON.stringify(maskValue(expected.args))} meant; nothing was signed`;
     return { accepted: false, jobId, requestId: request.requestId, code: 'not_the_expected_call', reason };
   }
   const edited = options.set !== undefined && Object.keys(options.set).length > 0 ? coerceEdits(request.toolName, options.set) : undefined;

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { ClientCallView } from '../../core/job/client-calls';
-import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../../core/job/job-input';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { AGENT_JOB_WORKFLOW, agentJobInputSchema, type AgentJobInput, type AgentJobResult } from '../../core/job/job-input';
 import { PENDING_MEMO_KEY, pendingMemo } from '../../core/reviewer/pending-memo';
 import { TaskQueues } from '../../core/temporal/task-queues';
 import { clientCallsQuery, submitCallUpdate } from '../../workflows/messages';
@@ -35,13 +36,29 @@ async function undoCallKey(client: Client, workflowId: string): Promise<string> 
     .then((d) => d.status.name === 'RUNNING')
     .catch(() => false);
   if (running) {
+    // Any Temporal client may start a job under this id first: only one started as this command starts it is this undo's.
+    if (!(await startedAsUndo(client, workflowId))) throw notOurs(workflowId, 'was started with other settings');
     const calls = await client.workflow.getHandle(workflowId).query(clientCallsQuery);
-    // Any Temporal client may start a job under this id first: one holding other calls is not this undo's.
-    if (calls.some((c) => c.toolName !== 'fs_undo')) throw new JobError(`job ${workflowId} is running with calls that are not an undo; airlock undo did not start it. Cancel it (airlock cancel ${workflowId}) and undo again`);
+    if (calls.some((c) => c.toolName !== 'fs_undo')) throw notOurs(workflowId, 'is running with calls that are not an undo');
     const [held] = calls;
     if (held !== undefined) return held.callKey;
   }
   return `undo-${randomBytes(16).toString('hex')}`;
+}
+
+function notOurs(workflowId: string, what: string): JobError {
+  return new JobError(`job ${workflowId} ${what}; airlock undo did not start it. Cancel it (airlock cancel ${workflowId}) and undo again`);
+}
+
+/** Whether the running job's run was started as `submitUndo` starts one: a client-driven job on the agent queue that takes one fs_undo call, in no scope. */
+async function startedAsUndo(client: Client, workflowId: string): Promise<boolean> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (started === undefined || started === null || started.taskQueue?.name !== TaskQueues.agent) return false;
+  const input = agentJobInputSchema.safeParse(await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, started.input?.payloads ?? []));
+  if (!input.success) return false;
+  const job = input.data;
+  return job.driver === 'client' && job.takesCalls === 1 && job.tools?.length === 1 && job.tools[0] === 'fs_undo' && job.scope.piece === undefined && job.scope.movement === undefined;
 }
 
 export interface UndoRequest {

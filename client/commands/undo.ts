@@ -120,7 +120,7 @@ async function list(args: ParsedArgs, io: CommandIo, command: CommandSpec): Prom
   // Records past their time wait for retention: read more than are shown, so they do not hide those still in time.
   const records = (await heldUndoRecords(io.config(), { limit: LISTED * 5, ...(jobId !== undefined ? { jobId } : {}) })).filter((r) => Date.parse(r.expiresAt) > now).slice(0, LISTED);
   if (args.values.json === true) {
-    printJson(io, records.map((r) => ({ jobId: r.jobId, callId: r.callId, toolName: r.toolName, root: r.root, held: r.held, heldAt: r.heldAt, expiresAt: r.expiresAt })));
+    printJson(io, records.map((r) => ({ jobId: r.jobId, callId: r.callId, toolName: r.toolName, root: r.root, held: r.held, change: r.change ?? { kind: 'moved_aside' }, heldAt: r.heldAt, expiresAt: r.expiresAt })));
     return 0;
   }
   if (records.length === 0) {

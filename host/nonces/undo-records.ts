@@ -51,8 +51,8 @@ export const undoRecordSchema = z.object({
    */
   change: z
     .discriminatedUnion('kind', [
-      z.object({ kind: z.literal('moved_aside') }),
-      z.object({ kind: z.literal('mode'), after: z.string().regex(/^[0-7]{3,4}$/), dev: z.number(), ino: z.number(), born: z.number().optional() }),
+      z.object({ kind: z.literal('moved_aside'), born: z.number().optional() }),
+      z.object({ kind: z.literal('mode'), before: z.string().optional(), after: z.string().regex(/^[0-7]{3,4}$/), dev: z.number(), ino: z.number(), born: z.number().optional() }),
     ])
     .optional(),
   /** ISO 8601, UTC. */

@@ -14,7 +14,7 @@ import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, inside, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
 import type { HoldSlot, Reversibility } from '../../core/tools/undo';
-import { holdEntry, holdMode, overQuota, reversibilityOf, type UndoSettings } from './holding';
+import { dropMode, holdEntry, holdMode, overQuota, reversibilityOf, type UndoSettings } from './holding';
 import type { UndoRecords } from '../nonces/undo-records';
 import { observePinned } from './observe';
 import { withPinned, type Pinned } from './pinned-path';
@@ -302,8 +302,14 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
           const mode = Number.parseInt(a.mode, 8) & 0o777;
           // Kept for undo: what it will set, on which inode, before it sets it (the mode before is in the record).
           const kept = hold !== undefined && (await holdMode(target, options.undo, hold, mode.toString(8).padStart(3, '0')));
-          // chmod of the descriptor's magic link: the inode that was checked, never a link's target.
-          await chmod(target.selfPath(), mode);
+          try {
+            // chmod of the descriptor's magic link: the inode that was checked, never a link's target.
+            await chmod(target.selfPath(), mode);
+          } catch (err) {
+            // Nothing changed: nothing to undo.
+            if (kept && hold !== undefined) await dropMode(target.root, hold.key);
+            throw err;
+          }
           return `changed mode of ${target.path} to ${a.mode}${kept ? ` (the mode before is kept for ${options.undo?.keepDays ?? 0} days: airlock undo restores it)` : ''}`;
         }),
       ),

@@ -1,7 +1,7 @@
 import { mkdirSync, statfsSync } from 'node:fs';
 import type { UndoQuota } from '../../core/config/tools/tools-config';
 import { humanSize } from '../../core/util/human-size';
-import { lstat, readdir, rename, rm } from 'node:fs/promises';
+import { lstat, readdir, rename, rm, unlink } from 'node:fs/promises';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import type { HeldPlace, KeptChange } from '../../core/tools/capabilities/files';
 import { z } from 'zod';
@@ -125,7 +125,8 @@ export async function holdEntry(target: Pinned, settings: UndoSettings | undefin
 
 /** The file in a call's folder that keeps what a mode change replaced: the mode it sets, on which inode (the mode before is in the record). */
 export const MODE_NAME = 'mode.json';
-const modeMarkerSchema = z.strictObject({ after: z.string().regex(/^[0-7]{3,4}$/), dev: z.number(), ino: z.number(), born: z.number().optional() });
+const modeMarkerSchema = z.strictObject({ before: z.string().regex(/^[0-7]{3,4}$/), after: z.string().regex(/^[0-7]{3,4}$/), dev: z.number(), ino: z.number(), born: z.number().optional() });
+type ModeMarker = z.infer<typeof modeMarkerSchema>;
 
 /**
  * Before a mode change in a root set up for undo: writes what it will set,
@@ -146,16 +147,26 @@ export async function holdMode(target: Pinned, settings: UndoSettings | undefine
     folders.push(holding);
     const own = openFolder(procPath(holding, slot.key));
     folders.push(own);
-    let fd: number;
-    try {
-      fd = openFd(procPath(own, MODE_NAME), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
-    } catch (err) {
-      if (errnoCode(err) === 'EEXIST') throw new ToolRefusal('this call already kept a mode for undo; nothing more was changed');
-      throw err;
+    // The mode before is the pinned inode's own, the one the chmod will change.
+    const marker: ModeMarker = {
+      before: (target.stats.mode & 0o7777).toString(8).padStart(3, '0'),
+      after,
+      dev: target.stats.dev,
+      ino: target.stats.ino,
+      ...(target.stats.birthtimeMs > 0 ? { born: target.stats.birthtimeMs } : {}),
+    };
+    const path = procPath(own, MODE_NAME);
+    const kept = await keptIn(procPath(holding, slot.key));
+    if (kept?.kind === 'mode') {
+      // A retry of a call killed after keeping its mode: the same change on the same inode goes on; another is refused.
+      if (kept.after === marker.after && kept.dev === marker.dev && kept.ino === marker.ino && kept.born === marker.born) return true;
+      throw new ToolRefusal('this call already kept a mode for another change; nothing more was changed');
     }
+    // A file cut short by a kill is written again.
+    await unlink(path).catch(() => undefined);
+    const fd = openFd(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
     try {
-      const born = target.stats.birthtimeMs > 0 ? { born: target.stats.birthtimeMs } : {};
-      await writeAll(fd, Buffer.from(JSON.stringify({ after, dev: target.stats.dev, ino: target.stats.ino, ...born })));
+      await writeAll(fd, Buffer.from(JSON.stringify(marker)));
     } finally {
       release(fd);
     }
@@ -190,9 +201,29 @@ export async function findHeld(settings: UndoSettings | undefined, key: string):
   return undefined;
 }
 
+/** A mode change that did not happen (its chmod failed): what it kept goes, so nothing offers to undo it. */
+export async function dropMode(root: string, key: string): Promise<void> {
+  const holding = openHolding(root);
+  if (holding === undefined) return;
+  try {
+    const own = openFd(procPath(holding, key), O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    try {
+      await unlink(procPath(own, MODE_NAME)).catch(() => undefined);
+    } finally {
+      release(own);
+    }
+  } catch {
+    // No folder of the call: nothing kept.
+  } finally {
+    release(holding);
+  }
+}
+
 /** What a call's folder keeps: an entry moved aside, or the mode a change set; undefined when neither (or the mode file is cut short). */
 async function keptIn(folder: string): Promise<KeptChange | undefined> {
-  if ((await lstat(`${folder}/${HELD_NAME}`).catch(() => undefined)) !== undefined) return { kind: 'moved_aside' };
+  const held = await lstat(`${folder}/${HELD_NAME}`).catch(() => undefined);
+  // Its birth time (a rename keeps it) tells it apart from an entry made later under a reused inode number.
+  if (held !== undefined) return held.birthtimeMs > 0 ? { kind: 'moved_aside', born: held.birthtimeMs } : { kind: 'moved_aside' };
   const text = await readFileNoFollow(`${folder}/${MODE_NAME}`);
   if (text === undefined) return undefined;
   try {

@@ -1,6 +1,5 @@
 import type { Stats } from 'node:fs';
 import { chmod, link, lstat, rename, rmdir, unlink } from 'node:fs/promises';
-import type { KeptChange } from '../../core/tools/capabilities/files';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import type { FileState } from '../../core/tools/observed-state';
 import type { ToolOutcome } from '../../core/tools/outcome';
@@ -27,7 +26,9 @@ import type { TreeLimits } from './tree';
  *
  * What Linux gives Node no way to refuse: a rename replaces an empty folder
  * that appears at the path between the check and the rename (a file or a
- * non-empty folder there makes it fail).
+ * non-empty folder there makes it fail); and a file the kernel will not
+ * link back (see `restoreFile`) replaces one made at its path in the
+ * instant between its check and its rename.
  */
 
 export interface RestoreDeps {
@@ -71,8 +72,12 @@ function pinTarget(deps: RestoreDeps, record: UndoRecord, t: UndoTarget): Pinned
   return target;
 }
 
-function occupied(target: Pinned): ToolRefusal {
+function occupied(target: Pinned, record: UndoRecord): ToolRefusal {
   const what = target.stats?.isDirectory() === true ? 'a folder' : target.stats?.isSymbolicLink() === true ? 'a symbolic link' : 'a file';
+  // The very inode kept for undo: most likely put back by an undo cut short, which could not be confirmed; never advise deleting it.
+  if (record.held.ino !== undefined && target.stats?.dev === record.held.dev && target.stats?.ino === record.held.ino) {
+    return new ToolRefusal(`${target.path} is there again with the inode of what the change kept: it may be the entry an interrupted undo put back. Check it before you move or delete anything`);
+  }
   return new ToolRefusal(`${target.path} exists again (${what} made after the change); move or delete it first, then undo again`);
 }
 
@@ -113,7 +118,7 @@ async function heldMatches(deps: RestoreDeps, record: UndoRecord, held: Pinned, 
 }
 
 /** The mode is back on the changed inode while the record is still held or just marked restored. */
-function modeBack(record: UndoRecord, change: Extract<KeptChange, { kind: 'mode' }>, target: Pinned): boolean {
+function modeBack(record: UndoRecord, change: Extract<RecordChange, { kind: 'mode' }>, target: Pinned): boolean {
   const stats = target.stats;
   if (record.state === 'purged' || stats === null || stats.dev !== change.dev || stats.ino !== change.ino || (change.born !== undefined && stats.birthtimeMs !== change.born)) return false;
   // Back with or without the set-id and sticky bits it had (those go back only onto unchanged content).
@@ -170,7 +175,8 @@ async function dropFolder(record: UndoRecord): Promise<void> {
 }
 
 /** What the record's change did (records before mode changes only moved entries aside). */
-const changeOf = (record: UndoRecord): KeptChange => record.change ?? { kind: 'moved_aside' };
+type RecordChange = NonNullable<UndoRecord['change']>;
+const changeOf = (record: UndoRecord): RecordChange => record.change ?? { kind: 'moved_aside' };
 
 /** The mode as observed states write it: "644". */
 const modeText = (stats: Stats) => (stats.mode & 0o7777).toString(8).padStart(3, '0');
@@ -179,7 +185,7 @@ const modeText = (stats: Stats) => (stats.mode & 0o7777).toString(8).padStart(3,
  * A mode change is taken back only on the very inode it changed, still
  * with the mode it set: anything else changed since, and is said so.
  */
-function modeStillSet(change: Extract<KeptChange, { kind: 'mode' }>, target: Pinned, t: UndoTarget): Stats {
+function modeStillSet(change: Extract<RecordChange, { kind: 'mode' }>, target: Pinned, t: UndoTarget): Stats {
   const stats = target.stats;
   if (stats === null) throw new ToolRefusal(`${target.path} is not there now; nothing to put its mode back on`);
   if (stats.isSymbolicLink()) throw new ToolRefusal(`${target.path} is a symbolic link now; refusing to change a link's target`);
@@ -232,7 +238,10 @@ export function createRestore(deps: RestoreDeps) {
     if (record.state !== 'held' || target.stats === null) return false;
     if (held === null) {
       const kept = record.held;
-      if (kept.ino === undefined || kept.digest === null || target.stats.dev !== kept.dev || target.stats.ino !== kept.ino) return false;
+      if (kept.ino === undefined || target.stats.dev !== kept.dev || target.stats.ino !== kept.ino) return false;
+      // Without a digest (past the hash or tree limits), its birth time and type tell it is the very entry.
+      const born = record.change?.kind === 'moved_aside' ? record.change.born : undefined;
+      if (kept.digest === null) return born !== undefined && target.stats.birthtimeMs === born && target.stats.isDirectory() === (kept.type === 'directory');
       return changedSince(record, await observePinned(target, { follow: false, deep: true, ...(deps.treeLimits !== undefined ? { treeLimits: deps.treeLimits } : {}) })) === undefined;
     }
     if (record.held.type !== 'file' || !sameInode(target, held)) return false;
@@ -249,7 +258,7 @@ export function createRestore(deps: RestoreDeps) {
           modeStillSet(change, target, t);
           return { ok: true as const, type: record.held.type, bytes: record.held.bytes, files: record.held.files, heldAt: record.heldAt, expiresAt: record.expiresAt };
         }
-        if (target.stats !== null) throw occupied(target);
+        if (target.stats !== null) throw occupied(target, record);
         if (held === null) throw new ToolRefusal(`what ${callOf(t)} moved aside is no longer in ${record.root}'s holding folder; nothing can be put back`);
         await heldMatches(deps, record, held, t);
         return { ok: true as const, type: record.held.type, bytes: record.held.bytes, files: record.held.files, heldAt: record.heldAt, expiresAt: record.expiresAt };
@@ -268,7 +277,7 @@ export function createRestore(deps: RestoreDeps) {
           return { ok: true, output: `restored ${target.path} (an earlier attempt had put it back)` };
         }
         stillHeld(record, t, now());
-        if (target.stats !== null) throw occupied(target);
+        if (target.stats !== null) throw occupied(target, record);
         if (held === null) throw new ToolRefusal(`what ${callOf(t)} moved aside is no longer in ${record.root}'s holding folder; nothing can be put back`);
         await heldMatches(deps, record, held, t);
         try {
@@ -299,7 +308,7 @@ export function createRestore(deps: RestoreDeps) {
   }
 
   /** Puts the mode back on the inode the change set it on; a kill after the chmod is finished here (the mode already back, the record held). */
-  async function restoreMode(record: UndoRecord, change: Extract<KeptChange, { kind: 'mode' }>, target: Pinned, t: UndoTarget): Promise<ToolOutcome> {
+  async function restoreMode(record: UndoRecord, change: Extract<RecordChange, { kind: 'mode' }>, target: Pinned, t: UndoTarget): Promise<ToolOutcome> {
     if (record.state === 'held' && modeBack(record, change, target)) {
       await settle(record);
       await dropFolder(record);

@@ -168,7 +168,7 @@ test("a job another Temporal client started first under the undo's id, parked on
   expect(squatted).toMatchObject({ status: 'parked', toolName: 'fs_write' });
   const undone = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey]);
   expect(undone.code).not.toBe(0);
-  expect(undone.stderr).toContain('is running with calls that are not an undo; airlock undo did not start it');
+  expect(undone.stderr).toContain('was started with other settings; airlock undo did not start it');
   expect(readFileSync(join(h.root, 'precious.txt'), 'utf8')).toBe('precious');
   expect(existsSync(join(h.root, 'c.txt'))).toBe(false);
   expect((await h.airlock.state(undoJobId(jobId, 'call_0_0'))).pending).toHaveLength(1);

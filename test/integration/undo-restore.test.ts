@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -314,7 +314,7 @@ describe('a mode change', () => {
     await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
     // What the killed attempt did: kept what it would set, then set it.
     mkdirSync(join(root, '.airlock-undo', prepared.nonce), { recursive: true });
-    writeFileSync(join(root, '.airlock-undo', prepared.nonce, 'mode.json'), JSON.stringify({ after: '600', dev: statSync(file).dev, ino: statSync(file).ino }));
+    writeFileSync(join(root, '.airlock-undo', prepared.nonce, 'mode.json'), JSON.stringify({ before: '640', after: '600', dev: statSync(file).dev, ino: statSync(file).ino, born: statSync(file).birthtimeMs }));
     chmodSync(file, 0o600);
     expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
     expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', held: { mode: '640' }, change: { kind: 'mode', after: '600' } });
@@ -365,4 +365,38 @@ test("another user's file, which a worker running as an ordinary user may not li
   expect(readFileSync(join(share, 'report.txt'), 'utf8')).toBe('quarterly');
   expect(statSync(join(share, 'report.txt')).ino).toBe(ino);
   expect(existsSync(join(share, '.airlock-undo', 'ab'.repeat(16), 'held'))).toBe(false);
+});
+
+describe('a mode change cut short', () => {
+  test('killed after keeping its mode and before the chmod: the retry runs it now, once, and records it; the undo puts the mode back', async () => {
+    const file = join(root, 'd.txt');
+    writeFileSync(file, 'd');
+    chmodSync(file, 0o640);
+    const { prepared, input } = await deleteCall('fs_chmod', { path: 'd.txt', mode: '604' });
+    await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
+    const s = statSync(file);
+    mkdirSync(join(root, '.airlock-undo', prepared.nonce), { recursive: true });
+    writeFileSync(join(root, '.airlock-undo', prepared.nonce, 'mode.json'), JSON.stringify({ before: '640', after: '604', dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
+    expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_now' });
+    expect((statSync(file).mode & 0o777).toString(8)).toBe('604');
+    expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', held: { mode: '640' }, change: { kind: 'mode', after: '604' } });
+  });
+
+  test('a chmod that fails keeps nothing: no record, nothing to undo', async () => {
+    const file = join(root, 'fixed.txt');
+    writeFileSync(file, 'f');
+    chmodSync(file, 0o644);
+    const { prepared, input } = await deleteCall('fs_chmod', { path: 'fixed.txt', mode: '600' });
+    // Immutable: even root's chmod fails (EPERM).
+    execFileSync('chattr', ['+i', file]);
+    try {
+      const result = await run(input);
+      expect(result).toMatchObject({ ok: false });
+      expect((statSync(file).mode & 0o777).toString(8)).toBe('644');
+      expect(await nonces.undoRecord(prepared.nonce)).toBeUndefined();
+      expect(existsSync(join(root, '.airlock-undo', prepared.nonce, 'mode.json'))).toBe(false);
+    } finally {
+      execFileSync('chattr', ['-i', file]);
+    }
+  });
 });

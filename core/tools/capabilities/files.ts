@@ -11,7 +11,7 @@ export interface HeldPlace {
 }
 
 /** What a reversible change kept: the entry it moved aside, or the mode it replaced (the entry stays where it is). */
-export type KeptChange = { readonly kind: 'moved_aside' } | { readonly kind: 'mode'; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number };
+export type KeptChange = { readonly kind: 'moved_aside'; readonly born?: number } | { readonly kind: 'mode'; readonly before: string; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number };
 
 /** What `contents` found at a path. */
 export type FileContents =
