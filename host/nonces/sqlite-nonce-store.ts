@@ -51,6 +51,8 @@ export class SqliteNonceStore implements NonceStore {
   private readonly listUndo: Record<UndoFilter, Database.Statement>;
   private readonly settleUndoRow: Database.Statement;
   private readonly expiredUndoRows: Database.Statement;
+  private readonly undoOfCall: Database.Statement;
+  private readonly heldBytesRow: Database.Statement;
   private readonly inode: number | undefined;
 
   constructor(private readonly file: string) {
@@ -142,6 +144,11 @@ export class SqliteNonceStore implements NonceStore {
       `UPDATE undo_records SET state = ?, record = json_set(record, '$.state', ?, '$.settledAt', ?) WHERE nonce = ? AND state = 'held'`,
     );
     this.expiredUndoRows = this.db.prepare(`SELECT record FROM undo_records WHERE state = 'held' AND expires_at < ? ORDER BY expires_at, nonce LIMIT ?`);
+    this.undoOfCall = this.db.prepare(`SELECT record FROM undo_records WHERE job_id = ? AND json_extract(record, '$.callId') = ? ORDER BY held_at DESC, nonce DESC LIMIT 1`);
+    // Asked before every delete in a root kept for undo (its quota): prepared once.
+    this.heldBytesRow = this.db.prepare(
+      `SELECT COALESCE(SUM(json_extract(record, '$.held.bytes')), 0) AS bytes FROM undo_records WHERE state = 'held' AND json_extract(record, '$.root') = ? AND COALESCE(json_extract(record, '$.change.kind'), 'moved_aside') = 'moved_aside'`,
+    );
   }
 
   /**
@@ -224,10 +231,7 @@ export class SqliteNonceStore implements NonceStore {
   }
 
   async undoRecordOfCall(jobId: string, callId: string): Promise<UndoRecord | undefined> {
-    const rows = this.db
-      .prepare(`SELECT record FROM undo_records WHERE job_id = ? AND json_extract(record, '$.callId') = ? ORDER BY held_at DESC, nonce DESC LIMIT 1`)
-      .all(jobId, callId) as Array<{ record: string }>;
-    return undoRecordsOf(rows)[0];
+    return undoRecordsOf(this.undoOfCall.all(jobId, callId) as Array<{ record: string }>)[0];
   }
 
   async undoRecords(query: UndoQuery): Promise<UndoRecord[]> {
@@ -245,10 +249,7 @@ export class SqliteNonceStore implements NonceStore {
   }
 
   async heldBytes(root: string): Promise<number> {
-    const row = this.db
-      .prepare(`SELECT COALESCE(SUM(json_extract(record, '$.held.bytes')), 0) AS bytes FROM undo_records WHERE state = 'held' AND json_extract(record, '$.root') = ? AND COALESCE(json_extract(record, '$.change.kind'), 'moved_aside') = 'moved_aside'`)
-      .get(root) as { bytes: number };
-    return Number(row.bytes);
+    return Number((this.heldBytesRow.get(root) as { bytes: number }).bytes);
   }
 
   async pruneUndo(olderThanMs: number): Promise<number> {

@@ -9,6 +9,7 @@ import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { heldUntil, type HoldSlot, type Reversibility } from '../../core/tools/undo';
 import type { UndoRecords } from '../nonces/undo-records';
 import { errnoCode, fstatFd, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, writeAll } from './descriptors';
+import { modeText } from './observe';
 import { openRoot, type Pinned } from './pinned-path';
 
 /**
@@ -100,12 +101,7 @@ export async function holdEntry(target: Pinned, settings: UndoSettings | undefin
   }
   // The quota was checked for the card; a change no card promised is kept only while it fits.
   if (!slot.required && settings !== undefined && (await overQuota(target.root, settings, records, slot.bytes)) !== undefined) return false;
-  const folders: number[] = [];
-  try {
-    const holding = withRoot(target.root, (fd) => openFolder(procPath(fd, HOLDING_FOLDER)));
-    folders.push(holding);
-    const own = openFolder(procPath(holding, slot.key));
-    folders.push(own);
+  return withCallFolder(target.root, slot.key, async (own) => {
     const place = procPath(own, HELD_NAME);
     // A rename would replace a held file: the call's folder holds one entry, the first.
     if ((await lstat(place).catch(() => undefined)) !== undefined) throw new ToolRefusal(`this call already holds an entry for undo; nothing more was changed`);
@@ -118,8 +114,21 @@ export async function holdEntry(target: Pinned, settings: UndoSettings | undefin
       return false;
     }
     return true;
+  });
+}
+
+/** Runs `use` on the call's own folder in the root's holding folder (both made if missing, mode 0700, opened without following a link), closing both after. */
+async function withCallFolder<T>(root: string, key: string, use: (own: number) => Promise<T>): Promise<T> {
+  const holding = withRoot(root, (fd) => openFolder(procPath(fd, HOLDING_FOLDER)));
+  try {
+    const own = openFolder(procPath(holding, key));
+    try {
+      return await use(own);
+    } finally {
+      release(own);
+    }
   } finally {
-    folders.forEach(release);
+    release(holding);
   }
 }
 
@@ -141,22 +150,18 @@ export async function holdMode(target: Pinned, settings: UndoSettings | undefine
     if (slot.required) throw new ToolRefusal(`the approved change was to be reversible, but ${can.reversible ? `${target.path} is not there` : can.why}; nothing was changed`);
     return false;
   }
-  const folders: number[] = [];
-  try {
-    const holding = withRoot(target.root, (fd) => openFolder(procPath(fd, HOLDING_FOLDER)));
-    folders.push(holding);
-    const own = openFolder(procPath(holding, slot.key));
-    folders.push(own);
+  const stats = target.stats;
+  return withCallFolder(target.root, slot.key, async (own) => {
     // The mode before is the pinned inode's own, the one the chmod will change.
     const marker: ModeMarker = {
-      before: (target.stats.mode & 0o7777).toString(8).padStart(3, '0'),
+      before: modeText(stats),
       after,
-      dev: target.stats.dev,
-      ino: target.stats.ino,
-      ...(target.stats.birthtimeMs > 0 ? { born: target.stats.birthtimeMs } : {}),
+      dev: stats.dev,
+      ino: stats.ino,
+      ...(stats.birthtimeMs > 0 ? { born: stats.birthtimeMs } : {}),
     };
     const path = procPath(own, MODE_NAME);
-    const kept = await keptIn(procPath(holding, slot.key));
+    const kept = await keptIn(procPath(own));
     if (kept?.kind === 'mode') {
       // A retry of a call killed after keeping its mode: the same change on the same inode goes on; another is refused.
       if (kept.after === marker.after && kept.dev === marker.dev && kept.ino === marker.ino && kept.born === marker.born) return true;
@@ -171,9 +176,7 @@ export async function holdMode(target: Pinned, settings: UndoSettings | undefine
       release(fd);
     }
     return true;
-  } finally {
-    folders.forEach(release);
-  }
+  });
 }
 
 /** A root's holding folder, opened without following a link (undefined when there is none, or something else is in its place). */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type Stats } from 'node:fs';
 import { opendir } from 'node:fs/promises';
 import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import type { FileState, TreeState } from '../../core/tools/observed-state';
@@ -7,6 +7,11 @@ import type { Roots } from '../roots';
 import { ErrnoError } from './descriptors';
 import { pin, type Pinned } from './pinned-path';
 import { DEFAULT_TREE_LIMITS, digestTree, entryType, TreeTooLarge, type TreeLimits } from './tree';
+
+/** Permission bits as observed states write them: "644", "4755". */
+export function modeText(stats: Stats): string {
+  return (stats.mode & 0o7777).toString(8).padStart(3, '0');
+}
 
 /** Files up to this size get a sha256 in their observed state. */
 export const DEFAULT_HASH_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -55,7 +60,7 @@ export async function observePinned(target: Pinned, options: ObserveOptions): Pr
     type,
     size: info.size,
     mtimeMs: info.mtimeMs,
-    mode: (info.mode & 0o7777).toString(8).padStart(3, '0'),
+    mode: modeText(info),
     dev: info.dev,
     ino: info.ino,
     sha256: type === 'file' && info.size <= hashLimit ? await sha256Of(target.selfPath()) : null,

@@ -9,8 +9,8 @@ import { pathDigest } from '../nonces/nonce-store';
 import type { UndoRecord, UndoRecords } from '../nonces/undo-records';
 import type { Roots } from '../roots';
 import { ErrnoError, errnoCode, fstatFd, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
-import { HELD_NAME, MODE_NAME, openHolding } from './holding';
-import { observePinned } from './observe';
+import { dropMode, HELD_NAME, openHolding } from './holding';
+import { modeText, observePinned } from './observe';
 import { Pinned, pin } from './pinned-path';
 import type { TreeLimits } from './tree';
 
@@ -156,18 +156,10 @@ async function restoreFile(held: Pinned, target: Pinned): Promise<void> {
 
 /** The call's folder goes once its change is taken back: the mode file it kept, then the folder (retention would remove both too). */
 async function dropFolder(record: UndoRecord): Promise<void> {
+  await dropMode(record.root, record.nonce);
   const holding = openHolding(record.root);
   if (holding === undefined) return;
   try {
-    let own: number | undefined;
-    try {
-      own = openFd(procPath(holding, record.nonce), O_PATH | O_DIRECTORY | O_NOFOLLOW);
-      await unlink(procPath(own, MODE_NAME)).catch(() => undefined);
-    } catch {
-      // Not there, or not a folder: nothing of it to remove.
-    } finally {
-      release(own ?? null);
-    }
     await rmdir(procPath(holding, record.nonce)).catch(() => undefined);
   } finally {
     release(holding);
@@ -178,8 +170,6 @@ async function dropFolder(record: UndoRecord): Promise<void> {
 type RecordChange = NonNullable<UndoRecord['change']>;
 const changeOf = (record: UndoRecord): RecordChange => record.change ?? { kind: 'moved_aside' };
 
-/** The mode as observed states write it: "644". */
-const modeText = (stats: Stats) => (stats.mode & 0o7777).toString(8).padStart(3, '0');
 
 /**
  * A mode change is taken back only on the very inode it changed, still
@@ -249,18 +239,25 @@ export function createRestore(deps: RestoreDeps) {
     return true;
   }
 
+  /** An entry moved aside can go back: its record still held and in time, its path free, the entry kept and unchanged; the kept entry. */
+  async function restorable(record: UndoRecord, target: Pinned, held: Pinned | null, t: UndoTarget): Promise<Pinned> {
+    stillHeld(record, t, now());
+    if (target.stats !== null) throw occupied(target, record);
+    if (held === null) throw new ToolRefusal(`what ${callOf(t)} moved aside is no longer in ${record.root}'s holding folder; nothing can be put back`);
+    await heldMatches(deps, record, held, t);
+    return held;
+  }
+
   async function undoable(t: UndoTarget): Promise<Undoable> {
     return refusing(() =>
       withPlaces(t, async (record, target, held) => {
-        stillHeld(record, t, now());
         const change = changeOf(record);
         if (change.kind === 'mode') {
+          stillHeld(record, t, now());
           modeStillSet(change, target, t);
-          return { ok: true as const, type: record.held.type, bytes: record.held.bytes, files: record.held.files, heldAt: record.heldAt, expiresAt: record.expiresAt };
+        } else {
+          await restorable(record, target, held, t);
         }
-        if (target.stats !== null) throw occupied(target, record);
-        if (held === null) throw new ToolRefusal(`what ${callOf(t)} moved aside is no longer in ${record.root}'s holding folder; nothing can be put back`);
-        await heldMatches(deps, record, held, t);
         return { ok: true as const, type: record.held.type, bytes: record.held.bytes, files: record.held.files, heldAt: record.heldAt, expiresAt: record.expiresAt };
       }),
     );
@@ -276,15 +273,12 @@ export function createRestore(deps: RestoreDeps) {
           await dropFolder(record);
           return { ok: true, output: `restored ${target.path} (an earlier attempt had put it back)` };
         }
-        stillHeld(record, t, now());
-        if (target.stats !== null) throw occupied(target, record);
-        if (held === null) throw new ToolRefusal(`what ${callOf(t)} moved aside is no longer in ${record.root}'s holding folder; nothing can be put back`);
-        await heldMatches(deps, record, held, t);
+        const kept = await restorable(record, target, held, t);
         try {
           if (record.held.type === 'directory') {
-            await rename(held.entryPath(), target.entryPath());
+            await rename(kept.entryPath(), target.entryPath());
           } else {
-            await restoreFile(held, target);
+            await restoreFile(kept, target);
           }
         } catch (err) {
           const code = errnoCode(err);

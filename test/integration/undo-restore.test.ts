@@ -41,6 +41,13 @@ const undoCall = approvedCalls({ gate: () => gate, privateKey: keys.privateKey, 
 const run = (input: ExecuteInput, attempt = 1): Promise<ExecuteResult> => new MockActivityEnvironment({ attempt }).run(gate.execute, input);
 const held = (nonce: string) => join(root, '.airlock-undo', nonce, 'held');
 
+/** What a mode change keeps before its chmod, as a killed attempt leaves it in its call's folder. */
+function keptMode(nonce: string, file: string, before: string, after: string): void {
+  const s = statSync(file);
+  mkdirSync(join(root, '.airlock-undo', nonce), { recursive: true });
+  writeFileSync(join(root, '.airlock-undo', nonce, 'mode.json'), JSON.stringify({ before, after, dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
+}
+
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'airlock-restore-'));
   root = join(dir, 'share');
@@ -313,8 +320,7 @@ describe('a mode change', () => {
     const { prepared, input } = await deleteCall('fs_chmod', { path: 'c.txt', mode: '600' });
     await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
     // What the killed attempt did: kept what it would set, then set it.
-    mkdirSync(join(root, '.airlock-undo', prepared.nonce), { recursive: true });
-    writeFileSync(join(root, '.airlock-undo', prepared.nonce, 'mode.json'), JSON.stringify({ before: '640', after: '600', dev: statSync(file).dev, ino: statSync(file).ino, born: statSync(file).birthtimeMs }));
+    keptMode(prepared.nonce, file, '640', '600');
     chmodSync(file, 0o600);
     expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
     expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', held: { mode: '640' }, change: { kind: 'mode', after: '600' } });
@@ -374,9 +380,7 @@ describe('a mode change cut short', () => {
     chmodSync(file, 0o640);
     const { prepared, input } = await deleteCall('fs_chmod', { path: 'd.txt', mode: '604' });
     await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
-    const s = statSync(file);
-    mkdirSync(join(root, '.airlock-undo', prepared.nonce), { recursive: true });
-    writeFileSync(join(root, '.airlock-undo', prepared.nonce, 'mode.json'), JSON.stringify({ before: '640', after: '604', dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
+    keptMode(prepared.nonce, file, '640', '604');
     expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_now' });
     expect((statSync(file).mode & 0o777).toString(8)).toBe('604');
     expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', held: { mode: '640' }, change: { kind: 'mode', after: '604' } });

@@ -50,3 +50,15 @@ export function fileAt(states: readonly ObservedState[] | undefined, i: number):
   const state = states?.[i];
   return state !== undefined && isFileState(state) ? state : undefined;
 }
+
+/**
+ * `prepared` with whether its one target's change can be kept for undo
+ * (what the card says), asked only for a target the tool will act on;
+ * `bytes` is what keeping it takes against the root's quota.
+ */
+export async function withReversibility(files: FileCapability, path: string, prepared: Prepared, bytes: (target: FileState) => number | undefined): Promise<Prepared> {
+  const target = fileAt(prepared.observed, 0);
+  if (prepared.problems[0] !== undefined || target?.exists !== true) return prepared;
+  const undo = await files.reversibility(path, bytes(target)).catch(() => undefined);
+  return undo === undefined ? prepared : { ...prepared, undo };
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../tool-module';
-import { fileAt, pathArg, prepareFiles } from './file-targets';
+import { fileAt, pathArg, prepareFiles, withReversibility } from './file-targets';
 
 export const fsChmod = defineTool({
   name: 'fs_chmod',
@@ -15,12 +15,8 @@ export const fsChmod = defineTool({
   }),
   targetFields: ['path'],
   pathFields: ['path'],
-  async prepare(host, args) {
-    const prepared = await prepareFiles(host.files, [args.path], false);
-    // A target the tool will refuse, or one not there, has no mode to keep; a mode kept takes no room (0 bytes against the quota).
-    const undo = prepared.problems[0] === undefined && fileAt(prepared.observed, 0)?.exists === true ? await host.files.reversibility(args.path, 0).catch(() => undefined) : undefined;
-    return undo === undefined ? prepared : { ...prepared, undo };
-  },
+  // A mode kept takes no room: 0 bytes against the quota.
+  prepare: async (host, args) => withReversibility(host.files, args.path, await prepareFiles(host.files, [args.path], false), () => 0),
   execute: (host, args) => host.files.chmod(args.path, args.mode, host.hold),
 
   async postcondition(host, args, before) {

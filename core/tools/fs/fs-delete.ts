@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../tool-module';
 import type { FileState } from '../observed-state';
-import { fileAt, pathArg, prepareFiles } from './file-targets';
+import { fileAt, pathArg, prepareFiles, withReversibility } from './file-targets';
 
 export const fsDelete = defineTool({
   name: 'fs_delete',
@@ -15,13 +15,7 @@ export const fsDelete = defineTool({
   }),
   targetFields: ['path'],
   pathFields: ['path'],
-  async prepare(host, args) {
-    const prepared = await prepareFiles(host.files, [args.path], false);
-    const target = fileAt(prepared.observed, 0);
-    // A target the tool will refuse, or one not there, has nothing to keep.
-    const undo = prepared.problems[0] === undefined && target?.exists === true ? await host.files.reversibility(args.path, keptBytes(target)).catch(() => undefined) : undefined;
-    return undo === undefined ? prepared : { ...prepared, undo };
-  },
+  prepare: async (host, args) => withReversibility(host.files, args.path, await prepareFiles(host.files, [args.path], false), keptBytes),
   execute: (host, args, before) => {
     const bytes = keptBytes(fileAt(before, 0));
     return host.files.remove(args.path, args.recursive, host.hold === undefined || bytes === undefined ? host.hold : { ...host.hold, bytes });
