@@ -8,7 +8,7 @@ import { jobsQuery, listRuns } from './job-history';
  * The changes of a past job that `airlock undo` may take back, read from
  * the job's own history: each `execute` the job scheduled (the call as it
  * ran, a reviewer's edit included, and who approved it) and what it
- * answered. Only a delete or a mode change that ran is a candidate; whether
+ * answered. Only a delete, a write or a mode change that ran is a candidate; whether
  * it was kept for undo is the tools side's to say (its record), when the
  * undo runs.
  */
@@ -27,7 +27,7 @@ const executedInputSchema = z.object({
 const executedResultSchema = z.object({ ok: z.boolean(), output: z.string().optional(), refused: z.string().optional() });
 
 /** Tools whose changes can be kept for undo, and the argument naming what they changed. */
-const REVERSIBLE: Readonly<Record<string, string>> = { fs_delete: 'path', fs_chmod: 'path' };
+const REVERSIBLE: Readonly<Record<string, string>> = { fs_delete: 'path', fs_chmod: 'path', fs_write: 'path' };
 
 export interface UndoableCall {
   readonly jobId: string;
@@ -74,6 +74,8 @@ async function fromEvents(events: readonly HistoryEvent[], decode: (p: temporal.
     const field = REVERSIBLE[input.toolName] ?? 'path';
     const path = input.args[field];
     if (!result.success || !result.data.ok || result.data.refused !== undefined || typeof path !== 'string') continue;
+    // A new file replaced nothing: there is nothing to put back.
+    if (input.toolName === 'fs_write' && input.args.mode !== 'overwrite' && input.args.mode !== 'append') continue;
     calls.push({
       jobId: input.jobId,
       callId: input.callId,

@@ -18,7 +18,7 @@ import { availableToolNames } from '../core/tools/registry';
 import type { Availability } from '../core/tools/tool-host';
 import type { UpstreamToolSpec } from '../core/tools/upstream/upstream-spec';
 import { statePaths } from './paths';
-import type { UndoSettings } from './tools/holding';
+import type { UndoSettings } from './tools/undo-settings';
 
 export interface ToolsConfigProblem {
   /** Where in the file, e.g. `services.jellyfin.container`; `(file)` for the file as a whole. */

@@ -20,27 +20,42 @@ function heldEntryOf(state: FileState): HeldEntry | undefined {
  * entry for undo, its record goes into the store (once: a retry or a
  * reconciliation after a crash between the effect and this finds the held
  * entry by the nonce and records it then). Written before the outcome, so
- * a call with an outcome that held something has its record.
+ * a call with an outcome that held something has its record. 'dropped':
+ * what the call kept belonged to a change that never happened, and went
+ * (the target is as it was before the call again).
  */
-export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, before: readonly ObservedState[] | undefined): Promise<void> {
+export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, before: readonly ObservedState[] | undefined): Promise<'kept' | 'dropped' | 'none'> {
   const files = runner.host.files;
-  if (files === undefined) return;
+  if (files === undefined) return 'none';
   const nonce = input.grant.claims.nonce;
   const place = await files.held(nonce);
-  if (place === undefined) return;
+  if (place === undefined) return 'none';
   // What was held is known only from the state recorded right before the change; without it the entry stays until retention purges it.
   const target = before?.[0];
-  if (target === undefined || !isFileState(target)) return;
+  if (target === undefined || !isFileState(target)) return 'none';
   const entry = heldEntryOf(target);
-  if (entry === undefined) return;
-  let held: HeldEntry = entry;
+  if (entry === undefined) return 'none';
   const change = place.change;
+  let held: HeldEntry = entry;
   if (change.kind === 'mode') {
     // Recorded only for the inode the chmod acted on, once it carries the mode it set; the mode before is the one read on that inode.
-    if (target.exists && (target.dev !== change.dev || target.ino !== change.ino)) return;
+    if (target.exists && (target.dev !== change.dev || target.ino !== change.ino)) return 'none';
     const now = await files.observe(target.path, { follow: false, hash: false });
-    if (!now.exists || now.dev !== change.dev || now.ino !== change.ino || now.mode !== change.after) return;
+    if (!now.exists || now.dev !== change.dev || now.ino !== change.ino || now.mode !== change.after) return 'none';
     held = { ...entry, mode: change.before };
+  } else if (change.kind === 'replaced') {
+    const now = await files.observe(target.path, { follow: false, hash: true });
+    // Still the old file at the path: the new one never took its place, so nothing changed and nothing is kept.
+    if (now.exists && target.exists && now.dev === target.dev && now.ino === target.ino) {
+      await files.unhold(nonce);
+      return 'dropped';
+    }
+    // Recorded only while the path holds what the write wrote.
+    if (!now.exists || now.type !== 'file' || now.sha256 !== change.after) return 'none';
+  } else if (change.kind === 'appended') {
+    if (!target.exists || target.dev !== change.dev || target.ino !== change.ino || target.size !== change.size) return 'none';
+    const now = await files.observe(target.path, { follow: false, hash: true });
+    if (!now.exists || now.dev !== change.dev || now.ino !== change.ino || now.sha256 !== change.after) return 'none';
   }
   const now = runner.now();
   await runner.deps.nonces.recordUndo({
@@ -52,9 +67,10 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
     root: place.root,
     pathDigest: pathDigest(target.path),
     held,
-    change: place.change,
+    change,
     heldAt: new Date(now).toISOString(),
     expiresAt: new Date(heldUntil(now, place.keepDays)).toISOString(),
     state: 'held',
   });
+  return 'kept';
 }

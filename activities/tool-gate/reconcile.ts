@@ -92,10 +92,11 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   attempt.held = nonce;
   // The targets now: the precondition compares them, and they give the store's path digests their paths back.
   const tool = s.tool;
-  const current = await runner.observeTargets(tool, s.args);
+  let current = await runner.observeTargets(tool, s.args);
   const before = s.before === undefined ? undefined : revealPaths(s.before, current.observed);
   // An entry held under this nonce proves the change ran, whatever its place shows now: its record first, so retention keeps it its full time.
-  await keepUndoRecord(runner, s.input, before);
+  // A hold of a change that never happened is dropped instead, and the target looked at again.
+  if ((await keepUndoRecord(runner, s.input, before)) === 'dropped') current = await runner.observeTargets(tool, s.args);
   const post = tool.postcondition === undefined ? { present: false, detail: `${tool.name} declares no postcondition` } : await tool.postcondition(runner.callHost(tool, nonce), s.args, before);
   // A store that does not know the nonce gets it consumed now, as the first attempt would have.
   const consumeHere = () => nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });

@@ -34,7 +34,7 @@ function chosenCall(jobId: string, calls: readonly UndoableCall[], callId: strin
     throw new JobError(`job ${jobId} has no change ${callId} that ran${calls.length > 0 ? `; its changes that ran: ${calls.map((c) => c.callId).join(', ')}` : ''}`);
   }
   const [only, ...more] = calls;
-  if (only === undefined) throw new JobError(`job ${jobId} made no change that can be undone (only deletes and mode changes that ran, in folders set up for undo, are kept)`);
+  if (only === undefined) throw new JobError(`job ${jobId} made no change that can be undone (only deletes, overwrites, appends and mode changes that ran, in folders set up for undo, are kept)`);
   if (more.length === 0) return only;
   for (const c of calls) io.err(display`  ${c.callId}: ${c.toolName} ${c.path}`);
   throw new UsageError(`job ${jobId} ran ${calls.length} changes that may be undone; name one with --call ID (listed above)`);

@@ -141,7 +141,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   };
 
   /**
-   * Starts the undo of one of a job's deletes as its own request: the
+   * Starts the undo of one of a job's changes as its own request: the
    * passkey's answer to a one-time challenge names who asks (the undo
    * job's requester), and the request is then decided on its card.
    */

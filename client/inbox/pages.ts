@@ -133,8 +133,15 @@ export interface UndoOffer {
   readonly approvedBy: string | undefined;
 }
 
+/** How the undo page names each kind of change. */
+const UNDO_WORDS: Readonly<Record<string, { readonly verb: string; readonly done: string }>> = {
+  fs_delete: { verb: 'Put back', done: 'Deleted' },
+  fs_chmod: { verb: 'Put back the mode of', done: 'Mode changed' },
+  fs_write: { verb: 'Put back the content of', done: 'Written' },
+};
+
 /**
- * A job's deletes that ran, each with Undo: the undo is a request of its
+ * A job's changes that ran, each with Undo: the undo is a request of its
  * own (its job `undo-JOB-CALL`), started once the reviewer's passkey says
  * who asks, and then decided on its own card like any other.
  */
@@ -143,8 +150,8 @@ export function undoPage(jobId: string, offers: readonly UndoOffer[], base: stri
     offers.length === 0
       ? html`<p class="notice" data-state="empty">Job <span class="mono">${jobId}</span> ran no change that can be taken back.</p>`
       : html`<ol class="rows">${offers.map(
-          (o) => html`<li class="row undo-row"><p class="action">${o.toolName === 'fs_chmod' ? 'Put back the mode of' : 'Put back'} <span class="mono">${o.path}</span></p>
-<p class="hint">${o.toolName === 'fs_chmod' ? 'Mode changed' : 'Deleted'} by call <span class="mono">${o.callId}</span>${o.approvedBy !== undefined ? html`, approved by ${o.approvedBy}` : html``}</p>
+          (o) => html`<li class="row undo-row"><p class="action">${UNDO_WORDS[o.toolName]?.verb ?? 'Put back'} <span class="mono">${o.path}</span></p>
+<p class="hint">${UNDO_WORDS[o.toolName]?.done ?? 'Changed'} by call <span class="mono">${o.callId}</span>${o.approvedBy !== undefined ? html`, approved by ${o.approvedBy}` : html``}</p>
 <button type="button" class="undo" data-call="${o.callId}">Undo</button></li>`,
         )}</ol>`;
   return page({
@@ -154,7 +161,7 @@ export function undoPage(jobId: string, offers: readonly UndoOffer[], base: stri
     passkeys: true,
     body: html`<p class="back"><a href="${base}/">← All waiting requests</a></p>
 <h1>Undo a change of job <span class="mono">${jobId}</span></h1>
-<p class="hint">An undo puts back what a delete moved aside (only while nothing is at its place again), or the mode a mode change replaced (only while the file still has the mode it set). It is a request of its own: you approve it on the next screen with your passkey.</p>
+<p class="hint">An undo puts back what a delete moved aside (only while nothing is at its place again), a file's content before a write (only while it still holds what the write left), or the mode a mode change replaced (only while the file still has the mode it set). It is a request of its own: you approve it on the next screen with your passkey.</p>
 <div id="undo-list" data-job="${jobId}">${rows}</div>
 <div id="result" class="result" role="status" aria-live="polite"></div>`,
   });

@@ -59,11 +59,12 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 const sentences: Readonly<Record<string, (args: Args, observed: readonly ObservedState[], undo: Reversibility | undefined) => string>> = {
   fs_delete: (a, o, undo) => `Delete ${named(str(a.path), sizeOf(fileAt(o, str(a.path))))} — ${undo?.reversible === true ? reversibleFor(undo.keepDays) : 'cannot be undone'}`,
-  fs_write: (a, o) => {
+  fs_write: (a, o, undo) => {
     const now = fileAt(o, str(a.path));
     const bytes = new TextEncoder().encode(str(a.content)).length;
-    if (a.mode === 'append') return `Append ${humanSize(bytes)} to ${named(str(a.path), now?.exists === true ? `${sizeOf(now)} now` : undefined)}`;
-    if (now?.exists === true) return `Replace ${named(str(a.path), sizeOf(now))} with ${humanSize(bytes)} — the old content is lost`;
+    const reversible = undo?.reversible === true ? ` — ${reversibleFor(undo.keepDays)}` : '';
+    if (a.mode === 'append') return `Append ${humanSize(bytes)} to ${named(str(a.path), now?.exists === true ? `${sizeOf(now)} now` : undefined)}${reversible}`;
+    if (now?.exists === true) return `Replace ${named(str(a.path), sizeOf(now))} with ${humanSize(bytes)} — ${undo?.reversible === true ? reversibleFor(undo.keepDays) : 'the old content is lost'}`;
     return `Create ${named(str(a.path), humanSize(bytes))}`;
   },
   fs_move: (a, o) => {

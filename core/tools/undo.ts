@@ -14,6 +14,9 @@ export const reversibilitySchema = z.discriminatedUnion('reversible', [
 ]);
 export type Reversibility = z.infer<typeof reversibilitySchema>;
 
+/** What a change keeps for undo, for asking whether it can: the entry moved aside (a delete), the file replaced (an overwrite), its length before `adds` more bytes (an append), or its mode. */
+export type KeptKind = { readonly kind: 'move_aside' } | { readonly kind: 'replace' } | { readonly kind: 'append'; readonly adds: number } | { readonly kind: 'mode' };
+
 /** When an entry held at `heldAtMs` may be purged: its undo time is over. */
 export function heldUntil(heldAtMs: number, keepDays: number): number {
   return heldAtMs + keepDays * 86_400_000;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
 /**
- * What a reversible change keeps so `airlock undo` can take it back: the
- * entry it moved aside (into `<root>/.airlock-undo/<nonce>/`), where it
- * was, and what it was. Kept in the nonce/outcome store beside the call's
+ * What a reversible change keeps so `airlock undo` can take it back: what
+ * it kept (in `<root>/.airlock-undo/<nonce>/`), where, and what the entry
+ * was before. Kept in the nonce/outcome store beside the call's
  * nonce, so it survives crashes and every tools worker of the deployment
  * sees it. Like the nonce rows, a record keeps the changed path only as its
  * digest (a file name can be a secret): whoever undoes names the path from
@@ -43,15 +43,22 @@ export const undoRecordSchema = z.object({
   pathDigest: z.string(),
   held: heldEntrySchema,
   /**
-   * What the change did, which the undo takes back: moved the entry aside
-   * (into the holding folder; absent in records before other changes), or
-   * changed its mode (the entry stays; \`after\` is the mode it set, on that
-   * very inode, \`born\` its birth time where the file system tells it: an
-   * inode number is given again to a file made after one is removed).
+   * What the change did, which the undo takes back (absent in records
+   * before other changes: moved aside). `born` is a birth time where the
+   * file system tells it: an inode number is given again to a file made
+   * after one is removed.
+   * - moved_aside: the entry went into the holding folder (`held`);
+   * - replaced: an overwrite renamed a new file over it; the old file is
+   *   kept (`before`), `after` is the sha256 of what was written;
+   * - appended: bytes were added to the file (`dev`, `ino`); `size` is its
+   *   length before, `after` the sha256 the append left;
+   * - mode: its mode was changed to `after` on that very inode.
    */
   change: z
     .discriminatedUnion('kind', [
       z.object({ kind: z.literal('moved_aside'), born: z.number().optional() }),
+      z.object({ kind: z.literal('replaced'), after: z.string(), born: z.number().optional() }),
+      z.object({ kind: z.literal('appended'), size: z.number().int().nonnegative(), after: z.string(), dev: z.number(), ino: z.number(), born: z.number().optional() }),
       z.object({ kind: z.literal('mode'), before: z.string().optional(), after: z.string().regex(/^[0-7]{3,4}$/), dev: z.number(), ino: z.number(), born: z.number().optional() }),
     ])
     .optional(),
@@ -123,7 +130,7 @@ export interface UndoRecords {
   settleUndo(nonce: string, to: Exclude<UndoState, 'held'>): Promise<boolean>;
   /** Held records whose expiry is before `now` (ms), oldest first, at most `limit`: what retention purges. */
   expiredUndo(now: number, limit: number): Promise<UndoRecord[]>;
-  /** Bytes the held records of a root keep aside in its holding folder (what counts against its undo quota; a mode change keeps none). */
+  /** Bytes the held records of a root keep aside in its holding folder (what counts against its undo quota: entries moved aside and files replaced; a mode change or an append keeps none). */
   heldBytes(root: string): Promise<number>;
   /** Forgets records no longer held (restored or purged) whose undo time ended longer ago than this; how many. */
   pruneUndo(olderThanMs: number): Promise<number>;

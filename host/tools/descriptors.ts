@@ -61,8 +61,9 @@ export function fstatFd(fd: number): Stats {
   return fstatSync(fd);
 }
 
-export function truncateFd(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => ftruncate(fd, 0, (err) => (err === null ? resolve() : reject(err))));
+/** Cuts the file to `length` bytes (empty by default). */
+export function truncateFd(fd: number, length = 0): Promise<void> {
+  return new Promise((resolve, reject) => ftruncate(fd, length, (err) => (err === null ? resolve() : reject(err))));
 }
 
 export async function writeAll(fd: number, data: Buffer): Promise<void> {

@@ -6,7 +6,8 @@ import type { Roots } from '../roots';
 import { callFacts } from '../target-facts';
 import { ErrnoError, fstatFd, O_NONBLOCK, O_RDONLY, openFd, readAt, release } from './descriptors';
 import { createFsTools, reversibilityAt } from './fs-tools';
-import { findHeld, type UndoSettings } from './holding';
+import { findHeld, unhold } from './holding';
+import type { UndoSettings } from './undo-settings';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from './observe';
 import { pin } from './pinned-path';
 import { createRestore } from './restore';
@@ -107,9 +108,10 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     undo: options.undo,
     ...(options.undoRecords !== undefined ? { undoRecords: options.undoRecords } : {}),
     ...(options.midWrite !== undefined ? { midWrite: options.midWrite } : {}),
+    ...(options.hashLimitBytes !== undefined ? { hashLimitBytes: options.hashLimitBytes } : {}),
   });
   const hashLimit = options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
-  const undo = createRestore({ roots, records: options.undoRecords, ...(options.treeLimits !== undefined ? { treeLimits: options.treeLimits } : {}) });
+  const undo = createRestore({ roots, records: options.undoRecords, hashLimitBytes: hashLimit, ...(options.treeLimits !== undefined ? { treeLimits: options.treeLimits } : {}) });
   return {
     roots: roots.configured,
     observe: (path, o) => observe(roots, path, { follow: o.follow, deep: o.deep === true, hashLimitBytes: o.hash === false ? 0 : hashLimit, treeLimits: options.treeLimits }),
@@ -117,11 +119,13 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     list: (path) => fs.fs_list({ path }),
     read: (path, maxBytes) => fs.fs_read({ path, maxBytes }),
     stat: (path) => fs.fs_stat({ path }),
-    write: (path, content, mode) => fs.fs_write({ path, content, mode }),
+    write: (path, content, mode, hold) => fs.fs_write({ path, content, mode }, hold),
     move: (from, to, overwrite) => fs.fs_move({ from, to, overwrite }),
     remove: (path, recursive, hold) => fs.fs_delete({ path, recursive }, hold),
-    reversibility: (path, bytes) => reversibilityAt(roots, options.undo, path, { ...(options.undoRecords !== undefined ? { records: options.undoRecords } : {}), ...(bytes !== undefined ? { bytes } : {}) }),
+    reversibility: (path, bytes, kind) =>
+      reversibilityAt(roots, options.undo, path, { hashLimitBytes: hashLimit, ...(options.undoRecords !== undefined ? { records: options.undoRecords } : {}), ...(bytes !== undefined ? { bytes } : {}), ...(kind !== undefined ? { kind } : {}) }),
     held: (key) => findHeld(options.undo, key),
+    unhold: (key) => unhold(options.undo, key),
     undoable: (target) => undo.undoable(target),
     restore: (target) => undo.restore(target),
     restored: (target, options) => undo.restored(target, options),

@@ -13,10 +13,13 @@ import { truncate } from '../../core/redaction/masking';
 import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, inside, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
-import type { HoldSlot, Reversibility } from '../../core/tools/undo';
-import { dropMode, holdEntry, holdMode, overQuota, reversibilityOf, type UndoSettings } from './holding';
+import type { HoldSlot, KeptKind, Reversibility } from '../../core/tools/undo';
+import { clearCallFolder } from './call-folder';
+import { appendable, holdAppend, holdMode, holdReplace, replaceable } from './hold-changes';
+import { holdEntry } from './holding';
+import { overQuota, reversibilityOf, type UndoSettings } from './undo-settings';
 import type { UndoRecords } from '../nonces/undo-records';
-import { observePinned } from './observe';
+import { DEFAULT_HASH_LIMIT_BYTES, observePinned } from './observe';
 import { withPinned, type Pinned } from './pinned-path';
 import { DEFAULT_TREE_LIMITS, removeContents, walkTree, type TreeLimits } from './tree';
 
@@ -29,6 +32,8 @@ export interface FsToolOptions {
   readonly undo?: UndoSettings;
   /** What the roots keep for undo now (their quota counts it); unset: no quota is applied. */
   readonly undoRecords?: Pick<UndoRecords, 'heldBytes'>;
+  /** Files up to this size are digested; an append is kept for undo only while the file stays within it. */
+  readonly hashLimitBytes?: number;
   /** TEST ONLY: called once half of a new file's content is in its temporary file, before the rest and before it takes its name. */
   readonly midWrite?: () => Promise<void>;
   /** TEST ONLY: called after `fs_move` checked its destination and before it moves (where another process could create it). */
@@ -207,22 +212,29 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
         }),
       ),
 
-    fs_write: (a: Args<typeof fsWrite>) =>
+    fs_write: (a: Args<typeof fsWrite>, hold?: HoldSlot) =>
       guarded(a.path, () =>
         withPinned(roots, a.path, changing, async (target) => {
           mutable(target, a.path, 'write');
           const content = Buffer.from(a.content, 'utf8');
+          const wrote = `wrote ${content.length} bytes to ${target.path} (${a.mode})`;
+          const kept = ` (the content before is kept for ${options.undo?.keepDays ?? 0} days: airlock undo puts it back)`;
           if (target.stats === null) {
             await createWhole(target, content, options.midWrite);
-          } else {
-            const fd = await openForWrite(target, a.path, a.mode);
-            try {
-              await writeAll(fd, content);
-            } finally {
-              release(fd);
-            }
+            return wrote;
           }
-          return `wrote ${Buffer.byteLength(a.content)} bytes to ${target.path} (${a.mode})`;
+          const file = target.stats.isFile();
+          // Kept for undo: the old file under a second name, the new content renamed over it in one step.
+          if (hold !== undefined && file && a.mode === 'overwrite' && (await holdReplace(target, options.undo, hold, content, options.undoRecords))) return `${wrote}${kept}`;
+          // Kept for undo: the length before, and what the file will hold.
+          const appendKept = hold !== undefined && file && a.mode === 'append' && (await holdAppend(target, options.undo, hold, content, options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES));
+          const fd = await openForWrite(target, a.path, a.mode);
+          try {
+            await writeAll(fd, content);
+          } finally {
+            release(fd);
+          }
+          return appendKept ? `${wrote}${kept}` : wrote;
         }),
       ),
 
@@ -307,7 +319,7 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
             await chmod(target.selfPath(), mode);
           } catch (err) {
             // Nothing changed: nothing to undo.
-            if (kept && hold !== undefined) await dropMode(target.root, hold.key);
+            if (kept && hold !== undefined) await clearCallFolder(target.root, hold.key);
             throw err;
           }
           return `changed mode of ${target.path} to ${a.mode}${kept ? ` (the mode before is kept for ${options.undo?.keepDays ?? 0} days: airlock undo restores it)` : ''}`;
@@ -318,12 +330,24 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
 
 export type FsTools = ReturnType<typeof createFsTools>;
 
-/** Whether a change at `path` keeping `bytes` can be kept for undo now: its root set up for it, the same file system, within the root's quota. */
-export function reversibilityAt(roots: Roots, undo: UndoSettings | undefined, path: string, quota: { readonly records?: Pick<UndoRecords, 'heldBytes'>; readonly bytes?: number } = {}): Promise<Reversibility> {
+/**
+ * Whether a change at `path` can be kept for undo now: its root set up for
+ * it, the same file system, what the change keeps possible for this entry
+ * (`kind`), and `bytes` more within the root's quota.
+ */
+export function reversibilityAt(
+  roots: Roots,
+  undo: UndoSettings | undefined,
+  path: string,
+  ask: { readonly records?: Pick<UndoRecords, 'heldBytes'>; readonly bytes?: number; readonly kind?: KeptKind; readonly hashLimitBytes?: number } = {},
+): Promise<Reversibility> {
   return withPinned(roots, path, { follow: false }, async (target) => {
     const can = reversibilityOf(target, undo);
     if (!can.reversible || undo === undefined) return can;
-    const over = await overQuota(target.root, undo, quota.records, quota.bytes);
+    const kind = ask.kind ?? { kind: 'move_aside' };
+    const cannot = kind.kind === 'replace' ? replaceable(target) : kind.kind === 'append' ? appendable(target, kind.adds, ask.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES) : undefined;
+    if (cannot !== undefined) return { reversible: false, why: cannot };
+    const over = await overQuota(target.root, undo, ask.records, ask.bytes);
     return over === undefined ? can : { reversible: false, why: over };
   });
 }

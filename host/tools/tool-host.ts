@@ -1,7 +1,7 @@
 import type { ToolHost } from '../../core/tools/tool-host';
 import type { Roots } from '../roots';
 import { createFileCapability } from './file-host';
-import type { UndoSettings } from './holding';
+import type { UndoSettings } from './undo-settings';
 import type { TreeLimits } from './tree';
 import type { UndoRecords } from '../nonces/undo-records';
 

@@ -507,7 +507,7 @@ describe.each(backends)('$name undo records', (backend) => {
     expect(await a.undoRecordOfCall('job-other', 'call-first')).toBeUndefined();
   });
 
-  test('held bytes per root: only held records of that root count, from any instance', async () => {
+  test('held bytes per root: only held records of that root count, from any instance, and only what they set aside', async () => {
     const { stores: [a, b] } = await undoStores();
     const [one, two, other, restored] = [nonce(), nonce(), nonce(), nonce()];
     const held = (bytes: number) => ({ type: 'directory' as const, bytes, files: 2, digest: null, mode: '755' });
@@ -517,7 +517,12 @@ describe.each(backends)('$name undo records', (backend) => {
     await a.recordUndo(undo(other, { root: '/srv/media', held: held(7) }));
     await b.recordUndo(undo(restored, { root: '/srv/share', held: held(1000) }));
     await a.settleUndo(restored, 'restored');
-    expect(await b.heldBytes('/srv/share')).toBe(3_000_000_005);
+    // An overwrite keeps the old file (counted); an append and a mode change keep nothing aside.
+    const file = (bytes: number) => ({ type: 'file' as const, bytes, files: null, digest: null, mode: '644' });
+    await a.recordUndo(undo(nonce(), { root: '/srv/share', held: file(20), change: { kind: 'replaced', after: 'a'.repeat(64) } }));
+    await b.recordUndo(undo(nonce(), { root: '/srv/share', held: file(400), change: { kind: 'appended', size: 400, after: 'b'.repeat(64), dev: 1, ino: 2 } }));
+    await b.recordUndo(undo(nonce(), { root: '/srv/share', held: file(600), change: { kind: 'mode', after: '600', dev: 1, ino: 3 } }));
+    expect(await b.heldBytes('/srv/share')).toBe(3_000_000_025);
     expect(await a.heldBytes('/srv/media')).toBe(7);
     expect(await a.heldBytes('/srv')).toBe(0);
   });

@@ -9,7 +9,8 @@ import { createGrantVerifier } from '../../host/grant-keys';
 import { pathDigest } from '../../host/nonces/nonce-store';
 import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { Roots } from '../../host/roots';
-import { purgeExpiredHolds, type UndoSettings } from '../../host/tools/holding';
+import { purgeExpiredHolds } from '../../host/tools/holding';
+import { type UndoSettings } from '../../host/tools/undo-settings';
 import { treeListing } from '../helpers/tree-listing';
 
 /**

@@ -1,18 +1,16 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, chmodSync, chownSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { createToolGateActivities, type ExecuteInput, type ExecuteResult } from '../../activities/tool-gate';
+import type { createToolGateActivities, ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
 import { actionSentence } from '../../core/reviewer/action-sentence';
-import { createGrantVerifier } from '../../host/grant-keys';
-import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
+import type { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { Roots } from '../../host/roots';
 import { createFileCapability } from '../../host/tools/file-host';
-import { purgeExpiredHolds, type UndoSettings } from '../../host/tools/holding';
+import { purgeExpiredHolds } from '../../host/tools/holding';
+import { type UndoSettings } from '../../host/tools/undo-settings';
 import { approvedCalls } from '../helpers/approved-call';
-import { repoRoot } from '../helpers/processes';
+import { asNobody, dropUndoRoot, freshUndoRoot, gateOver, runAttempt } from '../helpers/undo-root';
 import { treeListing } from '../helpers/tree-listing';
 
 /**
@@ -31,14 +29,11 @@ let gate: ReturnType<typeof createToolGateActivities>;
 const keys = generateKeyPairSync('ed25519');
 const DAY = 24 * 3600 * 1000;
 
-async function gateWith(options: { readonly now?: () => number } = {}) {
-  const roots = await Roots.create([root]);
-  return createToolGateActivities({ roots, nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, undo, ...options });
-}
+const gateWith = (options: { readonly now?: () => number } = {}) => gateOver({ dir, root, nonces, undo }, keys.publicKey, options);
 
 const deleteCall = approvedCalls({ gate: () => gate, privateKey: keys.privateKey, jobId: 'job-1' });
 const undoCall = approvedCalls({ gate: () => gate, privateKey: keys.privateKey, jobId: 'undo-job-1' });
-const run = (input: ExecuteInput, attempt = 1): Promise<ExecuteResult> => new MockActivityEnvironment({ attempt }).run(gate.execute, input);
+const run = (input: ExecuteInput, attempt = 1): Promise<ExecuteResult> => runAttempt(gate, input, attempt);
 const held = (nonce: string) => join(root, '.airlock-undo', nonce, 'held');
 
 /** What a mode change keeps before its chmod, as a killed attempt leaves it in its call's folder. */
@@ -49,17 +44,10 @@ function keptMode(nonce: string, file: string, before: string, after: string): v
 }
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'airlock-restore-'));
-  root = join(dir, 'share');
-  mkdirSync(root);
-  nonces = new SqliteNonceStore(join(dir, 'tools', 'nonces.sqlite'));
-  undo = { roots: [realpathSync(root)], keepDays: 7 };
+  ({ dir, root, nonces, undo } = freshUndoRoot('airlock-restore-'));
   gate = await gateWith();
 });
-afterEach(async () => {
-  await nonces.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => dropUndoRoot({ dir, root, nonces, undo }));
 
 /** Deletes `path` (kept for undo) as an approved call; its call id and nonce. */
 async function deleted(path: string, recursive = false) {
@@ -137,7 +125,7 @@ test('the kept entry changed since (its content, or a file added in a kept folde
 
   for (const [del, path] of [[file, 'a.txt'], [folder, 'album']] as const) {
     const { prepared, input } = await undoCall('fs_undo', { job: 'job-1', call: del.callId, path });
-    expect(prepared.warnings.join('\n')).toContain('was changed (its content changed since it was moved aside); nothing was restored');
+    expect(prepared.warnings.join('\n')).toContain('was changed (its content changed since it was kept); nothing was restored');
     expect((await run(input)).ok).toBe(false);
     expect(existsSync(join(root, path))).toBe(false);
     expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'held' });
@@ -207,7 +195,7 @@ test('a file restore a kill cut between its link and its unlink is finished by t
   // What the killed attempt left: the file under both names.
   linkSync(held(del.nonce), join(root, 'cut.txt'));
   const files = createFileCapability(await Roots.create([root]), { undo, undoRecords: nonces });
-  expect(await files.restored({ job: 'job-1', call: del.callId, path: 'cut.txt' }, { pathWasFree: true })).toEqual({ present: true, detail: `${realpathSync(root)}/cut.txt is back where it was` });
+  expect(await files.restored({ job: 'job-1', call: del.callId, path: 'cut.txt' }, { pathWasFree: true })).toEqual({ present: true, detail: `${realpathSync(root)}/cut.txt is back as it was before call ${del.callId} of job job-1` });
   expect(statSync(join(root, 'cut.txt')).nlink).toBe(1);
   expect(existsSync(held(del.nonce))).toBe(false);
   expect(await nonces.undoRecord(del.nonce)).toMatchObject({ state: 'restored' });
@@ -340,33 +328,15 @@ test("another user's file, which a worker running as an ordinary user may not li
   writeFileSync(join(share, 'report.txt'), 'quarterly');
   chmodSync(join(share, 'report.txt'), 0o644);
   const ino = statSync(join(share, 'report.txt')).ino;
-  const script = `
-    const D = ${JSON.stringify(join(repoRoot, 'dist'))};
-    const { Roots } = require(D + '/host/roots');
-    const { createFileCapability } = require(D + '/host/tools/file-host');
-    const { SqliteNonceStore } = require(D + '/host/nonces/sqlite-nonce-store');
-    const { pathDigest } = require(D + '/host/nonces/nonce-store');
-    (async () => {
-      process.setgid(65534); process.setuid(65534);
-      const root = ${JSON.stringify(realpathSync(share))};
-      const store = new SqliteNonceStore(root + '/../nobody-nonces/n.sqlite');
-      const undo = { roots: [root], keepDays: 7 };
-      const files = createFileCapability(await Roots.create([root]), { undo, undoRecords: store });
-      const before = await files.observe('report.txt', { follow: false, deep: true });
-      const nonce = 'ab'.repeat(16);
-      const removed = await files.remove('report.txt', false, { key: nonce, required: true, bytes: before.size });
-      await store.recordUndo({ schemaVersion: 1, nonce, jobId: 'j', callId: 'c', toolName: 'fs_delete', root, pathDigest: pathDigest(before.path),
-        held: { type: 'file', bytes: before.size, files: null, digest: before.sha256, mode: before.mode, dev: before.dev, ino: before.ino },
-        heldAt: new Date().toISOString(), expiresAt: new Date(Date.now() + 864e5).toISOString(), state: 'held' });
-      const restored = await files.restore({ job: 'j', call: 'c', path: 'report.txt' });
-      const record = await store.undoRecord(nonce);
-      console.log(JSON.stringify({ removed, restored, state: record.state }));
-      await store.close();
-    })().catch((e) => { console.log(JSON.stringify({ error: String(e) })); process.exit(1); });`;
-  mkdirSync(join(dir, 'nobody-nonces'));
-  chownSync(join(dir, 'nobody-nonces'), 65534, 65534);
-  const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
-  const answer = JSON.parse(out.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+  const answer = asNobody(dir, share, `
+    const before = await files.observe('report.txt', { follow: false, deep: true });
+    const nonce = 'ab'.repeat(16);
+    answer.removed = await files.remove('report.txt', false, { key: nonce, required: true, bytes: before.size });
+    await store.recordUndo({ schemaVersion: 1, nonce, jobId: 'j', callId: 'c', toolName: 'fs_delete', root, pathDigest: pathDigest(before.path),
+      held: { type: 'file', bytes: before.size, files: null, digest: before.sha256, mode: before.mode, dev: before.dev, ino: before.ino },
+      heldAt: new Date().toISOString(), expiresAt: new Date(Date.now() + 864e5).toISOString(), state: 'held' });
+    answer.restored = await files.restore({ job: 'j', call: 'c', path: 'report.txt' });
+    answer.state = (await store.undoRecord(nonce)).state;`);
   expect(answer).toMatchObject({ removed: { ok: true }, restored: { ok: true, output: `restored ${realpathSync(share)}/report.txt` }, state: 'restored' });
   expect(readFileSync(join(share, 'report.txt'), 'utf8')).toBe('quarterly');
   expect(statSync(join(share, 'report.txt')).ino).toBe(ino);

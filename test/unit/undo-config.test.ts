@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../../core/config/config';
 import { loadToolsSetup, machineSetup, ToolsConfigError, undoSettingsOf } from '../../host/tools-config-file';
 import { Roots } from '../../host/roots';
-import { quotaBytes } from '../../host/tools/holding';
+import { quotaBytes } from '../../host/tools/undo-settings';
 
 /** The tools config's `undo`: which roots keep changes, how long, and what is refused with one line. */
 let dir: string;

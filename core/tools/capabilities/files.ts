@@ -1,7 +1,7 @@
 import type { FileState } from '../observed-state';
 import type { CallFacts } from '../facts';
 import type { ToolOutcome } from '../outcome';
-import type { HoldSlot, Reversibility, Undoable, UndoTarget } from '../undo';
+import type { HoldSlot, KeptKind, Reversibility, Undoable, UndoTarget } from '../undo';
 
 /** Where a call's kept state is: the root whose holding folder keeps it, and what the change did. */
 export interface HeldPlace {
@@ -10,8 +10,18 @@ export interface HeldPlace {
   readonly change: KeptChange;
 }
 
-/** What a reversible change kept: the entry it moved aside, or the mode it replaced (the entry stays where it is). */
-export type KeptChange = { readonly kind: 'moved_aside'; readonly born?: number } | { readonly kind: 'mode'; readonly before: string; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number };
+/**
+ * What a reversible change kept: the entry it moved aside; the file an
+ * overwrite replaced (`after` the sha256 of what it wrote); the length of
+ * a file before an append (`after` the sha256 the append leaves); or the
+ * mode it replaced. `born` is a birth time where the file system keeps
+ * one: an inode number is given again once a file is removed.
+ */
+export type KeptChange =
+  | { readonly kind: 'moved_aside'; readonly born?: number }
+  | { readonly kind: 'replaced'; readonly after: string; readonly born?: number }
+  | { readonly kind: 'appended'; readonly size: number; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number }
+  | { readonly kind: 'mode'; readonly before: string; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number };
 
 /** What `contents` found at a path. */
 export type FileContents =
@@ -39,14 +49,17 @@ export interface FileCapability {
   list(path: string): Promise<ToolOutcome>;
   read(path: string, maxBytes: number): Promise<ToolOutcome>;
   stat(path: string): Promise<ToolOutcome>;
-  write(path: string, content: string, mode: 'create' | 'overwrite' | 'append'): Promise<ToolOutcome>;
+  /** With a hold slot, in a root set up for undo: an overwrite keeps the file it replaces, an append the length before. */
+  write(path: string, content: string, mode: 'create' | 'overwrite' | 'append', hold?: HoldSlot): Promise<ToolOutcome>;
   move(from: string, to: string, overwrite: boolean): Promise<ToolOutcome>;
   /** With a hold slot, in a root set up for undo: moved into the root's holding folder instead of removed. */
   remove(path: string, recursive: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
-  /** Whether a change of the entry at `path`, keeping `bytes`, can be kept for undo now (its root set up for it, the same file system, within the root's quota). */
-  reversibility(path: string, bytes?: number): Promise<Reversibility>;
-  /** What a call holds under its key, in whichever root: the entry it moved aside; undefined when it holds nothing. */
+  /** Whether a change of the entry at `path` (what it keeps: `kind`, a delete's by default), keeping `bytes`, can be kept for undo now (its root set up for it, the same file system, within the root's quota). */
+  reversibility(path: string, bytes?: number, kind?: KeptKind): Promise<Reversibility>;
+  /** What a call holds under its key, in whichever root: what its change kept; undefined when it holds nothing. */
   held(key: string): Promise<HeldPlace | undefined>;
+  /** A change found not to have happened (its entry still at its path): what its call kept for it goes, so nothing offers to undo it. */
+  unhold(key: string): Promise<void>;
   /** What undoing the change would put back at its path, or why it cannot (no record, undone, expired, the path taken, the held entry changed). */
   undoable(target: UndoTarget): Promise<Undoable>;
   /** Puts the held entry back at its path (never over anything there), then marks its record restored; finishes one a crash interrupted. */

@@ -3,6 +3,7 @@ import { isFileState, type FileState, type ObservedState } from '../observed-sta
 import type { FileCapability } from '../capabilities/files';
 import type { Prepared, TargetProblem } from '../tool-module';
 import { ToolRefusal } from '../tool-refusal';
+import type { KeptKind } from '../undo';
 
 /** What the file tools share: the path argument and how their targets are observed. */
 
@@ -54,11 +55,12 @@ export function fileAt(states: readonly ObservedState[] | undefined, i: number):
 /**
  * `prepared` with whether its one target's change can be kept for undo
  * (what the card says), asked only for a target the tool will act on;
- * `bytes` is what keeping it takes against the root's quota.
+ * `bytes` is what keeping it takes against the root's quota, `kind` what
+ * the change keeps (an entry moved aside unless said).
  */
-export async function withReversibility(files: FileCapability, path: string, prepared: Prepared, bytes: (target: FileState) => number | undefined): Promise<Prepared> {
+export async function withReversibility(files: FileCapability, path: string, prepared: Prepared, bytes: (target: FileState) => number | undefined, kind?: KeptKind): Promise<Prepared> {
   const target = fileAt(prepared.observed, 0);
   if (prepared.problems[0] !== undefined || target?.exists !== true) return prepared;
-  const undo = await files.reversibility(path, bytes(target)).catch(() => undefined);
+  const undo = await files.reversibility(path, bytes(target), kind).catch(() => undefined);
   return undo === undefined ? prepared : { ...prepared, undo };
 }

@@ -16,7 +16,7 @@ export const fsChmod = defineTool({
   targetFields: ['path'],
   pathFields: ['path'],
   // A mode kept takes no room: 0 bytes against the quota.
-  prepare: async (host, args) => withReversibility(host.files, args.path, await prepareFiles(host.files, [args.path], false), () => 0),
+  prepare: async (host, args) => withReversibility(host.files, args.path, await prepareFiles(host.files, [args.path], false), () => 0, { kind: 'mode' }),
   execute: (host, args) => host.files.chmod(args.path, args.mode, host.hold),
 
   async postcondition(host, args, before) {

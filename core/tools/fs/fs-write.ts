@@ -5,7 +5,7 @@ import type { FileCapability } from '../capabilities/files';
 import { looksLikeText, PREVIEW_READ_LIMIT, textPreview, type ContentPreview } from '../content-preview';
 import type { FileState } from '../observed-state';
 import { defineTool } from '../tool-module';
-import { fileAt, pathArg, prepareFiles } from './file-targets';
+import { fileAt, pathArg, prepareFiles, withReversibility } from './file-targets';
 
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
 
@@ -36,10 +36,16 @@ async function writePreview(
   return textPreview(path, now.text, after(now.text));
 }
 
+/** What keeping the write for undo takes against the quota: the old file an overwrite replaces; nothing for an append (it is cut back). */
+function keptBytes(mode: 'create' | 'overwrite' | 'append', state: FileState | undefined): number | undefined {
+  if (mode === 'append') return 0;
+  return state?.exists === true && state.type === 'file' ? state.size : undefined;
+}
+
 export const fsWrite = defineTool({
   name: 'fs_write',
   description:
-    'Write a text file inside the allowed roots. mode "create" fails if the file exists, "overwrite" replaces it, "append" adds to it.',
+    'Write a text file inside the allowed roots. mode "create" fails if the file exists, "overwrite" replaces it (empty content truncates it), "append" adds to it.',
   category: 'file_change',
   risk: 'medium',
   needs: ['files'],
@@ -50,9 +56,17 @@ export const fsWrite = defineTool({
   }),
   targetFields: ['path'],
   pathFields: ['path'],
-  prepare: (host, args) => prepareFiles(host.files, [args.path], false),
+  async prepare(host, args) {
+    const prepared = await prepareFiles(host.files, [args.path], false);
+    // A new file replaces nothing: there is nothing to keep.
+    if (args.mode === 'create') return prepared;
+    return withReversibility(host.files, args.path, prepared, (t) => keptBytes(args.mode, t), args.mode === 'overwrite' ? { kind: 'replace' } : { kind: 'append', adds: utf8Bytes(args.content) });
+  },
   preview: (host, args, observed) => writePreview(host.files, args, fileAt(observed, 0)),
-  execute: (host, args) => host.files.write(args.path, args.content, args.mode),
+  execute: (host, args, before) => {
+    const bytes = keptBytes(args.mode, fileAt(before, 0));
+    return host.files.write(args.path, args.content, args.mode, host.hold === undefined || bytes === undefined ? host.hold : { ...host.hold, bytes });
+  },
 
   async postcondition(host, args, before) {
     const prior = fileAt(before, 0);

@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { accessSync, constants, createReadStream, fchmodSync, fchownSync } from 'node:fs';
+import { link, lstat, rename, unlink } from 'node:fs/promises';
+import { z } from 'zod';
+import type { HoldSlot } from '../../core/tools/undo';
+import { humanSize } from '../../core/util/human-size';
+import { ToolRefusal } from '../../core/tools/tool-refusal';
+import type { UndoRecords } from '../nonces/undo-records';
+import { BEFORE_NAME, keepMarker, MODE_NAME, NEW_NAME, withCallFolder, WRITE_NAME } from './call-folder';
+import { errnoCode, fstatFd, O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY, openFd, procPath, release, writeAll } from './descriptors';
+import { modeText } from './observe';
+import type { Pinned } from './pinned-path';
+import { notKept, whyNotKept, type UndoSettings } from './undo-settings';
+
+/**
+ * Reversible changes that leave their entry where it is, and what each
+ * keeps in its call's folder before it changes anything, so that a kill
+ * right after the change still leaves its undo findable by the key:
+ * - a mode change: `mode.json`, the mode it sets on which inode;
+ * - an overwrite: `write.json` (the digest of what it writes), then the
+ *   old file under a second name (`before`: the same inode, nothing
+ *   copied); the new content is written whole beside it and renamed over
+ *   the path in one step, so the path holds the old file or the new, never
+ *   a part;
+ * - an append: `write.json`, the length before and the digest the file
+ *   will have, on which inode (an undo cuts it back).
+ * Each returns false when the change cannot be kept and nothing was
+ * promised (the change then goes on as without undo); a promised one
+ * refuses instead, having changed nothing.
+ */
+
+const octal = z.string().regex(/^[0-7]{3,4}$/);
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+const modeMarkerSchema = z.strictObject({ before: octal, after: octal, dev: z.number(), ino: z.number(), born: z.number().optional() });
+type ModeMarker = z.infer<typeof modeMarkerSchema>;
+
+const writeMarkerSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('replaced'), after: sha256, bytes: z.number().int().nonnegative() }),
+  z.strictObject({ kind: z.literal('appended'), size: z.number().int().nonnegative(), after: sha256, dev: z.number(), ino: z.number(), born: z.number().optional() }),
+]);
+type WriteMarker = z.infer<typeof writeMarkerSchema>;
+
+export const modeMarkerOf = (value: unknown): ModeMarker | undefined => modeMarkerSchema.safeParse(value).data;
+export const writeMarkerOf = (value: unknown): WriteMarker | undefined => writeMarkerSchema.safeParse(value).data;
+
+const bornOf = (stats: { readonly birthtimeMs: number }) => (stats.birthtimeMs > 0 ? { born: stats.birthtimeMs } : {});
+
+export async function holdMode(target: Pinned, settings: UndoSettings | undefined, slot: HoldSlot, after: string): Promise<boolean> {
+  const why = await whyNotKept(target, settings, slot);
+  const stats = target.stats;
+  if (why !== undefined || stats === null) return notKept(slot, why ?? `${target.path} is not there`);
+  // The mode before is the pinned inode's own, the one the chmod will change.
+  const marker: ModeMarker = { before: modeText(stats), after, dev: stats.dev, ino: stats.ino, ...bornOf(stats) };
+  // A retry of a call killed after keeping its mode: the same change on the same inode goes on.
+  const same = (kept: ModeMarker) => kept.after === marker.after && kept.dev === marker.dev && kept.ino === marker.ino && kept.born === marker.born;
+  await withCallFolder(target.root, slot.key, (own) => keepMarker(own, MODE_NAME, marker, modeMarkerOf, same));
+  return true;
+}
+
+/**
+ * Why an overwrite of the file cannot be kept by replacing it with a new
+ * file: the new one must be able to take the old one's place whole, with
+ * its owner and permissions, under every name it has.
+ */
+export function replaceable(target: Pinned): string | undefined {
+  const stats = target.stats;
+  if (stats === null || !stats.isFile()) return `${target.path} is not a regular file`;
+  if (stats.nlink > 1) return `${target.path} has other names (hard links), which would keep the old content`;
+  if ((stats.mode & 0o6000) !== 0) return `${target.path} has set-id bits, which its new content would not keep`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && uid !== 0) {
+    if (stats.uid !== uid) return `${target.path} belongs to another user, and its new content would be airlock's`;
+    if (!process.getgroups?.().includes(stats.gid)) return `${target.path} belongs to a group airlock is not in`;
+  }
+  try {
+    if (target.parent !== null) accessSync(procPath(target.parent), constants.W_OK | constants.X_OK);
+  } catch {
+    return `airlock may not create files in the folder of ${target.path}`;
+  }
+  return undefined;
+}
+
+/** Writes the new content whole under the call's `new`, with the old file's owner and permission bits. */
+async function newContent(own: number, content: Buffer, like: NonNullable<Pinned['stats']>): Promise<string> {
+  const path = procPath(own, NEW_NAME);
+  await unlink(path).catch(() => undefined);
+  const fd = openFd(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+  try {
+    await writeAll(fd, content);
+    const made = fstatFd(fd);
+    if (made.uid !== like.uid || made.gid !== like.gid) fchownSync(fd, like.uid, like.gid);
+    fchmodSync(fd, like.mode & 0o777);
+  } finally {
+    release(fd);
+  }
+  return path;
+}
+
+export async function holdReplace(target: Pinned, settings: UndoSettings | undefined, slot: HoldSlot, content: Buffer, records?: Pick<UndoRecords, 'heldBytes'>): Promise<boolean> {
+  const why = (await whyNotKept(target, settings, slot, records)) ?? replaceable(target);
+  const stats = target.stats;
+  if (why !== undefined || stats === null) return notKept(slot, why ?? `${target.path} is not there`);
+  return withCallFolder(target.root, slot.key, async (own) => {
+    const marker: WriteMarker = { kind: 'replaced', after: createHash('sha256').update(content).digest('hex'), bytes: content.length };
+    await keepMarker(own, WRITE_NAME, marker, writeMarkerOf, (kept) => kept.kind === 'replaced' && kept.after === marker.after);
+    // The old file keeps a second name in the call's folder: the same inode, nothing copied.
+    const before = procPath(own, BEFORE_NAME);
+    let linked = false;
+    try {
+      await link(target.entryPath(), before);
+      linked = true;
+    } catch (err) {
+      // EEXIST: a retry of this call killed after keeping it (checked below to be the same file).
+      if (errnoCode(err) !== 'EEXIST') {
+        await unlink(procPath(own, WRITE_NAME)).catch(() => undefined);
+        return notKept(slot, `${target.path} cannot be given a second name in ${target.root}'s holding folder (${errnoCode(err) ?? 'error'})`);
+      }
+    }
+    const kept = await lstat(before);
+    if (kept.dev !== stats.dev || kept.ino !== stats.ino) {
+      if (linked) await unlink(before).catch(() => undefined);
+      throw new ToolRefusal(`${target.path} was replaced while it was being written; nothing was changed`);
+    }
+    // One rename: the path holds the old file or the new one, never a part.
+    await rename(await newContent(own, content, stats), target.entryPath());
+    return true;
+  });
+}
+
+/** Why an append to the file cannot be kept: only a file whose whole content can be compared after it. */
+export function appendable(target: Pinned, adds: number, hashLimitBytes: number): string | undefined {
+  const stats = target.stats;
+  if (stats === null || !stats.isFile()) return `${target.path} is not a regular file`;
+  if (stats.size + adds > hashLimitBytes) return `${target.path} would be too large to compare after the append (over ${humanSize(hashLimitBytes)})`;
+  return undefined;
+}
+
+/** sha256 of the file's first `size` bytes followed by `added`: what the append will leave. */
+async function digestAfter(target: Pinned, size: number, added: Buffer): Promise<string> {
+  const hash = createHash('sha256');
+  if (size > 0) for await (const chunk of createReadStream(target.selfPath(), { start: 0, end: size - 1 })) hash.update(chunk as Buffer);
+  return hash.update(added).digest('hex');
+}
+
+export async function holdAppend(target: Pinned, settings: UndoSettings | undefined, slot: HoldSlot, added: Buffer, hashLimitBytes: number): Promise<boolean> {
+  const why = (await whyNotKept(target, settings, slot)) ?? appendable(target, added.length, hashLimitBytes);
+  const stats = target.stats;
+  if (why !== undefined || stats === null) return notKept(slot, why ?? `${target.path} is not there`);
+  const marker: WriteMarker = { kind: 'appended', size: stats.size, after: await digestAfter(target, stats.size, added), dev: stats.dev, ino: stats.ino, ...bornOf(stats) };
+  const same = (kept: WriteMarker) => kept.kind === 'appended' && kept.after === marker.after && kept.size === marker.size && kept.dev === marker.dev && kept.ino === marker.ino;
+  await withCallFolder(target.root, slot.key, (own) => keepMarker(own, WRITE_NAME, marker, writeMarkerOf, same));
+  return true;
+}

@@ -1,0 +1,43 @@
+import type { UndoTarget } from '../../core/tools/undo';
+import type { UndoRecord } from '../nonces/undo-records';
+import type { Pinned } from './pinned-path';
+import type { TreeLimits } from './tree';
+
+/**
+ * What every kind of undo is given (see restore.ts): the record, the path
+ * the change acted on and the entry the change kept, each pinned without
+ * following a link.
+ */
+export interface UndoContext {
+  readonly record: UndoRecord;
+  readonly t: UndoTarget;
+  /** The call's path, checked to be the one the change named. */
+  readonly target: Pinned;
+  /** The entry kept in the call's holding folder; null when it is not there. */
+  readonly held: Pinned | null;
+  readonly treeLimits?: TreeLimits;
+  readonly hashLimitBytes?: number;
+}
+
+/** How one kind of change is taken back. */
+export interface ChangeUndo {
+  /** The path is already as it was before the change (an earlier undo, cut short, put it back): finished here, with no more than what that undo left to do. */
+  back(): Promise<boolean>;
+  /** Throws a ToolRefusal saying what changed since, when the change cannot be taken back now. */
+  check(): Promise<void>;
+  /** Takes the change back (after `check`); what was done, in words. */
+  undo(): Promise<string>;
+}
+
+/** The record's change (records before other changes only moved entries aside). */
+export type RecordChange = NonNullable<UndoRecord['change']>;
+export type ChangeOf<K extends RecordChange['kind']> = Extract<RecordChange, { kind: K }>;
+export const changeOf = (record: UndoRecord): RecordChange => record.change ?? { kind: 'moved_aside' };
+
+/** Refusal text: the call of the job, as a reviewer names it. */
+export const callOf = (t: UndoTarget) => `call ${t.call} of job ${t.job}`;
+
+/** Same file: device, inode and (where the file system keeps one) birth time, since an inode number is given again once a file is removed. */
+export function sameFile(stats: { readonly dev: number; readonly ino: number; readonly birthtimeMs: number } | null, kept: { readonly dev: number; readonly ino: number; readonly born?: number | undefined }): boolean {
+  return stats !== null && stats.dev === kept.dev && stats.ino === kept.ino && (kept.born === undefined || stats.birthtimeMs === kept.born);
+}
