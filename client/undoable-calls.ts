@@ -8,7 +8,7 @@ import { jobsQuery, listRuns } from './job-history';
  * The changes of a past job that `airlock undo` may take back, read from
  * the job's own history: each `execute` the job scheduled (the call as it
  * ran, a reviewer's edit included, and who approved it) and what it
- * answered. Only a delete, a write or a mode change that ran is a candidate; whether
+ * answered. Only a delete, a write, a mode change or a move that ran is a candidate; whether
  * it was kept for undo is the tools side's to say (its record), when the
  * undo runs.
  */
@@ -26,15 +26,22 @@ const executedInputSchema = z.object({
 
 const executedResultSchema = z.object({ ok: z.boolean(), output: z.string().optional(), refused: z.string().optional() });
 
-/** Tools whose changes can be kept for undo, and the argument naming what they changed. */
-const REVERSIBLE: Readonly<Record<string, string>> = { fs_delete: 'path', fs_chmod: 'path', fs_write: 'path' };
+/** Tools whose changes can be kept for undo, the argument naming what they changed, and a move's destination. */
+const REVERSIBLE: Readonly<Record<string, { readonly path: string; readonly to?: string }>> = {
+  fs_delete: { path: 'path' },
+  fs_chmod: { path: 'path' },
+  fs_write: { path: 'path' },
+  fs_move: { path: 'from', to: 'to' },
+};
 
 export interface UndoableCall {
   readonly jobId: string;
   readonly callId: string;
   readonly toolName: string;
-  /** What the call changed, as it named it. */
+  /** What the call changed, as it named it (a move's source). */
   readonly path: string;
+  /** A move's destination, as it named it. */
+  readonly to?: string;
   /** The reviewer who approved it; undefined for a call no reviewer was asked about. */
   readonly approvedBy: string | undefined;
   /** The card promised it reversible. */
@@ -71,9 +78,11 @@ async function fromEvents(events: readonly HistoryEvent[], decode: (p: temporal.
     const input = done === undefined || done === null ? undefined : scheduled.get(String(done.scheduledEventId));
     if (done === undefined || done === null || input === undefined) continue;
     const result = executedResultSchema.safeParse(await decode(done.result));
-    const field = REVERSIBLE[input.toolName] ?? 'path';
-    const path = input.args[field];
+    const fields = REVERSIBLE[input.toolName] ?? { path: 'path' };
+    const path = input.args[fields.path];
+    const to = fields.to === undefined ? undefined : input.args[fields.to];
     if (!result.success || !result.data.ok || result.data.refused !== undefined || typeof path !== 'string') continue;
+    if (fields.to !== undefined && typeof to !== 'string') continue;
     // A new file replaced nothing: there is nothing to put back.
     if (input.toolName === 'fs_write' && input.args.mode !== 'overwrite' && input.args.mode !== 'append') continue;
     calls.push({
@@ -81,6 +90,7 @@ async function fromEvents(events: readonly HistoryEvent[], decode: (p: temporal.
       callId: input.callId,
       toolName: input.toolName,
       path,
+      ...(typeof to === 'string' ? { to } : {}),
       approvedBy: input.approved?.reviewer,
       promised: input.approved?.reversible === true,
       output: result.data.output ?? '',

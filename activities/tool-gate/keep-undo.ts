@@ -1,8 +1,9 @@
+import type { KeptChange } from '../../core/tools/capabilities/files';
 import type { FileState, ObservedState } from '../../core/tools/observed-state';
 import { isFileState } from '../../core/tools/observed-state';
-import { pathDigest } from '../../host/nonces/nonce-store';
 import { heldUntil } from '../../core/tools/undo';
-import type { HeldEntry } from '../../host/nonces/undo-records';
+import { pathDigest } from '../../host/nonces/nonce-store';
+import type { HeldEntry, UndoRecord } from '../../host/nonces/undo-records';
 import type { ExecuteInput } from './messages';
 import type { ToolRunner } from './runner';
 
@@ -15,14 +16,76 @@ function heldEntryOf(state: FileState): HeldEntry | undefined {
   return { type: 'directory', bytes: tree?.bytes ?? 0, files: tree?.files ?? null, digest: tree?.sha256 ?? null, mode: state.mode, ...inode };
 }
 
+/** What the record keeps of a change that happened: the entry before, what the change did, and the bytes it set aside. */
+type Kept = { readonly held: HeldEntry; readonly change: NonNullable<UndoRecord['change']>; readonly asideBytes: number };
+
+type Files = NonNullable<ToolRunner['host']['files']>;
+
 /**
- * After a changing call ran, or was found to have run: when it kept an
- * entry for undo, its record goes into the store (once: a retry or a
- * reconciliation after a crash between the effect and this finds the held
- * entry by the nonce and records it then). Written before the outcome, so
- * a call with an outcome that held something has its record. 'dropped':
+ * Whether the change the call's folder speaks of happened, as the targets
+ * show now: 'none' when it did not (or not as kept: nothing to record),
+ * 'dropped' when it did not and what was kept for it went.
+ */
+async function keptOf(files: Files, nonce: string, change: KeptChange, before: readonly ObservedState[], entry: HeldEntry, target: FileState): Promise<Kept | 'none' | 'dropped'> {
+  const seen = (path: string, hash: boolean) => files.observe(path, { follow: false, hash });
+  switch (change.kind) {
+    case 'moved_aside':
+      return { held: entry, change, asideBytes: entry.bytes };
+    case 'mode': {
+      // Recorded only for the inode the chmod acted on, once it carries the mode it set; the mode before is the one read on that inode.
+      if (target.exists && (target.dev !== change.dev || target.ino !== change.ino)) return 'none';
+      const now = await seen(target.path, false);
+      if (!now.exists || now.dev !== change.dev || now.ino !== change.ino || now.mode !== change.after) return 'none';
+      return { held: { ...entry, mode: change.before }, change, asideBytes: 0 };
+    }
+    case 'replaced': {
+      const now = await seen(target.path, true);
+      // Still the old file at the path: the new one never took its place, so nothing changed and nothing is kept.
+      if (now.exists && target.exists && now.dev === target.dev && now.ino === target.ino) {
+        await files.unhold(nonce);
+        return 'dropped';
+      }
+      // Recorded only while the path holds what the write wrote.
+      if (!now.exists || now.type !== 'file' || now.sha256 !== change.after) return 'none';
+      return { held: entry, change, asideBytes: entry.bytes };
+    }
+    case 'appended': {
+      if (!target.exists || target.dev !== change.dev || target.ino !== change.ino || target.size !== change.size) return 'none';
+      const now = await seen(target.path, true);
+      if (!now.exists || now.dev !== change.dev || now.ino !== change.ino || now.sha256 !== change.after) return 'none';
+      // Nothing is set aside: the undo cuts the file back to its length before.
+      return { held: entry, change, asideBytes: 0 };
+    }
+    case 'moved': {
+      const dest = before[1];
+      if (dest === undefined || !isFileState(dest)) return 'none';
+      const from = await seen(target.path, false);
+      // Still at its place: it never moved, and the file it would have replaced keeps its one name.
+      if (from.exists && from.dev === change.dev && from.ino === change.ino) {
+        await files.unhold(nonce);
+        return 'dropped';
+      }
+      const to = await seen(dest.path, false);
+      if (!to.exists || to.dev !== change.dev || to.ino !== change.ino) return 'none';
+      const replaced = change.replaced && dest.exists ? heldEntryOf(dest) : undefined;
+      const born = change.replacedBorn !== undefined ? { born: change.replacedBorn } : {};
+      return {
+        held: entry,
+        change: { kind: 'moved', to: pathDigest(dest.path), ...(change.born !== undefined ? { born: change.born } : {}), ...(replaced !== undefined ? { replaced: { ...replaced, ...born } } : {}) },
+        asideBytes: replaced?.bytes ?? 0,
+      };
+    }
+  }
+}
+
+/**
+ * After a changing call ran, or was found to have run: when it kept
+ * something for undo, its record goes into the store (once: a retry or a
+ * reconciliation after a crash between the effect and this finds what was
+ * kept by the nonce and records it then). Written before the outcome, so
+ * a call with an outcome that kept something has its record. 'dropped':
  * what the call kept belonged to a change that never happened, and went
- * (the target is as it was before the call again).
+ * (the targets are as they were before the call again).
  */
 export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, before: readonly ObservedState[] | undefined): Promise<'kept' | 'dropped' | 'none'> {
   const files = runner.host.files;
@@ -30,33 +93,13 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
   const nonce = input.grant.claims.nonce;
   const place = await files.held(nonce);
   if (place === undefined) return 'none';
-  // What was held is known only from the state recorded right before the change; without it the entry stays until retention purges it.
+  // What was kept is known only from the state recorded right before the change; without it the entry stays until retention purges it.
   const target = before?.[0];
-  if (target === undefined || !isFileState(target)) return 'none';
+  if (before === undefined || target === undefined || !isFileState(target)) return 'none';
   const entry = heldEntryOf(target);
   if (entry === undefined) return 'none';
-  const change = place.change;
-  let held: HeldEntry = entry;
-  if (change.kind === 'mode') {
-    // Recorded only for the inode the chmod acted on, once it carries the mode it set; the mode before is the one read on that inode.
-    if (target.exists && (target.dev !== change.dev || target.ino !== change.ino)) return 'none';
-    const now = await files.observe(target.path, { follow: false, hash: false });
-    if (!now.exists || now.dev !== change.dev || now.ino !== change.ino || now.mode !== change.after) return 'none';
-    held = { ...entry, mode: change.before };
-  } else if (change.kind === 'replaced') {
-    const now = await files.observe(target.path, { follow: false, hash: true });
-    // Still the old file at the path: the new one never took its place, so nothing changed and nothing is kept.
-    if (now.exists && target.exists && now.dev === target.dev && now.ino === target.ino) {
-      await files.unhold(nonce);
-      return 'dropped';
-    }
-    // Recorded only while the path holds what the write wrote.
-    if (!now.exists || now.type !== 'file' || now.sha256 !== change.after) return 'none';
-  } else if (change.kind === 'appended') {
-    if (!target.exists || target.dev !== change.dev || target.ino !== change.ino || target.size !== change.size) return 'none';
-    const now = await files.observe(target.path, { follow: false, hash: true });
-    if (!now.exists || now.dev !== change.dev || now.ino !== change.ino || now.sha256 !== change.after) return 'none';
-  }
+  const kept = await keptOf(files, nonce, place.change, before, entry, target);
+  if (kept === 'none' || kept === 'dropped') return kept;
   const now = runner.now();
   await runner.deps.nonces.recordUndo({
     schemaVersion: 1,
@@ -66,8 +109,7 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
     toolName: input.toolName,
     root: place.root,
     pathDigest: pathDigest(target.path),
-    held,
-    change,
+    ...kept,
     heldAt: new Date(now).toISOString(),
     expiresAt: new Date(heldUntil(now, place.keepDays)).toISOString(),
     state: 'held',

@@ -5,6 +5,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import { AGENT_JOB_WORKFLOW, agentJobInputSchema, type AgentJobInput, type AgentJobResult } from '../../core/job/job-input';
 import { PENDING_MEMO_KEY, pendingMemo } from '../../core/reviewer/pending-memo';
 import { TaskQueues } from '../../core/temporal/task-queues';
+import { undoArgs } from '../../core/tools/undo';
 import { clientCallsQuery, submitCallUpdate } from '../../workflows/messages';
 import { JobError } from '../errors';
 import { result } from './jobs';
@@ -64,8 +65,10 @@ async function startedAsUndo(client: Client, workflowId: string): Promise<boolea
 export interface UndoRequest {
   readonly jobId: string;
   readonly callId: string;
-  /** The path the call changed, as it named it. */
+  /** The path the call changed, as it named it (a move's source). */
   readonly path: string;
+  /** A move's destination, as the call named it: where the entry is now. */
+  readonly to?: string;
   /** Who asks: the undo job's requester (a rule may keep them from deciding it). */
   readonly requester: string;
 }
@@ -83,7 +86,7 @@ export async function submitUndo(client: Client, request: UndoRequest): Promise<
   const input: AgentJobInput = { schemaVersion: 1, goal, requester: request.requester, driver: 'client', tools: ['fs_undo'], takesCalls: 1 };
   const callKey = await undoCallKey(client, workflowId);
   const view = await client.workflow.executeUpdateWithStart(submitCallUpdate, {
-    args: [{ callKey, toolName: 'fs_undo', args: { job: request.jobId, call: request.callId, path: request.path } }],
+    args: [{ callKey, toolName: 'fs_undo', args: { ...undoArgs(request) } }],
     updateId: callKey,
     startWorkflowOperation: new WithStartWorkflowOperation(AGENT_JOB_WORKFLOW, {
       workflowId,

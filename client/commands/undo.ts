@@ -1,5 +1,6 @@
 import { display } from '../../core/redaction/display-text';
 import { parseDuration } from '../../core/util/duration';
+import { undoArgs } from '../../core/tools/undo';
 import { humanSize } from '../../core/util/human-size';
 import type { UndoRecord } from '../../host/nonces/undo-records';
 import type { AirlockClient, SubmittedUndo } from '../airlock-client';
@@ -34,7 +35,7 @@ function chosenCall(jobId: string, calls: readonly UndoableCall[], callId: strin
     throw new JobError(`job ${jobId} has no change ${callId} that ran${calls.length > 0 ? `; its changes that ran: ${calls.map((c) => c.callId).join(', ')}` : ''}`);
   }
   const [only, ...more] = calls;
-  if (only === undefined) throw new JobError(`job ${jobId} made no change that can be undone (only deletes, overwrites, appends and mode changes that ran, in folders set up for undo, are kept)`);
+  if (only === undefined) throw new JobError(`job ${jobId} made no change that can be undone (only deletes, overwrites, appends, mode changes and moves that ran, in folders set up for undo, are kept)`);
   if (more.length === 0) return only;
   for (const c of calls) io.err(display`  ${c.callId}: ${c.toolName} ${c.path}`);
   throw new UsageError(`job ${jobId} ran ${calls.length} changes that may be undone; name one with --call ID (listed above)`);
@@ -82,7 +83,7 @@ async function decideOwn(airlock: AirlockClient, args: ParsedArgs, io: CommandIo
     requestId,
     reason: `undo by ${reviewer}, who approved the change`,
     // Signed only if the request is this very undo.
-    expect: { toolName: 'fs_undo', args: { job: call.jobId, call: call.callId, path: call.path } },
+    expect: { toolName: 'fs_undo', args: { ...undoArgs(call) } },
   });
   if (outcome.accepted === false) return waiting(`the undo waits for another reviewer (${outcome.reason})`);
   if (outcome.accepted === 'queued') return waiting(`approved, not yet applied (${outcome.reason}); it restores when an agent worker runs`);
@@ -140,7 +141,7 @@ export const run: CommandRun = async (args, io, command) => {
   const done = await withClient(io, async (airlock): Promise<Reported> => {
     const { undoableCalls } = await import('../undoable-calls');
     const call = chosenCall(jobId, await undoableCalls(airlock.client, jobId), callId, io);
-    const submitted = await airlock.submitUndo({ jobId, callId: call.callId, path: call.path, requester });
+    const submitted = await airlock.submitUndo({ jobId, callId: call.callId, path: call.path, ...(call.to !== undefined ? { to: call.to } : {}), requester });
     const base = { jobId, callId: call.callId, path: call.path, undoJob: submitted.undoJobId };
     const view = submitted.view;
     const report = answered(submitted) ?? (view.status === 'parked' ? await decideOwn(airlock, args, io, call, submitted.undoJobId, view.requestId, waitMs) : undefined);

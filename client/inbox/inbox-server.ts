@@ -152,7 +152,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     const calls = await temporal.use((c) => undoableCalls(c.client, jobId));
     const call = calls.find((c) => c.callId === callId);
     if (call === undefined) throw new HttpError(404, `job ${jobId} ran no change ${callId}`);
-    const { undoJobId, view } = await temporal.use((c) => c.submitUndo({ jobId, callId, path: call.path, requester: reviewer }));
+    const { undoJobId, view } = await temporal.use((c) => c.submitUndo({ jobId, callId, path: call.path, ...(call.to !== undefined ? { to: call.to } : {}), requester: reviewer }));
     if (view.status === 'parked') return { reviewer, undoJob: undoJobId, status: 'parked', requestId: view.requestId };
     return { reviewer, undoJob: undoJobId, status: 'answered', text: maskString(view.text), isError: view.isError };
   }

@@ -138,6 +138,7 @@ const UNDO_WORDS: Readonly<Record<string, { readonly verb: string; readonly done
   fs_delete: { verb: 'Put back', done: 'Deleted' },
   fs_chmod: { verb: 'Put back the mode of', done: 'Mode changed' },
   fs_write: { verb: 'Put back the content of', done: 'Written' },
+  fs_move: { verb: 'Move back to', done: 'Moved away' },
 };
 
 /**

@@ -67,8 +67,10 @@ const sentences: Readonly<Record<string, (args: Args, observed: readonly Observe
     if (now?.exists === true) return `Replace ${named(str(a.path), sizeOf(now))} with ${humanSize(bytes)} — ${undo?.reversible === true ? reversibleFor(undo.keepDays) : 'the old content is lost'}`;
     return `Create ${named(str(a.path), humanSize(bytes))}`;
   },
-  fs_move: (a, o) => {
-    return `Move ${named(str(a.from), sizeOf(fileAt(o, str(a.from))))} to ${str(a.to)}`;
+  fs_move: (a, o, undo) => {
+    // The destination is the second target observed.
+    const replaces = o.filter(isFileState)[1]?.exists === true ? `, replacing the file there` : '';
+    return `Move ${named(str(a.from), sizeOf(fileAt(o, str(a.from))))} to ${str(a.to)}${replaces}${undo?.reversible === true ? ` — ${reversibleFor(undo.keepDays)}` : ''}`;
   },
   fs_move_many: (a) => {
     const moves = Array.isArray(a.moves) ? a.moves : [];
@@ -79,7 +81,10 @@ const sentences: Readonly<Record<string, (args: Args, observed: readonly Observe
     const was = now?.exists === true ? ` (now ${rwx(now.mode)})` : '';
     return `Change the permissions of ${named(str(a.path))} to ${rwx(str(a.mode))}${was}${undo?.reversible === true ? ` — ${reversibleFor(undo.keepDays)}` : ''}`;
   },
-  fs_undo: (a, o) => `Undo call ${str(a.call)} of job ${str(a.job)}: put ${named(fileAt(o, str(a.path))?.path ?? str(a.path))} back as it was before that change`,
+  fs_undo: (a, o) =>
+    typeof a.to === 'string'
+      ? `Undo call ${str(a.call)} of job ${str(a.job)}: move ${named(o.filter(isFileState)[1]?.path ?? a.to)} back to ${str(a.path)}`
+      : `Undo call ${str(a.call)} of job ${str(a.job)}: put ${named(fileAt(o, str(a.path))?.path ?? str(a.path))} back as it was before that change`,
   service_restart: (a, o) => `Restart service ${str(a.service)}${serviceNow(o)}`,
   service_stop: (a, o) => `Stop service ${str(a.service)}${serviceNow(o)}`,
   service_start: (a, o) => `Start service ${str(a.service)}${serviceNow(o)}`,

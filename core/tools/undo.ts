@@ -14,8 +14,8 @@ export const reversibilitySchema = z.discriminatedUnion('reversible', [
 ]);
 export type Reversibility = z.infer<typeof reversibilitySchema>;
 
-/** What a change keeps for undo, for asking whether it can: the entry moved aside (a delete), the file replaced (an overwrite), its length before `adds` more bytes (an append), or its mode. */
-export type KeptKind = { readonly kind: 'move_aside' } | { readonly kind: 'replace' } | { readonly kind: 'append'; readonly adds: number } | { readonly kind: 'mode' };
+/** What a change keeps for undo, for asking whether it can: the entry moved aside (a delete), the file replaced (an overwrite), its length before `adds` more bytes (an append), its mode, or a move to `to`. */
+export type KeptKind = { readonly kind: 'move_aside' } | { readonly kind: 'replace' } | { readonly kind: 'append'; readonly adds: number } | { readonly kind: 'mode' } | { readonly kind: 'move'; readonly to: string };
 
 /** When an entry held at `heldAtMs` may be purged: its undo time is over. */
 export function heldUntil(heldAtMs: number, keepDays: number): number {
@@ -40,6 +40,8 @@ export interface UndoTarget {
   readonly job: string;
   readonly call: string;
   readonly path: string;
+  /** For a move: its destination as that call named it, where the entry is now (`path` is where it came from). */
+  readonly to?: string;
 }
 
 /** What an undo would put back, or why it cannot; checked on the tools side before the reviewer sees the card, and again when it runs. */
@@ -55,3 +57,8 @@ export type Undoable =
       readonly expiresAt: string;
     }
   | { readonly ok: false; readonly reason: string };
+
+/** The `fs_undo` arguments that take back a call's change: what an undo job submits, and what `airlock undo` signs only if the parked request is exactly it. */
+export function undoArgs(call: { readonly jobId: string; readonly callId: string; readonly path: string; readonly to?: string | undefined }): UndoTarget {
+  return { job: call.jobId, call: call.callId, path: call.path, ...(call.to !== undefined ? { to: call.to } : {}) };
+}

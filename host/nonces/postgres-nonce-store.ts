@@ -168,7 +168,7 @@ export class PostgresNonceStore implements NonceStore {
   async heldBytes(root: string): Promise<number> {
     const result = await this.db.query<{ bytes: string }>({
       name: 'airlock-undo-held-bytes',
-      text: `SELECT COALESCE(SUM((record::jsonb -> 'held' ->> 'bytes')::bigint), 0)::text AS bytes FROM airlock_undo WHERE state = 'held' AND record::jsonb ->> 'root' = $1 AND COALESCE(record::jsonb -> 'change' ->> 'kind', 'moved_aside') IN ('moved_aside', 'replaced')`,
+      text: `SELECT COALESCE(SUM(COALESCE((record::jsonb ->> 'asideBytes')::bigint, CASE WHEN COALESCE(record::jsonb -> 'change' ->> 'kind', 'moved_aside') = 'moved_aside' THEN (record::jsonb -> 'held' ->> 'bytes')::bigint ELSE 0 END)), 0)::text AS bytes FROM airlock_undo WHERE state = 'held' AND record::jsonb ->> 'root' = $1`,
       values: [root],
     });
     return Number(result.rows[0]?.bytes ?? 0);

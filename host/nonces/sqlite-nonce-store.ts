@@ -147,7 +147,7 @@ export class SqliteNonceStore implements NonceStore {
     this.undoOfCall = this.db.prepare(`SELECT record FROM undo_records WHERE job_id = ? AND json_extract(record, '$.callId') = ? ORDER BY held_at DESC, nonce DESC LIMIT 1`);
     // Asked before every delete in a root kept for undo (its quota): prepared once.
     this.heldBytesRow = this.db.prepare(
-      `SELECT COALESCE(SUM(json_extract(record, '$.held.bytes')), 0) AS bytes FROM undo_records WHERE state = 'held' AND json_extract(record, '$.root') = ? AND COALESCE(json_extract(record, '$.change.kind'), 'moved_aside') IN ('moved_aside', 'replaced')`,
+      `SELECT COALESCE(SUM(COALESCE(json_extract(record, '$.asideBytes'), CASE WHEN COALESCE(json_extract(record, '$.change.kind'), 'moved_aside') = 'moved_aside' THEN json_extract(record, '$.held.bytes') ELSE 0 END)), 0) AS bytes FROM undo_records WHERE state = 'held' AND json_extract(record, '$.root') = ?`,
     );
   }
 

@@ -52,7 +52,10 @@ export const undoRecordSchema = z.object({
    *   kept (`before`), `after` is the sha256 of what was written;
    * - appended: bytes were added to the file (`dev`, `ino`); `size` is its
    *   length before, `after` the sha256 the append left;
-   * - mode: its mode was changed to `after` on that very inode.
+   * - mode: its mode was changed to `after` on that very inode;
+   * - moved: the entry (`held`, its state before) was moved to the path
+   *   whose digest is `to`; `replaced` is the file the move replaced
+   *   there, kept in the holding folder (`replaced`).
    */
   change: z
     .discriminatedUnion('kind', [
@@ -60,8 +63,11 @@ export const undoRecordSchema = z.object({
       z.object({ kind: z.literal('replaced'), after: z.string(), born: z.number().optional() }),
       z.object({ kind: z.literal('appended'), size: z.number().int().nonnegative(), after: z.string(), dev: z.number(), ino: z.number(), born: z.number().optional() }),
       z.object({ kind: z.literal('mode'), before: z.string().optional(), after: z.string().regex(/^[0-7]{3,4}$/), dev: z.number(), ino: z.number(), born: z.number().optional() }),
+      z.object({ kind: z.literal('moved'), to: z.string(), born: z.number().optional(), replaced: heldEntrySchema.extend({ born: z.number().optional() }).optional() }),
     ])
     .optional(),
+  /** Bytes set aside in the holding folder, which count against the root's quota (absent in records before: what a delete moved aside). */
+  asideBytes: z.number().int().nonnegative().optional(),
   /** ISO 8601, UTC. */
   heldAt: z.string(),
   /** After this, the held entry may be purged and the change can no longer be undone. */
@@ -130,7 +136,7 @@ export interface UndoRecords {
   settleUndo(nonce: string, to: Exclude<UndoState, 'held'>): Promise<boolean>;
   /** Held records whose expiry is before `now` (ms), oldest first, at most `limit`: what retention purges. */
   expiredUndo(now: number, limit: number): Promise<UndoRecord[]>;
-  /** Bytes the held records of a root keep aside in its holding folder (what counts against its undo quota: entries moved aside and files replaced; a mode change or an append keeps none). */
+  /** Bytes the held records of a root set aside in its holding folder (`asideBytes`; in records without it, a deleted entry's): what counts against its undo quota. */
   heldBytes(root: string): Promise<number>;
   /** Forgets records no longer held (restored or purged) whose undo time ended longer ago than this; how many. */
   pruneUndo(olderThanMs: number): Promise<number>;

@@ -13,12 +13,14 @@ import { openRoot } from './pinned-path';
  * following a link.
  */
 
-/** What a call's folder may hold: the entry a delete moved aside; the file an overwrite replaced (its inode, under a second name); the new content before it takes its name; the markers of a mode change and of a write. */
+/** What a call's folder may hold: the entry a delete moved aside; the file an overwrite or a move replaced (its inode, under a second name); the new content before it takes its name; the markers of a mode change, a write and a move. */
 export const HELD_NAME = 'held';
 export const BEFORE_NAME = 'before';
+export const REPLACED_NAME = 'replaced';
 export const NEW_NAME = 'new';
 export const MODE_NAME = 'mode.json';
 export const WRITE_NAME = 'write.json';
+export const MOVE_NAME = 'move.json';
 
 /** Runs `use` on the root's pinned descriptor (its holding folder is named from it). */
 export function withRoot<T>(root: string, use: (fd: number) => T): T {
@@ -93,7 +95,7 @@ export async function clearCallFolder(root: string, key: string, also: readonly 
   if (holding === undefined) return;
   try {
     await inCallFolder(root, key, async (own) => {
-      for (const name of [MODE_NAME, WRITE_NAME, NEW_NAME, ...also]) await unlink(procPath(own, name)).catch(() => undefined);
+      for (const name of [MODE_NAME, WRITE_NAME, MOVE_NAME, NEW_NAME, ...also]) await unlink(procPath(own, name)).catch(() => undefined);
     });
     await rmdir(procPath(holding, key)).catch(() => undefined);
   } finally {

@@ -120,7 +120,7 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     read: (path, maxBytes) => fs.fs_read({ path, maxBytes }),
     stat: (path) => fs.fs_stat({ path }),
     write: (path, content, mode, hold) => fs.fs_write({ path, content, mode }, hold),
-    move: (from, to, overwrite) => fs.fs_move({ from, to, overwrite }),
+    move: (from, to, overwrite, hold) => fs.fs_move({ from, to, overwrite }, hold),
     remove: (path, recursive, hold) => fs.fs_delete({ path, recursive }, hold),
     reversibility: (path, bytes, kind) =>
       reversibilityAt(roots, options.undo, path, { hashLimitBytes: hashLimit, ...(options.undoRecords !== undefined ? { records: options.undoRecords } : {}), ...(bytes !== undefined ? { bytes } : {}), ...(kind !== undefined ? { kind } : {}) }),

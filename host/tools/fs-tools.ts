@@ -15,7 +15,7 @@ import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, inside, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
 import type { HoldSlot, KeptKind, Reversibility } from '../../core/tools/undo';
 import { clearCallFolder } from './call-folder';
-import { appendable, holdAppend, holdMode, holdReplace, replaceable } from './hold-changes';
+import { appendable, holdAppend, holdMode, holdMove, holdReplace, replaceable } from './hold-changes';
 import { holdEntry } from './holding';
 import { overQuota, reversibilityOf, type UndoSettings } from './undo-settings';
 import type { UndoRecords } from '../nonces/undo-records';
@@ -238,7 +238,7 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
         }),
       ),
 
-    fs_move: (a: Args<typeof fsMove>) =>
+    fs_move: (a: Args<typeof fsMove>, hold?: HoldSlot) =>
       guarded(a.from, () =>
         withPinned(roots, a.from, changing, (from) =>
           withPinned(roots, a.to, changing, async (to) => {
@@ -251,6 +251,9 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
               if (!a.overwrite) throw new ToolRefusal(`${a.to} already exists (set overwrite to replace it)`);
               if (to.stats.isDirectory()) throw new ToolRefusal(`${a.to} is a directory; refusing to replace it`);
             }
+            // Kept for undo: which entry moves, and the file it replaces under a second name.
+            const kept = hold !== undefined && (await holdMove(from, to, options.undo, hold, options.undoRecords));
+            const moved = `moved ${from.path} to ${to.path}${kept ? ` (kept for ${options.undo?.keepDays ?? 0} days: airlock undo moves it back${to.stats !== null ? ' and puts back the file it replaced' : ''})` : ''}`;
             await options.beforeMove?.();
             const source = existing(from);
             if (!a.overwrite && !source.isDirectory()) {
@@ -264,7 +267,7 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
                 if (!['EPERM', 'EXDEV', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'].includes(errnoCode(err) ?? '')) throw err;
                 if ((await lstat(to.entryPath()).catch(() => undefined)) !== undefined) throw appeared();
                 await rename(from.entryPath(), to.entryPath());
-                return `moved ${from.path} to ${to.path}`;
+                return moved;
               }
               // The old name goes only while it is still the file that was checked; otherwise the new name is taken back.
               const now = await lstat(from.entryPath()).catch(() => undefined);
@@ -274,11 +277,11 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
                 throw new ToolRefusal(`${a.from} was replaced while it was being moved; nothing was moved`);
               }
               await unlink(from.entryPath());
-              return `moved ${from.path} to ${to.path}`;
+              return moved;
             }
             // rename acts on the two names in their pinned folders and follows neither; a folder can only ever replace an empty folder.
             await rename(from.entryPath(), to.entryPath());
-            return `moved ${from.path} to ${to.path}`;
+            return moved;
           }),
         ),
       ),
@@ -345,7 +348,17 @@ export function reversibilityAt(
     const can = reversibilityOf(target, undo);
     if (!can.reversible || undo === undefined) return can;
     const kind = ask.kind ?? { kind: 'move_aside' };
-    const cannot = kind.kind === 'replace' ? replaceable(target) : kind.kind === 'append' ? appendable(target, kind.adds, ask.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES) : undefined;
+    const cannot =
+      kind.kind === 'replace'
+        ? replaceable(target)
+        : kind.kind === 'append'
+          ? appendable(target, kind.adds, ask.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES)
+          : kind.kind === 'move'
+            ? await withPinned(roots, kind.to, { follow: false }, async (to) => {
+                const there = reversibilityOf(to, undo);
+                return there.reversible ? undefined : there.why;
+              })
+            : undefined;
     if (cannot !== undefined) return { reversible: false, why: cannot };
     const over = await overQuota(target.root, undo, ask.records, ask.bytes);
     return over === undefined ? can : { reversible: false, why: over };

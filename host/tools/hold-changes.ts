@@ -6,11 +6,11 @@ import type { HoldSlot } from '../../core/tools/undo';
 import { humanSize } from '../../core/util/human-size';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { UndoRecords } from '../nonces/undo-records';
-import { BEFORE_NAME, keepMarker, MODE_NAME, NEW_NAME, withCallFolder, WRITE_NAME } from './call-folder';
+import { BEFORE_NAME, keepMarker, MODE_NAME, MOVE_NAME, NEW_NAME, REPLACED_NAME, withCallFolder, WRITE_NAME } from './call-folder';
 import { errnoCode, fstatFd, O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY, openFd, procPath, release, writeAll } from './descriptors';
 import { modeText } from './observe';
 import type { Pinned } from './pinned-path';
-import { notKept, whyNotKept, type UndoSettings } from './undo-settings';
+import { notKept, reversibilityOf, whyNotKept, type UndoSettings } from './undo-settings';
 
 /**
  * Reversible changes that leave their entry where it is, and what each
@@ -23,7 +23,9 @@ import { notKept, whyNotKept, type UndoSettings } from './undo-settings';
  *   the path in one step, so the path holds the old file or the new, never
  *   a part;
  * - an append: `write.json`, the length before and the digest the file
- *   will have, on which inode (an undo cuts it back).
+ *   will have, on which inode (an undo cuts it back);
+ * - a move: `move.json`, which inode it moves, and the file it replaces
+ *   at its destination under a second name (`replaced`).
  * Each returns false when the change cannot be kept and nothing was
  * promised (the change then goes on as without undo); a promised one
  * refuses instead, having changed nothing.
@@ -34,6 +36,10 @@ const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
 const modeMarkerSchema = z.strictObject({ before: octal, after: octal, dev: z.number(), ino: z.number(), born: z.number().optional() });
 type ModeMarker = z.infer<typeof modeMarkerSchema>;
+
+const moveMarkerSchema = z.strictObject({ kind: z.literal('moved'), dev: z.number(), ino: z.number(), born: z.number().optional() });
+type MoveMarker = z.infer<typeof moveMarkerSchema>;
+export const moveMarkerOf = (value: unknown): MoveMarker | undefined => moveMarkerSchema.safeParse(value).data;
 
 const writeMarkerSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('replaced'), after: sha256, bytes: z.number().int().nonnegative() }),
@@ -97,6 +103,30 @@ async function newContent(own: number, content: Buffer, like: NonNullable<Pinned
   return path;
 }
 
+/**
+ * Gives the pinned file a second name in the call's folder (the same
+ * inode: nothing is copied), so a rename over its path leaves it kept.
+ * A retry of the call finds the name already given to the same file.
+ * False when the kernel refuses the link and nothing was promised.
+ */
+async function secondName(own: number, name: string, target: Pinned, stats: NonNullable<Pinned['stats']>, slot: HoldSlot): Promise<boolean> {
+  const place = procPath(own, name);
+  let linked = false;
+  try {
+    await link(target.entryPath(), place);
+    linked = true;
+  } catch (err) {
+    // EEXIST: a retry of this call killed after keeping it (checked below to be the same file).
+    if (errnoCode(err) !== 'EEXIST') return notKept(slot, `${target.path} cannot be given a second name in ${target.root}'s holding folder (${errnoCode(err) ?? 'error'})`);
+  }
+  const kept = await lstat(place);
+  if (kept.dev !== stats.dev || kept.ino !== stats.ino) {
+    if (linked) await unlink(place).catch(() => undefined);
+    throw new ToolRefusal(`${target.path} was replaced while it was being changed; nothing was changed`);
+  }
+  return true;
+}
+
 export async function holdReplace(target: Pinned, settings: UndoSettings | undefined, slot: HoldSlot, content: Buffer, records?: Pick<UndoRecords, 'heldBytes'>): Promise<boolean> {
   const why = (await whyNotKept(target, settings, slot, records)) ?? replaceable(target);
   const stats = target.stats;
@@ -105,22 +135,9 @@ export async function holdReplace(target: Pinned, settings: UndoSettings | undef
     const marker: WriteMarker = { kind: 'replaced', after: createHash('sha256').update(content).digest('hex'), bytes: content.length };
     await keepMarker(own, WRITE_NAME, marker, writeMarkerOf, (kept) => kept.kind === 'replaced' && kept.after === marker.after);
     // The old file keeps a second name in the call's folder: the same inode, nothing copied.
-    const before = procPath(own, BEFORE_NAME);
-    let linked = false;
-    try {
-      await link(target.entryPath(), before);
-      linked = true;
-    } catch (err) {
-      // EEXIST: a retry of this call killed after keeping it (checked below to be the same file).
-      if (errnoCode(err) !== 'EEXIST') {
-        await unlink(procPath(own, WRITE_NAME)).catch(() => undefined);
-        return notKept(slot, `${target.path} cannot be given a second name in ${target.root}'s holding folder (${errnoCode(err) ?? 'error'})`);
-      }
-    }
-    const kept = await lstat(before);
-    if (kept.dev !== stats.dev || kept.ino !== stats.ino) {
-      if (linked) await unlink(before).catch(() => undefined);
-      throw new ToolRefusal(`${target.path} was replaced while it was being written; nothing was changed`);
+    if (!(await secondName(own, BEFORE_NAME, target, stats, slot))) {
+      await unlink(procPath(own, WRITE_NAME)).catch(() => undefined);
+      return false;
     }
     // One rename: the path holds the old file or the new one, never a part.
     await rename(await newContent(own, content, stats), target.entryPath());
@@ -151,4 +168,26 @@ export async function holdAppend(target: Pinned, settings: UndoSettings | undefi
   const same = (kept: WriteMarker) => kept.kind === 'appended' && kept.after === marker.after && kept.size === marker.size && kept.dev === marker.dev && kept.ino === marker.ino;
   await withCallFolder(target.root, slot.key, (own) => keepMarker(own, WRITE_NAME, marker, writeMarkerOf, same));
   return true;
+}
+
+/**
+ * Before a move: the entry it moves, and the file it will replace at the
+ * destination (a second name, in the source root's holding folder), so a
+ * kill right after the rename still leaves its undo findable. Both roots
+ * must be set up for undo.
+ */
+export async function holdMove(from: Pinned, to: Pinned, settings: UndoSettings | undefined, slot: HoldSlot, records?: Pick<UndoRecords, 'heldBytes'>): Promise<boolean> {
+  const there = reversibilityOf(to, settings);
+  const why = (await whyNotKept(from, settings, slot, records)) ?? (there.reversible ? undefined : there.why);
+  const stats = from.stats;
+  if (why !== undefined || stats === null) return notKept(slot, why ?? `${from.path} is not there`);
+  return withCallFolder(from.root, slot.key, async (own) => {
+    const marker: MoveMarker = { kind: 'moved', dev: stats.dev, ino: stats.ino, ...bornOf(stats) };
+    await keepMarker(own, MOVE_NAME, marker, moveMarkerOf, (kept) => kept.dev === marker.dev && kept.ino === marker.ino && kept.born === marker.born);
+    if (to.stats !== null && !(await secondName(own, REPLACED_NAME, to, to.stats, slot))) {
+      await unlink(procPath(own, MOVE_NAME)).catch(() => undefined);
+      return false;
+    }
+    return true;
+  });
 }

@@ -3,9 +3,9 @@ import type { HeldPlace, KeptChange } from '../../core/tools/capabilities/files'
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { heldUntil, type HoldSlot } from '../../core/tools/undo';
 import type { UndoRecords } from '../nonces/undo-records';
-import { BEFORE_NAME, clearCallFolder, HELD_NAME, MODE_NAME, openHolding, readMarker, withCallFolder, WRITE_NAME } from './call-folder';
+import { BEFORE_NAME, clearCallFolder, HELD_NAME, MODE_NAME, MOVE_NAME, openHolding, readMarker, REPLACED_NAME, withCallFolder, WRITE_NAME } from './call-folder';
 import { errnoCode, procPath, release } from './descriptors';
-import { modeMarkerOf, writeMarkerOf } from './hold-changes';
+import { modeMarkerOf, moveMarkerOf, writeMarkerOf } from './hold-changes';
 import type { Pinned } from './pinned-path';
 import { notKept, whyNotKept, type UndoSettings } from './undo-settings';
 
@@ -60,20 +60,20 @@ export async function findHeld(settings: UndoSettings | undefined, key: string):
 
 /**
  * A change found not to have happened, its entry still at its path (an
- * overwrite killed between keeping the old file and renaming the new one
- * over it): the second name and the markers go, so the file has one name
+ * overwrite or a move killed between keeping the file it would replace
+ * and its rename): the second name and the markers go, so the file has one name
  * again and nothing offers to undo a change that was not made. An entry a
  * delete moved aside is never dropped here.
  */
 export async function unhold(settings: UndoSettings | undefined, key: string): Promise<void> {
   if (settings === undefined || !KEY.test(key)) return;
-  for (const root of settings.roots) await clearCallFolder(root, key, [BEFORE_NAME]);
+  for (const root of settings.roots) await clearCallFolder(root, key, [BEFORE_NAME, REPLACED_NAME]);
 }
 
 /**
  * What a call's folder keeps: an entry moved aside; the file an overwrite
- * replaced (with what it wrote); what an append added; or the mode a
- * change set. Undefined when none (a marker cut short, an overwrite whose
+ * replaced (with what it wrote); what an append added; the mode a change
+ * set; or a move (with the file it replaced). Undefined when none (a marker cut short, an overwrite whose
  * old file was not kept yet).
  */
 export async function keptIn(folder: string): Promise<KeptChange | undefined> {
@@ -86,6 +86,11 @@ export async function keptIn(folder: string): Promise<KeptChange | undefined> {
     const before = await lstat(`${folder}/${BEFORE_NAME}`).catch(() => undefined);
     if (before === undefined) return undefined;
     return { kind: 'replaced', after: write.after, ...(before.birthtimeMs > 0 ? { born: before.birthtimeMs } : {}) };
+  }
+  const move = await readMarker(folder, MOVE_NAME, moveMarkerOf);
+  if (move !== undefined) {
+    const replaced = await lstat(`${folder}/${REPLACED_NAME}`).catch(() => undefined);
+    return { ...move, replaced: replaced !== undefined, ...(replaced !== undefined && replaced.birthtimeMs > 0 ? { replacedBorn: replaced.birthtimeMs } : {}) };
   }
   const mode = await readMarker(folder, MODE_NAME, modeMarkerOf);
   return mode === undefined ? undefined : { kind: 'mode', ...mode };

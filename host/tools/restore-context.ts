@@ -15,6 +15,8 @@ export interface UndoContext {
   readonly target: Pinned;
   /** The entry kept in the call's holding folder; null when it is not there. */
   readonly held: Pinned | null;
+  /** A move's destination (where the entry is now), checked to be the one the move named; null for other changes. */
+  readonly other: Pinned | null;
   readonly treeLimits?: TreeLimits;
   readonly hashLimitBytes?: number;
 }

@@ -18,11 +18,11 @@ import { callOf, type ChangeUndo, type UndoContext } from './restore-context';
  * What Linux gives Node no way to refuse: a rename replaces an empty folder
  * that appears at the path between the check and the rename (a file or a
  * non-empty folder there makes it fail); and a file the kernel will not
- * link back (see `restoreFile`) replaces one made at its path in the
+ * link back (see `linkBack`) replaces one made at its path in the
  * instant between its check and its rename.
  */
 
-function occupied(target: Pinned, record: UndoRecord): ToolRefusal {
+export function occupied(target: Pinned, record: UndoRecord): ToolRefusal {
   const what = target.stats?.isDirectory() === true ? 'a folder' : target.stats?.isSymbolicLink() === true ? 'a symbolic link' : 'a file';
   // The very inode kept for undo: most likely put back by an undo cut short, which could not be confirmed; never advise deleting it.
   if (record.held.ino !== undefined && target.stats?.dev === record.held.dev && target.stats?.ino === record.held.ino) {
@@ -55,13 +55,13 @@ export async function keptUnchanged(c: UndoContext, what: string): Promise<Pinne
 }
 
 /**
- * A file goes back by a link, which refuses a name that exists, and its
- * held name goes after. Where the kernel will not link it (another user's
+ * A file goes back by a link, which refuses a name that exists, and the
+ * name it had goes after. Where the kernel will not link it (another user's
  * file under protected_hardlinks, a file system without links) it is
  * renamed back instead, once the name is seen free: a file made there in
  * that instant would be replaced.
  */
-async function restoreFile(held: Pinned, target: Pinned): Promise<void> {
+export async function linkBack(held: Pinned, target: Pinned): Promise<void> {
   try {
     await link(held.entryPath(), target.entryPath());
   } catch (err) {
@@ -111,7 +111,7 @@ export function entryUndo(c: UndoContext, regained: () => Pinned | null): Change
       if (held === null) throw new ToolRefusal(`what ${callOf(t)} moved aside is no longer kept`);
       try {
         if (record.held.type === 'directory') await rename(held.entryPath(), target.entryPath());
-        else await restoreFile(held, target);
+        else await linkBack(held, target);
       } catch (err) {
         const code = errnoCode(err);
         if (code === 'EEXIST' || code === 'ENOTEMPTY' || code === 'ENOTDIR' || code === 'EISDIR') throw new ToolRefusal(`${target.path} was made again while it was being restored; nothing was restored`);

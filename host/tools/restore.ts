@@ -4,13 +4,14 @@ import type { Undoable, UndoTarget } from '../../core/tools/undo';
 import { pathDigest } from '../nonces/nonce-store';
 import type { UndoRecord, UndoRecords } from '../nonces/undo-records';
 import type { Roots } from '../roots';
-import { BEFORE_NAME, clearCallFolder, HELD_NAME, openHolding } from './call-folder';
+import { BEFORE_NAME, clearCallFolder, HELD_NAME, openHolding, REPLACED_NAME } from './call-folder';
 import { ErrnoError, errnoCode, fstatFd, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import { Pinned, pin } from './pinned-path';
 import { callOf, changeOf, type ChangeUndo, type RecordChange, type UndoContext } from './restore-context';
 import { entryUndo } from './restore-entry';
 import { modeUndo } from './restore-mode';
+import { movedUndo } from './restore-move';
 import { appendedUndo, replacedUndo } from './restore-write';
 import type { TreeLimits } from './tree';
 
@@ -19,7 +20,7 @@ import type { TreeLimits } from './tree';
  * its record is still held and in its undo time, the path names what the
  * change named (its digest matches), and the path and what was kept are
  * still as the change left them (each kind says how: restore-entry.ts,
- * restore-mode.ts, restore-write.ts). The record is marked restored after;
+ * restore-mode.ts, restore-write.ts, restore-move.ts). The record is marked restored after;
  * a kill in between leaves the change taken back and the record held,
  * which `restore` and `restored` recognise and finish.
  */
@@ -63,10 +64,29 @@ function pinTarget(deps: RestoreDeps, record: UndoRecord, t: UndoTarget): Pinned
   return target;
 }
 
+/** A move's destination as the undo names it, pinned without following a final link, checked to be the one the move named; null for other changes. */
+function pinDestination(deps: RestoreDeps, record: UndoRecord, t: UndoTarget): Pinned | null {
+  const change = changeOf(record);
+  if (change.kind !== 'moved' || t.to === undefined) return null;
+  let to: Pinned;
+  try {
+    to = pin(deps.roots, t.to, { follow: false });
+  } catch (err) {
+    if (err instanceof ErrnoError && (err.code === 'ENOENT' || err.code === 'ENOTDIR')) throw new ToolRefusal(`the folder ${t.to} was in is not there now; nothing was moved back`);
+    throw err;
+  }
+  if (pathDigest(to.path) !== change.to) {
+    to.close();
+    throw new ToolRefusal(`${t.to} is not where ${callOf(t)} moved the entry; name that path`);
+  }
+  return to;
+}
+
 /** The name of what a change kept in its call's folder; undefined for a change that keeps no entry. */
 function keptName(change: RecordChange): string | undefined {
   if (change.kind === 'moved_aside') return HELD_NAME;
   if (change.kind === 'replaced') return BEFORE_NAME;
+  if (change.kind === 'moved' && change.replaced !== undefined) return REPLACED_NAME;
   return undefined;
 }
 
@@ -103,6 +123,8 @@ function undoOf(c: UndoContext): ChangeUndo {
       return replacedUndo(c, change);
     case 'appended':
       return appendedUndo(c, change);
+    case 'moved':
+      return movedUndo(c, change);
   }
 }
 
@@ -122,15 +144,16 @@ export function createRestore(deps: RestoreDeps) {
   async function withUndo<T>(t: UndoTarget, use: (record: UndoRecord, undo: ChangeUndo, c: UndoContext) => Promise<T>): Promise<T> {
     const record = await recordOf(deps, t);
     const target = pinTarget(deps, record, t);
+    let other: Pinned | null = null;
+    let held: Pinned | null = null;
     try {
-      const held = pinKept(record);
-      try {
-        const c: UndoContext = { record, t, target, held, ...(deps.treeLimits !== undefined ? { treeLimits: deps.treeLimits } : {}), ...(deps.hashLimitBytes !== undefined ? { hashLimitBytes: deps.hashLimitBytes } : {}) };
-        return await use(record, undoOf(c), c);
-      } finally {
-        held?.close();
-      }
+      other = pinDestination(deps, record, t);
+      held = pinKept(record);
+      const c: UndoContext = { record, t, target, held, other, ...(deps.treeLimits !== undefined ? { treeLimits: deps.treeLimits } : {}), ...(deps.hashLimitBytes !== undefined ? { hashLimitBytes: deps.hashLimitBytes } : {}) };
+      return await use(record, undoOf(c), c);
     } finally {
+      held?.close();
+      other?.close();
       target.close();
     }
   }
@@ -174,8 +197,9 @@ export function createRestore(deps: RestoreDeps) {
   async function restored(t: UndoTarget, options: { readonly pathWasFree: boolean }): Promise<{ present: boolean; detail: string }> {
     const answer = await refusing(() =>
       withUndo(t, async (record, undo, c) => {
-        // A delete's undo with something at the path before it could only have been refused.
-        if (changeOf(record).kind === 'moved_aside' && !options.pathWasFree) return { present: false, detail: `${t.path} existed before the undo` };
+        // A delete's or a move's undo with something at the path before it could only have been refused.
+        const kind = changeOf(record).kind;
+        if ((kind === 'moved_aside' || kind === 'moved') && !options.pathWasFree) return { present: false, detail: `${t.path} existed before the undo` };
         if (record.state === 'restored') return { present: true, detail: `${t.path} was put back` };
         if (record.state !== 'held' || !(await undo.back())) return { present: false, detail: `${t.path} is not back as it was before ${callOf(t)}` };
         await settle(record);

@@ -517,12 +517,13 @@ describe.each(backends)('$name undo records', (backend) => {
     await a.recordUndo(undo(other, { root: '/srv/media', held: held(7) }));
     await b.recordUndo(undo(restored, { root: '/srv/share', held: held(1000) }));
     await a.settleUndo(restored, 'restored');
-    // An overwrite keeps the old file (counted); an append and a mode change keep nothing aside.
+    // What a record sets aside counts (an overwrite's old file, a move's replaced file); an append and a mode change set nothing aside.
     const file = (bytes: number) => ({ type: 'file' as const, bytes, files: null, digest: null, mode: '644' });
-    await a.recordUndo(undo(nonce(), { root: '/srv/share', held: file(20), change: { kind: 'replaced', after: 'a'.repeat(64) } }));
+    await a.recordUndo(undo(nonce(), { root: '/srv/share', held: file(20), change: { kind: 'replaced', after: 'a'.repeat(64) }, asideBytes: 20 }));
+    await a.recordUndo(undo(nonce(), { root: '/srv/share', held: file(9000), change: { kind: 'moved', to: 'sha256:x', replaced: file(15) }, asideBytes: 15 }));
     await b.recordUndo(undo(nonce(), { root: '/srv/share', held: file(400), change: { kind: 'appended', size: 400, after: 'b'.repeat(64), dev: 1, ino: 2 } }));
     await b.recordUndo(undo(nonce(), { root: '/srv/share', held: file(600), change: { kind: 'mode', after: '600', dev: 1, ino: 3 } }));
-    expect(await b.heldBytes('/srv/share')).toBe(3_000_000_025);
+    expect(await b.heldBytes('/srv/share')).toBe(3_000_000_040);
     expect(await a.heldBytes('/srv/media')).toBe(7);
     expect(await a.heldBytes('/srv')).toBe(0);
   });

@@ -14,14 +14,16 @@ export interface HeldPlace {
  * What a reversible change kept: the entry it moved aside; the file an
  * overwrite replaced (`after` the sha256 of what it wrote); the length of
  * a file before an append (`after` the sha256 the append leaves); or the
- * mode it replaced. `born` is a birth time where the file system keeps
+ * mode it replaced; or a move. `born` is a birth time where the file system keeps
  * one: an inode number is given again once a file is removed.
  */
 export type KeptChange =
   | { readonly kind: 'moved_aside'; readonly born?: number }
   | { readonly kind: 'replaced'; readonly after: string; readonly born?: number }
   | { readonly kind: 'appended'; readonly size: number; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number }
-  | { readonly kind: 'mode'; readonly before: string; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number };
+  | { readonly kind: 'mode'; readonly before: string; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number }
+  /** A move of the entry (`dev`, `ino`); `replaced`: the file it replaced at its destination is kept. */
+  | { readonly kind: 'moved'; readonly dev: number; readonly ino: number; readonly born?: number; readonly replaced: boolean; readonly replacedBorn?: number };
 
 /** What `contents` found at a path. */
 export type FileContents =
@@ -51,7 +53,8 @@ export interface FileCapability {
   stat(path: string): Promise<ToolOutcome>;
   /** With a hold slot, in a root set up for undo: an overwrite keeps the file it replaces, an append the length before. */
   write(path: string, content: string, mode: 'create' | 'overwrite' | 'append', hold?: HoldSlot): Promise<ToolOutcome>;
-  move(from: string, to: string, overwrite: boolean): Promise<ToolOutcome>;
+  /** With a hold slot, in roots set up for undo: a file it replaces is kept, and what it moved is noted for the move back. */
+  move(from: string, to: string, overwrite: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
   /** With a hold slot, in a root set up for undo: moved into the root's holding folder instead of removed. */
   remove(path: string, recursive: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
   /** Whether a change of the entry at `path` (what it keeps: `kind`, a delete's by default), keeping `bytes`, can be kept for undo now (its root set up for it, the same file system, within the root's quota). */

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { defineTool } from '../tool-module';
-import { fileAt, pathArg, prepareFiles } from './file-targets';
+import type { FileState } from '../observed-state';
+import { fileAt, pathArg, prepareFiles, withReversibility } from './file-targets';
+
+/** What keeping the move for undo sets aside: the file it replaces, if any. */
+function replacedBytes(state: FileState | undefined): number {
+  return state?.exists === true ? state.size : 0;
+}
 
 export const fsMove = defineTool({
   name: 'fs_move',
@@ -15,8 +21,12 @@ export const fsMove = defineTool({
   }),
   targetFields: ['from', 'to'],
   pathFields: ['from', 'to'],
-  prepare: (host, args) => prepareFiles(host.files, [args.from, args.to], false),
-  execute: (host, args) => host.files.move(args.from, args.to, args.overwrite),
+  async prepare(host, args) {
+    const prepared = await prepareFiles(host.files, [args.from, args.to], false);
+    // Kept for undo: the file it replaces at the destination (the moved entry itself stays where the move puts it).
+    return prepared.problems[1] === undefined ? withReversibility(host.files, args.from, prepared, () => replacedBytes(fileAt(prepared.observed, 1)), { kind: 'move', to: args.to }) : prepared;
+  },
+  execute: (host, args, before) => host.files.move(args.from, args.to, args.overwrite, host.hold === undefined ? undefined : { ...host.hold, bytes: replacedBytes(fileAt(before, 1)) }),
 
   async postcondition(host, args, before) {
     const source = fileAt(before, 0);
