@@ -11,7 +11,7 @@ import type { ToolRunner } from './runner';
 function heldEntryOf(state: FileState): HeldEntry | undefined {
   if (!state.exists || (state.type !== 'file' && state.type !== 'directory')) return undefined;
   const inode = { dev: state.dev, ino: state.ino };
-  if (state.type === 'file') return { type: 'file', bytes: state.size, files: null, digest: state.sha256, mode: state.mode, ...inode };
+  if (state.type === 'file') return { type: 'file', bytes: state.size, files: null, digest: state.sha256, mode: state.mode, ...inode, mtimeMs: state.mtimeMs };
   const tree = state.tree?.complete === true ? state.tree : undefined;
   return { type: 'directory', bytes: tree?.bytes ?? 0, files: tree?.files ?? null, digest: tree?.sha256 ?? null, mode: state.mode, ...inode };
 }
@@ -21,12 +21,17 @@ type Kept = { readonly held: HeldEntry; readonly change: NonNullable<UndoRecord[
 
 type Files = NonNullable<ToolRunner['host']['files']>;
 
+/** A reconciliation's leave to finish a write a kill cut short: the content the approved call writes. */
+interface CutWrites {
+  readonly content: string | undefined;
+}
+
 /**
  * Whether the change the call's folder speaks of happened, as the targets
  * show now: 'none' when it did not (or not as kept: nothing to record),
  * 'dropped' when it did not and what was kept for it went.
  */
-async function keptOf(files: Files, nonce: string, change: KeptChange, before: readonly ObservedState[], entry: HeldEntry, target: FileState): Promise<Kept | 'none' | 'dropped'> {
+async function keptOf(files: Files, nonce: string, change: KeptChange, before: readonly ObservedState[], entry: HeldEntry, target: FileState, cut: CutWrites | undefined): Promise<Kept | 'none' | 'dropped'> {
   const seen = (path: string, hash: boolean) => files.observe(path, { follow: false, hash });
   switch (change.kind) {
     case 'moved_aside':
@@ -39,20 +44,20 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
       return { held: { ...entry, mode: change.before }, change, asideBytes: 0 };
     }
     case 'replaced': {
-      const now = await seen(target.path, true);
-      // Still the old file at the path: the new one never took its place, so nothing changed and nothing is kept.
-      if (now.exists && target.exists && now.dev === target.dev && now.ino === target.ino) {
-        await files.unhold(nonce);
-        return 'dropped';
-      }
-      // Recorded only while the path holds what the write wrote.
+      // Written in place: the same inode, holding what the write wrote (or finished here, when a kill cut the write).
+      if (!target.exists) return 'none';
+      let now = await seen(target.path, true);
+      if (!now.exists || now.dev !== target.dev || now.ino !== target.ino) return 'none';
+      if (now.sha256 !== change.after && cut?.content !== undefined && now.sha256 !== target.sha256 && (await files.finishWrite(target.path, cut.content, { kind: 'overwrite' }))) now = await seen(target.path, true);
       if (!now.exists || now.type !== 'file' || now.sha256 !== change.after) return 'none';
       return { held: entry, change, asideBytes: entry.bytes };
     }
     case 'appended': {
       if (!target.exists || target.dev !== change.dev || target.ino !== change.ino || target.size !== change.size) return 'none';
-      const now = await seen(target.path, true);
-      if (!now.exists || now.dev !== change.dev || now.ino !== change.ino || now.sha256 !== change.after) return 'none';
+      let now = await seen(target.path, true);
+      if (!now.exists || now.dev !== change.dev || now.ino !== change.ino) return 'none';
+      if (now.sha256 !== change.after && cut?.content !== undefined && target.sha256 !== null && (await files.finishWrite(target.path, cut.content, { kind: 'append', size: change.size, before: target.sha256 }))) now = await seen(target.path, true);
+      if (!now.exists || now.sha256 !== change.after) return 'none';
       // Nothing is set aside: the undo cuts the file back to its length before.
       return { held: entry, change, asideBytes: 0 };
     }
@@ -83,11 +88,13 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
  * something for undo, its record goes into the store (once: a retry or a
  * reconciliation after a crash between the effect and this finds what was
  * kept by the nonce and records it then). Written before the outcome, so
- * a call with an outcome that kept something has its record. 'dropped':
+ * a call with an outcome that kept something has its record. With
+ * `finishCut` (a reconciliation after a crash), a write the kill cut short
+ * is finished first, as the approved call meant. 'dropped':
  * what the call kept belonged to a change that never happened, and went
  * (the targets are as they were before the call again).
  */
-export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, before: readonly ObservedState[] | undefined): Promise<'kept' | 'dropped' | 'none'> {
+export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, before: readonly ObservedState[] | undefined, options: { readonly finishCut?: boolean } = {}): Promise<'kept' | 'dropped' | 'none'> {
   const files = runner.host.files;
   if (files === undefined) return 'none';
   const nonce = input.grant.claims.nonce;
@@ -98,7 +105,8 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
   if (before === undefined || target === undefined || !isFileState(target)) return 'none';
   const entry = heldEntryOf(target);
   if (entry === undefined) return 'none';
-  const kept = await keptOf(files, nonce, place.change, before, entry, target);
+  const content = typeof input.args.content === 'string' ? input.args.content : undefined;
+  const kept = await keptOf(files, nonce, place.change, before, entry, target, options.finishCut === true ? { content } : undefined);
   if (kept === 'none' || kept === 'dropped') return kept;
   const now = runner.now();
   await runner.deps.nonces.recordUndo({

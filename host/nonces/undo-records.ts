@@ -24,6 +24,8 @@ export const heldEntrySchema = z.object({
   /** The entry's device and inode (a rename and a link keep both): what a restore a kill interrupted is recognised by (absent in records before). */
   dev: z.number().optional(),
   ino: z.number().optional(),
+  /** A file's modification time (ms), which an undo of an overwrite gives it back (absent in records before). */
+  mtimeMs: z.number().optional(),
 });
 export type HeldEntry = z.infer<typeof heldEntrySchema>;
 

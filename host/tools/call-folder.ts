@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { rmdir, unlink } from 'node:fs/promises';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import { errnoCode, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, writeAll } from './descriptors';
+import { errnoCode, fstatFd, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, writeAll } from './descriptors';
 import { openRoot } from './pinned-path';
 
 /**
@@ -21,6 +21,8 @@ export const NEW_NAME = 'new';
 export const MODE_NAME = 'mode.json';
 export const WRITE_NAME = 'write.json';
 export const MOVE_NAME = 'move.json';
+/** Marks that an undo of an overwrite began writing the kept content back: a file holding part of it is then finished, never taken for someone's edit. */
+export const UNDOING_NAME = 'undoing';
 
 /** Runs `use` on the root's pinned descriptor (its holding folder is named from it). */
 export function withRoot<T>(root: string, use: (fd: number) => T): T {
@@ -32,21 +34,48 @@ export function withRoot<T>(root: string, use: (fd: number) => T): T {
   }
 }
 
-/** Creates the folder if it is not there (mode 0700: held entries are airlock's), then opens it, refusing a link in its place. */
-function openFolder(path: string): number {
+/**
+ * Why a folder opened for holding is not airlock's alone: another user
+ * made it, or others may write in it (they could swap what is kept for
+ * something of theirs, which an undo would then put back).
+ */
+function notOurs(fd: number): string | undefined {
+  const stats = fstatFd(fd);
+  const uid = process.geteuid?.();
+  if (uid !== undefined && stats.uid !== uid) return `it belongs to user ${stats.uid}, not to the user airlock runs as (${uid})`;
+  if ((stats.mode & 0o022) !== 0) return `others may write in it (mode ${(stats.mode & 0o777).toString(8)})`;
+  return undefined;
+}
+
+/** A call's folder in an opened holding folder, without following a link, only when it is airlock's alone (else a ToolRefusal). */
+export function openCallFolder(holding: number, key: string): number {
+  return openOwn(procPath(holding, key), key);
+}
+
+/** Opens a folder of the holding folder without following a link, only when it is airlock's alone (else a ToolRefusal saying what to do). */
+function openOwn(path: string, shown: string): number {
+  const fd = openFd(path, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+  const why = notOurs(fd);
+  if (why === undefined) return fd;
+  release(fd);
+  throw new ToolRefusal(`${shown} is not airlock's alone (${why}); nothing was kept or put back. Remove it or give it to airlock's user with mode 0700`);
+}
+
+/** Creates the folder if it is not there (mode 0700: held entries are airlock's), then opens it, refusing a link in its place or a folder not airlock's alone. */
+function openFolder(path: string, shown: string): number {
   try {
     mkdirSync(path, { mode: 0o700 });
   } catch (err) {
     if (errnoCode(err) !== 'EEXIST') throw err;
   }
-  return openFd(path, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+  return openOwn(path, shown);
 }
 
 /** Runs `use` on the call's own folder in the root's holding folder (both made if missing), closing both after. */
 export async function withCallFolder<T>(root: string, key: string, use: (own: number) => Promise<T>): Promise<T> {
-  const holding = withRoot(root, (fd) => openFolder(procPath(fd, HOLDING_FOLDER)));
+  const holding = withRoot(root, (fd) => openFolder(procPath(fd, HOLDING_FOLDER), `${root}/${HOLDING_FOLDER}`));
   try {
-    const own = openFolder(procPath(holding, key));
+    const own = openFolder(procPath(holding, key), `${root}/${HOLDING_FOLDER}/${key}`);
     try {
       return await use(own);
     } finally {
@@ -57,10 +86,10 @@ export async function withCallFolder<T>(root: string, key: string, use: (own: nu
   }
 }
 
-/** A root's holding folder, opened without following a link (undefined when there is none, or something else is in its place). */
+/** A root's holding folder, opened without following a link (undefined when there is none, something else is in its place, or it is not airlock's alone). */
 export function openHolding(root: string): number | undefined {
   try {
-    return withRoot(root, (fd) => openFd(procPath(fd, HOLDING_FOLDER), O_PATH | O_DIRECTORY | O_NOFOLLOW));
+    return withRoot(root, (fd) => openOwn(procPath(fd, HOLDING_FOLDER), `${root}/${HOLDING_FOLDER}`));
   } catch {
     return undefined;
   }
@@ -72,7 +101,7 @@ export async function inCallFolder<T>(root: string, key: string, use: (own: numb
   if (holding === undefined) return undefined;
   let own: number;
   try {
-    own = openFd(procPath(holding, key), O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    own = openCallFolder(holding, key);
   } catch {
     release(holding);
     return undefined;

@@ -10,7 +10,7 @@ import { isAbsolute, relative, sep } from 'node:path';
 
 /** Linux's O_PATH (010000000 on every architecture Node supports); Node does not export it. */
 export const O_PATH = 0o10000000;
-export const { O_DIRECTORY, O_NOFOLLOW, O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NONBLOCK } = constants;
+export const { O_DIRECTORY, O_NOFOLLOW, O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_APPEND, O_NONBLOCK } = constants;
 
 /** The descriptor's magic link, or a single name inside the directory it holds. */
 export function procPath(fd: number, name?: string): string {

@@ -6,6 +6,7 @@ import type { Roots } from '../roots';
 import { callFacts } from '../target-facts';
 import { ErrnoError, fstatFd, O_NONBLOCK, O_RDONLY, openFd, readAt, release } from './descriptors';
 import { createFsTools, reversibilityAt } from './fs-tools';
+import { finishCutWrite } from './hold-changes';
 import { findHeld, unhold } from './holding';
 import type { UndoSettings } from './undo-settings';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from './observe';
@@ -126,6 +127,14 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
       reversibilityAt(roots, options.undo, path, { hashLimitBytes: hashLimit, ...(options.undoRecords !== undefined ? { records: options.undoRecords } : {}), ...(bytes !== undefined ? { bytes } : {}), ...(kind !== undefined ? { kind } : {}) }),
     held: (key) => findHeld(options.undo, key),
     unhold: (key) => unhold(options.undo, key),
+    finishWrite: async (path, content, cut) => {
+      const target = pin(roots, path, { follow: false });
+      try {
+        return await finishCutWrite(target, Buffer.from(content, 'utf8'), cut);
+      } finally {
+        target.close();
+      }
+    },
     undoable: (target) => undo.undoable(target),
     restore: (target) => undo.restore(target),
     restored: (target, options) => undo.restored(target, options),

@@ -134,19 +134,12 @@ async function createWhole(target: Pinned, content: Buffer, midWrite: (() => Pro
   }
 }
 
-/** Opens the checked, existing file itself for writing. */
-async function openForWrite(target: Pinned, input: string, mode: 'create' | 'overwrite' | 'append'): Promise<number> {
+/** Opens the checked, existing file itself for writing (its permission checked before anything is kept for undo); an overwrite truncates it after. */
+function openForWrite(target: Pinned, input: string, mode: 'create' | 'overwrite' | 'append'): number {
   if (target.stats === null) throw new ErrnoError('ENOENT', target.path);
   if (!target.stats.isFile()) throw new ToolRefusal(`${input} exists and is not a regular file`);
   if (mode === 'create') throw new ErrnoError('EEXIST', target.path);
-  const fd = openFd(target.selfPath(), O_WRONLY | O_NONBLOCK | (mode === 'append' ? O_APPEND : 0));
-  try {
-    if (mode === 'overwrite') await truncateFd(fd);
-    return fd;
-  } catch (err) {
-    release(fd);
-    throw err;
-  }
+  return openFd(target.selfPath(), O_WRONLY | O_NONBLOCK | (mode === 'append' ? O_APPEND : 0));
 }
 
 /** The file operations behind the fs_* tool modules (see file-host.ts), each acting through pinned descriptors. */
@@ -223,18 +216,20 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
             await createWhole(target, content, options.midWrite);
             return wrote;
           }
-          const file = target.stats.isFile();
-          // Kept for undo: the old file under a second name, the new content renamed over it in one step.
-          if (hold !== undefined && file && a.mode === 'overwrite' && (await holdReplace(target, options.undo, hold, content, options.undoRecords))) return `${wrote}${kept}`;
-          // Kept for undo: the length before, and what the file will hold.
-          const appendKept = hold !== undefined && file && a.mode === 'append' && (await holdAppend(target, options.undo, hold, content, options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES));
-          const fd = await openForWrite(target, a.path, a.mode);
+          const fd = openForWrite(target, a.path, a.mode);
           try {
+            // Kept for undo: a copy of the content before an overwrite, or the length before an append.
+            const keptForUndo =
+              hold !== undefined &&
+              (a.mode === 'overwrite'
+                ? await holdReplace(target, options.undo, hold, content, options.undoRecords)
+                : await holdAppend(target, options.undo, hold, content, options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES));
+            if (a.mode === 'overwrite') await truncateFd(fd);
             await writeAll(fd, content);
+            return keptForUndo ? `${wrote}${kept}` : wrote;
           } finally {
             release(fd);
           }
-          return appendKept ? `${wrote}${kept}` : wrote;
         }),
       ),
 

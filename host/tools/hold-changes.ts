@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { accessSync, constants, createReadStream, fchmodSync, fchownSync } from 'node:fs';
-import { link, lstat, rename, unlink } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { link, lstat, unlink } from 'node:fs/promises';
 import { z } from 'zod';
+import type { CutWrite } from '../../core/tools/capabilities/files';
 import type { HoldSlot } from '../../core/tools/undo';
 import { humanSize } from '../../core/util/human-size';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { UndoRecords } from '../nonces/undo-records';
-import { BEFORE_NAME, keepMarker, MODE_NAME, MOVE_NAME, NEW_NAME, REPLACED_NAME, withCallFolder, WRITE_NAME } from './call-folder';
-import { errnoCode, fstatFd, O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY, openFd, procPath, release, writeAll } from './descriptors';
+import { BEFORE_NAME, keepMarker, MODE_NAME, MOVE_NAME, REPLACED_NAME, withCallFolder, WRITE_NAME } from './call-folder';
+import { errnoCode, fstatFd, O_NONBLOCK, O_RDONLY, O_RDWR, openFd, procPath, release } from './descriptors';
+import { completeFrom, copyAside, digestOfPrefix } from './kept-bytes';
 import { modeText } from './observe';
 import type { Pinned } from './pinned-path';
 import { notKept, reversibilityOf, whyNotKept, type UndoSettings } from './undo-settings';
@@ -17,11 +19,11 @@ import { notKept, reversibilityOf, whyNotKept, type UndoSettings } from './undo-
  * keeps in its call's folder before it changes anything, so that a kill
  * right after the change still leaves its undo findable by the key:
  * - a mode change: `mode.json`, the mode it sets on which inode;
- * - an overwrite: `write.json` (the digest of what it writes), then the
- *   old file under a second name (`before`: the same inode, nothing
- *   copied); the new content is written whole beside it and renamed over
- *   the path in one step, so the path holds the old file or the new, never
- *   a part;
+ * - an overwrite: `write.json` (the digest of what it writes), then a copy
+ *   of the content before (`before`, named only once complete); the file
+ *   is then written in place as without undo, so its inode, owner,
+ *   permissions, attributes and the programs that have it open stay (a
+ *   write a kill cut short is finished by the retry: kept-bytes.ts);
  * - an append: `write.json`, the length before and the digest the file
  *   will have, on which inode (an undo cuts it back);
  * - a move: `move.json`, which inode it moves, and the file it replaces
@@ -64,43 +66,10 @@ export async function holdMode(target: Pinned, settings: UndoSettings | undefine
   return true;
 }
 
-/**
- * Why an overwrite of the file cannot be kept by replacing it with a new
- * file: the new one must be able to take the old one's place whole, with
- * its owner and permissions, under every name it has.
- */
+/** Why an overwrite of the entry cannot be kept: only a regular file's content is copied aside (the file is then written in place, as without undo). */
 export function replaceable(target: Pinned): string | undefined {
   const stats = target.stats;
-  if (stats === null || !stats.isFile()) return `${target.path} is not a regular file`;
-  if (stats.nlink > 1) return `${target.path} has other names (hard links), which would keep the old content`;
-  if ((stats.mode & 0o6000) !== 0) return `${target.path} has set-id bits, which its new content would not keep`;
-  const uid = process.getuid?.();
-  if (uid !== undefined && uid !== 0) {
-    if (stats.uid !== uid) return `${target.path} belongs to another user, and its new content would be airlock's`;
-    if (!process.getgroups?.().includes(stats.gid)) return `${target.path} belongs to a group airlock is not in`;
-  }
-  try {
-    if (target.parent !== null) accessSync(procPath(target.parent), constants.W_OK | constants.X_OK);
-  } catch {
-    return `airlock may not create files in the folder of ${target.path}`;
-  }
-  return undefined;
-}
-
-/** Writes the new content whole under the call's `new`, with the old file's owner and permission bits. */
-async function newContent(own: number, content: Buffer, like: NonNullable<Pinned['stats']>): Promise<string> {
-  const path = procPath(own, NEW_NAME);
-  await unlink(path).catch(() => undefined);
-  const fd = openFd(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
-  try {
-    await writeAll(fd, content);
-    const made = fstatFd(fd);
-    if (made.uid !== like.uid || made.gid !== like.gid) fchownSync(fd, like.uid, like.gid);
-    fchmodSync(fd, like.mode & 0o777);
-  } finally {
-    release(fd);
-  }
-  return path;
+  return stats === null || !stats.isFile() ? `${target.path} is not a regular file` : undefined;
 }
 
 /**
@@ -134,13 +103,14 @@ export async function holdReplace(target: Pinned, settings: UndoSettings | undef
   return withCallFolder(target.root, slot.key, async (own) => {
     const marker: WriteMarker = { kind: 'replaced', after: createHash('sha256').update(content).digest('hex'), bytes: content.length };
     await keepMarker(own, WRITE_NAME, marker, writeMarkerOf, (kept) => kept.kind === 'replaced' && kept.after === marker.after);
-    // The old file keeps a second name in the call's folder: the same inode, nothing copied.
-    if (!(await secondName(own, BEFORE_NAME, target, stats, slot))) {
-      await unlink(procPath(own, WRITE_NAME)).catch(() => undefined);
-      return false;
+    // The content before, copied whole (`before` appears only complete); the file itself is then written in place.
+    const source = openFd(target.selfPath(), O_RDONLY | O_NONBLOCK);
+    try {
+      await copyAside(source, own, BEFORE_NAME, stats.size, target.path);
+      if (fstatFd(source).size !== stats.size) throw new ToolRefusal(`${target.path} changed while its content was being kept; nothing was changed`);
+    } finally {
+      release(source);
     }
-    // One rename: the path holds the old file or the new one, never a part.
-    await rename(await newContent(own, content, stats), target.entryPath());
     return true;
   });
 }
@@ -190,4 +160,26 @@ export async function holdMove(from: Pinned, to: Pinned, settings: UndoSettings 
     }
     return true;
   });
+}
+
+/**
+ * Finishes a write a kill cut short, as the retry of the approved call:
+ * only when the file holds exactly what that write leaves part way (for an
+ * overwrite, a prefix of the content; for an append, the bytes before, then
+ * a prefix of the addition, at least one byte of it), the rest is written;
+ * true once the file holds what the write meant. False, having written
+ * nothing, for anything else.
+ */
+export async function finishCutWrite(target: Pinned, content: Buffer, cut: CutWrite): Promise<boolean> {
+  if (target.stats === null || !target.stats.isFile()) return false;
+  const fd = openFd(target.selfPath(), O_RDWR | O_NONBLOCK);
+  try {
+    if (cut.kind === 'overwrite') return await completeFrom(fd, { kind: 'buffer', bytes: content });
+    const size = fstatFd(fd).size;
+    if (size <= cut.size || size > cut.size + content.length) return false;
+    if ((await digestOfPrefix(fd, cut.size)) !== cut.before) return false;
+    return await completeFrom(fd, { kind: 'buffer', bytes: content }, cut.size);
+  } finally {
+    release(fd);
+  }
 }

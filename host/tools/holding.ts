@@ -59,20 +59,20 @@ export async function findHeld(settings: UndoSettings | undefined, key: string):
 }
 
 /**
- * A change found not to have happened, its entry still at its path (an
- * overwrite or a move killed between keeping the file it would replace
- * and its rename): the second name and the markers go, so the file has one name
- * again and nothing offers to undo a change that was not made. An entry a
+ * A change found not to have happened, its entry still at its path (a
+ * move killed between keeping the file it would replace and its rename):
+ * what was kept and the markers go, so the file has one name again and
+ * nothing offers to undo a change that was not made. An entry a
  * delete moved aside is never dropped here.
  */
 export async function unhold(settings: UndoSettings | undefined, key: string): Promise<void> {
   if (settings === undefined || !KEY.test(key)) return;
-  for (const root of settings.roots) await clearCallFolder(root, key, [BEFORE_NAME, REPLACED_NAME]);
+  for (const root of settings.roots) await clearCallFolder(root, key, [BEFORE_NAME, `${BEFORE_NAME}.part`, REPLACED_NAME]);
 }
 
 /**
- * What a call's folder keeps: an entry moved aside; the file an overwrite
- * replaced (with what it wrote); what an append added; the mode a change
+ * What a call's folder keeps: an entry moved aside; a copy of what an
+ * overwrite replaced (with the digest of what it wrote); what an append added; the mode a change
  * set; or a move (with the file it replaced). Undefined when none (a marker cut short, an overwrite whose
  * old file was not kept yet).
  */
@@ -83,9 +83,9 @@ export async function keptIn(folder: string): Promise<KeptChange | undefined> {
   const write = await readMarker(folder, WRITE_NAME, writeMarkerOf);
   if (write?.kind === 'appended') return write;
   if (write?.kind === 'replaced') {
+    // Kept only once its copy of the content before is complete.
     const before = await lstat(`${folder}/${BEFORE_NAME}`).catch(() => undefined);
-    if (before === undefined) return undefined;
-    return { kind: 'replaced', after: write.after, ...(before.birthtimeMs > 0 ? { born: before.birthtimeMs } : {}) };
+    return before === undefined ? undefined : { kind: 'replaced', after: write.after };
   }
   const move = await readMarker(folder, MOVE_NAME, moveMarkerOf);
   if (move !== undefined) {

@@ -35,6 +35,8 @@ export function occupied(target: Pinned, record: UndoRecord): ToolRefusal {
 export function changedSince(record: UndoRecord, seen: FileState): string | undefined {
   const kept = record.held;
   if (!seen.exists || seen.type !== kept.type) return `it is no longer the ${kept.type === 'directory' ? 'folder' : 'file'} that was kept`;
+  // A rename and a link keep the inode: another one in its place was put there by someone else.
+  if (kept.ino !== undefined && (seen.dev !== kept.dev || seen.ino !== kept.ino)) return `it is another ${kept.type === 'directory' ? 'folder' : 'file'} than the one that was kept`;
   if (seen.mode !== kept.mode) return `its mode is ${seen.mode} now, ${kept.mode} when it was kept`;
   if (kept.digest === null) return undefined;
   const digest = seen.type === 'file' ? seen.sha256 : seen.tree?.complete === true ? seen.tree.sha256 : null;

@@ -1,17 +1,21 @@
-import { lstat, rename } from 'node:fs/promises';
+import { futimesSync } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import { errnoCode, O_NONBLOCK, O_WRONLY, openFd, release, truncateFd } from './descriptors';
+import { errnoCode, fstatFd, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR, O_WRONLY, openFd, procPath, release, truncateFd } from './descriptors';
+import { completeFrom } from './kept-bytes';
+import { UNDOING_NAME } from './call-folder';
 import { observePinned } from './observe';
 import type { Pinned } from './pinned-path';
 import { callOf, sameFile, type ChangeOf, type ChangeUndo, type UndoContext } from './restore-context';
-import { keptUnchanged } from './restore-entry';
 
 /**
  * Undo of a write, only while the file still holds exactly what the write
- * left (its digest): an overwrite puts the kept file back in one rename
- * over the written one (the old inode, owner, mode and times with it), an
- * append cuts the file back to its length before. Either is one system
- * call, so a kill leaves the written state or the one before, never a mix.
+ * left (its digest), in place as the write was: an overwrite writes the
+ * kept copy of the content before back into the file (a kill part way
+ * leaves a prefix of it, which the next attempt finishes); an append cuts
+ * the file back to its length before (one system call). What no check can
+ * close: a program writing the file in the instant between the undo's
+ * check and its write has that write replaced.
  */
 
 /** sha256 of the pinned entry's content now; null for what is not a file, or past the hash limit. */
@@ -28,33 +32,64 @@ function mustBeAFile(target: Pinned, verb: string): void {
 }
 
 export function replacedUndo(c: UndoContext, change: ChangeOf<'replaced'>): ChangeUndo {
-  const { record, target, held, t } = c;
+  const { record, target, held: copy, t } = c;
+  /** Writes the kept content into the file in place from byte 0 on, over `fd`, and its modification time back; true once the file holds it all (false: it holds something else). */
+  async function fill(fd: number, from: Pinned): Promise<boolean> {
+    const source = openFd(from.selfPath(), O_RDONLY | O_NONBLOCK);
+    try {
+      if (!(await completeFrom(fd, { kind: 'file', fd: source }))) return false;
+    } finally {
+      release(source);
+    }
+    const mtime = record.held.mtimeMs;
+    if (mtime !== undefined) {
+      try {
+        futimesSync(fd, Date.now() / 1000, mtime / 1000);
+      } catch (err) {
+        // Only the file's owner may set its times: another user's file keeps the time of the undo.
+        if (errnoCode(err) !== 'EPERM') throw err;
+      }
+    }
+    return true;
+  }
   return {
-    // The kept file back at its path (its inode: a rename keeps it) and no longer kept.
+    // The file holds the kept content again; or an undo begun here (its mark) was cut while writing it back, and is finished.
     async back() {
-      const stats = target.stats;
-      if (held !== null || stats === null || record.held.ino === undefined || record.held.dev === undefined) return false;
-      if (!sameFile(stats, { dev: record.held.dev, ino: record.held.ino, born: change.born })) return false;
-      return record.held.digest === null ? change.born !== undefined : (await digestOf(c, target)) === record.held.digest;
+      if (copy === null || target.stats === null || !target.stats.isFile() || copy.stats === null || copy.parent === null) return false;
+      const begun = (await lstat(procPath(copy.parent, UNDOING_NAME)).catch(() => undefined)) !== undefined;
+      if (!begun && target.stats.size !== copy.stats.size) return false;
+      const fd = openFd(target.selfPath(), O_RDWR | O_NONBLOCK);
+      try {
+        return await fill(fd, copy);
+      } finally {
+        release(fd);
+      }
     },
 
     async check() {
       mustBeAFile(target, 'write');
       if ((await digestOf(c, target)) !== change.after) throw new ToolRefusal(`${target.path} changed after the write (its content is not what the write left); nothing was put back`);
-      await keptUnchanged(c, 'kept of it before the write');
+      if (copy === null || copy.stats === null || !copy.stats.isFile()) throw new ToolRefusal(`what ${callOf(t)} kept of ${target.path} is no longer in ${record.root}'s holding folder; nothing can be put back`);
+      const kept = record.held.digest === null ? (copy.stats.size === record.held.bytes ? undefined : 'its size') : (await digestOf(c, copy)) === record.held.digest ? undefined : 'its content';
+      if (kept !== undefined) throw new ToolRefusal(`what airlock keeps for ${callOf(t)} was changed (${kept}); nothing was put back`);
     },
 
     async undo() {
-      if (held === null || target.stats === null) throw new ToolRefusal(`what ${callOf(t)} kept is no longer there`);
-      // The name still holds the file checked: a rename replaces whatever is there at that instant.
-      const now = await lstat(target.entryPath()).catch(() => undefined);
-      if (now === undefined || now.dev !== target.stats.dev || now.ino !== target.stats.ino) throw new ToolRefusal(`${target.path} was replaced while it was being put back; nothing was put back`);
+      if (copy === null || copy.parent === null) throw new ToolRefusal(`what ${callOf(t)} kept is no longer there`);
+      // In place, as the write was: the file keeps its inode, owner, permissions and attributes, and programs that have it open see it.
+      const fd = openFd(target.selfPath(), O_RDWR | O_NONBLOCK);
       try {
-        await rename(held.entryPath(), target.entryPath());
-      } catch (err) {
-        // Another undo of the same call put it back first.
-        if (errnoCode(err) === 'ENOENT') throw new ToolRefusal(`what ${callOf(t)} kept went while it was being put back (another undo, or its undo time ended)`);
-        throw new ToolRefusal(`${target.path} could not be put back (${errnoCode(err) ?? 'error'}); nothing was put back`);
+        // Claimed once: another undo of the same call that began first is not raced.
+        try {
+          release(openFd(procPath(copy.parent, UNDOING_NAME), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600));
+        } catch (err) {
+          if (errnoCode(err) === 'EEXIST') throw new ToolRefusal(`another undo of ${callOf(t)} began putting ${target.path} back; nothing more was done`);
+          throw err;
+        }
+        await truncateFd(fd);
+        if (!(await fill(fd, copy))) throw new ToolRefusal(`${target.path} changed while its content was being put back`);
+      } finally {
+        release(fd);
       }
       return `put ${target.path} back as it was before the write`;
     },
@@ -76,9 +111,10 @@ export function appendedUndo(c: UndoContext, change: ChangeOf<'appended'>): Chan
     },
 
     async undo() {
-      // The descriptor's magic link: the inode that was checked.
+      // The descriptor's magic link: the inode that was checked, still as long as when it was checked (an append since is not cut).
       const fd = openFd(target.selfPath(), O_WRONLY | O_NONBLOCK);
       try {
+        if (fstatFd(fd).size !== target.stats?.size) throw new ToolRefusal(`${target.path} changed while it was being cut back; nothing was cut`);
         await truncateFd(fd, change.size);
       } finally {
         release(fd);

@@ -4,8 +4,8 @@ import type { Undoable, UndoTarget } from '../../core/tools/undo';
 import { pathDigest } from '../nonces/nonce-store';
 import type { UndoRecord, UndoRecords } from '../nonces/undo-records';
 import type { Roots } from '../roots';
-import { BEFORE_NAME, clearCallFolder, HELD_NAME, openHolding, REPLACED_NAME } from './call-folder';
-import { ErrnoError, errnoCode, fstatFd, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
+import { BEFORE_NAME, clearCallFolder, HELD_NAME, openCallFolder, openHolding, REPLACED_NAME, UNDOING_NAME } from './call-folder';
+import { ErrnoError, errnoCode, fstatFd, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import { Pinned, pin } from './pinned-path';
 import { callOf, changeOf, type ChangeUndo, type RecordChange, type UndoContext } from './restore-context';
@@ -98,7 +98,7 @@ function pinKept(record: UndoRecord): Pinned | null {
   if (holding === undefined) return null;
   let folder: number | undefined;
   try {
-    folder = openFd(procPath(holding, record.nonce), O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    folder = openCallFolder(holding, record.nonce);
     const fd = openFd(procPath(folder, name), O_PATH | O_NOFOLLOW);
     const pinned = new Pinned(record.root, `${record.root}/${HOLDING_FOLDER}/${record.nonce}/${name}`, folder, name, fd, fstatFd(fd), false);
     folder = undefined;
@@ -158,10 +158,10 @@ export function createRestore(deps: RestoreDeps) {
     }
   }
 
-  /** Marks the record restored and clears its call's folder; false when a purge settled it first (the change is taken back all the same). */
+  /** Marks the record restored and clears its call's folder (an overwrite's copy with it); false when a purge settled it first (the change is taken back all the same). */
   async function settle(record: UndoRecord): Promise<boolean> {
     const settled = (await deps.records?.settleUndo(record.nonce, 'restored')) === true;
-    await clearCallFolder(record.root, record.nonce);
+    await clearCallFolder(record.root, record.nonce, changeOf(record).kind === 'replaced' ? [BEFORE_NAME, UNDOING_NAME] : []);
     return settled;
   }
 
@@ -185,8 +185,11 @@ export function createRestore(deps: RestoreDeps) {
         stillHeld(record, t, now());
         await undo.check();
         const done = await undo.undo();
-        const settled = await settle(record);
-        return { ok: true, output: settled ? done : `${done} (its undo time ended as it was put back)` };
+        if (await settle(record)) return { ok: true, output: done };
+        // Settled by someone else meanwhile: another undo of the same call (whose answer is the one that counts), or the purge at its time's end.
+        const settledBy = await deps.records?.undoRecord(record.nonce);
+        if (settledBy?.state === 'restored') return { ok: false, output: `Refused: another undo of ${callOf(t)} put it back at the same time` };
+        return { ok: true, output: `${done} (its undo time ended as it was put back)` };
       });
     } catch (err) {
       if (err instanceof ToolRefusal) return { ok: false, output: `Refused: ${err.message}` };

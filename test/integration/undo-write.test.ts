@@ -1,10 +1,12 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { appendFileSync, chmodSync, chownSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, chmodSync, chownSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { createToolGateActivities, ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
 import { actionSentence } from '../../core/reviewer/action-sentence';
 import type { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
 import { Roots } from '../../host/roots';
+import { createFileCapability } from '../../host/tools/file-host';
 import { purgeExpiredHolds } from '../../host/tools/holding';
 import type { UndoSettings } from '../../host/tools/undo-settings';
 import { approvedCalls } from '../helpers/approved-call';
@@ -40,10 +42,10 @@ beforeEach(async () => {
 });
 afterEach(() => dropUndoRoot({ dir, root, nonces, undo }));
 
-/** What a user relies on of a file: its bytes, inode, mode, owner and modification time. */
+/** What a user relies on of a file: its bytes, inode, mode, owner and modification time (to the millisecond: an undo sets it back to the microsecond). */
 function fileFacts(path: string) {
   const s = statSync(path);
-  return { bytes: sha(readFileSync(path)), ino: s.ino, dev: s.dev, mode: s.mode, uid: s.uid, gid: s.gid, mtime: s.mtimeMs, nlink: s.nlink };
+  return { bytes: sha(readFileSync(path)), ino: s.ino, dev: s.dev, mode: s.mode, uid: s.uid, gid: s.gid, mtime: Math.round(s.mtimeMs), nlink: s.nlink };
 }
 
 /** Writes `path` as an approved call; its call id, nonce and what the card said. */
@@ -60,11 +62,12 @@ async function consumedBy(call: Awaited<ReturnType<typeof writeCall>>): Promise<
   await nonces.consume({ nonce: prepared.nonce, jobId: input.jobId, callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
 }
 
-/** The old file's second name and the marker, as an overwrite killed after keeping them leaves its call's folder. */
+/** The marker and the copy of the content before, as an overwrite killed after keeping them leaves its call's folder. */
 function keptOld(nonce: string, file: string, content: string): void {
-  mkdirSync(callFolder(nonce), { recursive: true });
+  mkdirSync(callFolder(nonce), { recursive: true, mode: 0o700 });
+  chmodSync(join(root, '.airlock-undo'), 0o700);
   writeFileSync(join(callFolder(nonce), 'write.json'), JSON.stringify({ kind: 'replaced', after: sha(content), bytes: Buffer.byteLength(content) }));
-  linkSync(file, join(callFolder(nonce), 'before'));
+  writeFileSync(join(callFolder(nonce), 'before'), readFileSync(file));
 }
 
 async function undone(callId: string, path: string) {
@@ -72,42 +75,54 @@ async function undone(callId: string, path: string) {
   return { warnings: prepared.warnings.join('\n'), result: await run(input) };
 }
 
-test('an overwrite is undone byte for byte: the old file comes back with its inode, mode, owner and mtime; the new one goes', async () => {
+test('an overwrite is undone byte for byte, in place: the file keeps its inode, mode, owner, attributes and mtime; its content before comes back', async () => {
   const file = join(root, 'budget.csv');
   writeFileSync(file, 'month,amount\njan,100\nfeb,120\n');
   chmodSync(file, 0o640);
   chownSync(file, 1000, 1000);
+  execFileSync('setfattr', ['-n', 'user.origin', '-v', 'bank-export', file]);
   utimesSync(file, new Date('2022-05-06'), new Date('2022-05-06'));
   const before = fileFacts(file);
 
   const w = await written('budget.csv', 'month,amount\n', 'overwrite');
   expect(w.sentence).toBe('Replace budget.csv (29 bytes) in / with 13 bytes — reversible for 7 days (airlock undo)');
-  // The written file took the old one's place with its owner and permissions.
-  const after = statSync(file);
+  // Written in place, as without undo: the same inode, owner, mode and attributes.
+  const after = fileFacts(file);
   expect(readFileSync(file, 'utf8')).toBe('month,amount\n');
-  expect({ mode: after.mode, uid: after.uid, gid: after.gid, nlink: after.nlink }).toEqual({ mode: before.mode, uid: 1000, gid: 1000, nlink: 1 });
-  expect(after.ino).not.toBe(before.ino);
-  expect(await nonces.undoRecord(w.nonce)).toMatchObject({ state: 'held', toolName: 'fs_write', held: { type: 'file', bytes: 29, digest: before.bytes, mode: '640' }, change: { kind: 'replaced', after: sha('month,amount\n') } });
+  expect({ ...after, bytes: '', mtime: 0 }).toEqual({ ...before, bytes: '', mtime: 0 });
+  expect(await nonces.undoRecord(w.nonce)).toMatchObject({ state: 'held', toolName: 'fs_write', held: { type: 'file', bytes: 29, digest: before.bytes, mode: '640' }, change: { kind: 'replaced', after: sha('month,amount\n') }, asideBytes: 29 });
   expect(await nonces.heldBytes(realpathSync(root))).toBe(29);
 
   const u = await undone(w.callId, 'budget.csv');
   expect(u.warnings).toBe('');
   expect(u.result).toMatchObject({ ok: true, output: `put ${realpathSync(root)}/budget.csv back as it was before the write` });
   expect(fileFacts(file)).toEqual(before);
+  expect(execFileSync('getfattr', ['--only-values', '-n', 'user.origin', file], { encoding: 'utf8' })).toBe('bank-export');
   expect(await nonces.undoRecord(w.nonce)).toMatchObject({ state: 'restored' });
   expect(readdirSync(join(root, '.airlock-undo'))).toEqual([]);
   expect(await nonces.heldBytes(realpathSync(root))).toBe(0);
 });
 
-test('a truncate (an overwrite with nothing) is undone: the content comes back whole', async () => {
+test('a log truncated (an overwrite with nothing) while a program keeps it open: the program writes on into the same file, and the undo puts the content before back in that file', async () => {
   const file = join(root, 'app.log');
-  const content = Buffer.alloc(300_000, 'log line\n');
-  writeFileSync(file, content);
-  const before = fileFacts(file);
-  const w = await written('app.log', '', 'overwrite');
-  expect(statSync(file).size).toBe(0);
-  expect((await undone(w.callId, 'app.log')).result).toMatchObject({ ok: true });
-  expect(fileFacts(file)).toEqual(before);
+  writeFileSync(file, Buffer.alloc(300_000, 'log line\n'));
+  const before = readFileSync(file);
+  const writer = openSync(file, 'a');
+  try {
+    const w = await written('app.log', '', 'overwrite');
+    expect(statSync(file).size).toBe(0);
+    writeSync(writer, 'after the truncate\n');
+    expect(readFileSync(file, 'utf8')).toBe('after the truncate\n');
+    // What the program wrote since is a change after the write: the undo says so and keeps it.
+    expect((await undone(w.callId, 'app.log')).warnings).toContain('changed after the write');
+    writeFileSync(file, '');
+    expect((await undone(w.callId, 'app.log')).result).toMatchObject({ ok: true });
+    expect(readFileSync(file).equals(before)).toBe(true);
+    writeSync(writer, 'appended after the undo\n');
+    expect(readFileSync(file).equals(Buffer.concat([before, Buffer.from('appended after the undo\n')]))).toBe(true);
+  } finally {
+    closeSync(writer);
+  }
 });
 
 test('an append is undone: cut back to its length, the same inode, nothing set aside', async () => {
@@ -161,12 +176,12 @@ test('replaced or deleted after the write, or the kept file changed: refused, na
   writeFileSync(join(root, 'c2.txt'), 'oldnew');
   renameSync(join(root, 'c2.txt'), join(root, 'c.txt'));
   rmSync(join(root, 'd.txt'));
-  appendFileSync(join(callFolder(e.nonce), 'before'), '!');
+  writeFileSync(join(callFolder(e.nonce), 'before'), 'OLD');
 
   expect((await undone(c.callId, 'c.txt')).warnings).toContain(`is another file than the one call ${c.callId} of job job-1 appended to (replaced since); nothing was cut`);
   expect((await undone(d.callId, 'd.txt')).warnings).toContain('d.txt is not there now (deleted or moved after the write): undo that first, then this');
   const kept = await undone(e.callId, 'e.txt');
-  expect(kept.warnings).toContain('was changed (its content changed since it was kept); nothing was restored');
+  expect(kept.warnings).toContain(`what airlock keeps for call ${e.callId} of job job-1 was changed (its content); nothing was put back`);
   expect(kept.result.ok).toBe(false);
   expect(readFileSync(join(root, 'e.txt'), 'utf8')).toBe('new');
   expect(readFileSync(join(root, 'c.txt'), 'utf8')).toBe('oldnew');
@@ -184,133 +199,155 @@ test('after its undo time, and after retention purged the old file: refused; the
   expect(readFileSync(join(root, 'old.txt'), 'utf8')).toBe('new');
 });
 
-test('what cannot be kept says so on the card and is written in place as before: another name (hard link), set-id bits, a file past the compare limit for an append', async () => {
+test('a file with other names (hard links) is written and put back in place, under every name; an append that would pass the compare limit is not kept, and its card says so', async () => {
   writeFileSync(join(root, 'linked.txt'), 'shared');
   linkSync(join(root, 'linked.txt'), join(root, 'other-name.txt'));
-  writeFileSync(join(root, 'tool'), 'binary');
-  chmodSync(join(root, 'tool'), 0o4755);
-  const linked = await writeCall('fs_write', { path: 'linked.txt', content: 'changed', mode: 'overwrite' });
-  expect(linked.prepared.undo).toEqual({ reversible: false, why: `${realpathSync(root)}/linked.txt has other names (hard links), which would keep the old content` });
-  expect(actionSentence({ toolName: 'fs_write', args: linked.input.args, observed: linked.prepared.observed, target: '', ...(linked.prepared.undo !== undefined ? { undo: linked.prepared.undo } : {}) })).toContain('the old content is lost');
-  const ino = statSync(join(root, 'linked.txt')).ino;
-  expect(await run(linked.input)).toMatchObject({ ok: true });
-  // In place, as an overwrite without undo: both names see the new content.
-  expect(statSync(join(root, 'linked.txt')).ino).toBe(ino);
+  const w = await written('linked.txt', 'changed', 'overwrite');
+  expect(w.undo).toEqual({ reversible: true, keepDays: 7 });
   expect(readFileSync(join(root, 'other-name.txt'), 'utf8')).toBe('changed');
-  expect(await nonces.undoRecord(linked.prepared.nonce)).toBeUndefined();
-
-  const setid = await writeCall('fs_write', { path: 'tool', content: 'x', mode: 'overwrite' });
-  expect(setid.prepared.undo).toMatchObject({ reversible: false, why: expect.stringContaining('has set-id bits') });
+  expect((await undone(w.callId, 'linked.txt')).result).toMatchObject({ ok: true });
+  expect(readFileSync(join(root, 'other-name.txt'), 'utf8')).toBe('shared');
+  expect(statSync(join(root, 'linked.txt')).nlink).toBe(2);
 
   // A small hash limit: the append would pass it, so its result could not be compared.
-  const roots = await Roots.create([root]);
-  const { createFileCapability } = await import('../../host/tools/file-host');
-  const files = createFileCapability(roots, { undo, undoRecords: nonces, hashLimitBytes: 10 });
+  const files = createFileCapability(await Roots.create([root]), { undo, undoRecords: nonces, hashLimitBytes: 10 });
   writeFileSync(join(root, 'big.log'), '12345678');
   expect(await files.reversibility('big.log', 0, { kind: 'append', adds: 5 })).toEqual({ reversible: false, why: `${realpathSync(root)}/big.log would be too large to compare after the append (over 10 bytes)` });
   expect(await files.reversibility('big.log', 0, { kind: 'append', adds: 2 })).toEqual({ reversible: true, keepDays: 7 });
+  const append = await writeCall('fs_write', { path: 'big.log', content: 'this is long', mode: 'append' });
+  expect(actionSentence({ toolName: 'fs_write', args: append.input.args, observed: append.prepared.observed, target: '' })).not.toContain('reversible');
 });
 
-test("a worker running as an ordinary user: its own file's overwrite is kept and undone; another user's file it may write is not reversible and is written in place", () => {
+test("a worker running as an ordinary user: another user's file it may write is kept and put back in place (its owner stays); its own read-only file is refused as without undo, keeping nothing", () => {
   const share = join(dir, 'nobody-share');
   mkdirSync(share);
   chownSync(share, 65534, 65534);
   chmodSync(dir, 0o755);
-  writeFileSync(join(share, 'mine.txt'), 'mine');
-  chownSync(join(share, 'mine.txt'), 65534, 65534);
   writeFileSync(join(share, 'theirs.txt'), 'theirs');
   chmodSync(join(share, 'theirs.txt'), 0o666);
-  const mine = fileFacts(join(share, 'mine.txt'));
-  const theirs = statSync(join(share, 'theirs.txt')).ino;
+  writeFileSync(join(share, 'mine.txt'), 'mine');
+  chownSync(join(share, 'mine.txt'), 65534, 65534);
+  chmodSync(join(share, 'mine.txt'), 0o444);
+  const theirs = fileFacts(join(share, 'theirs.txt'));
   const answer = asNobody(dir, share, `
-    answer.theirs = await files.reversibility('theirs.txt', 6, { kind: 'replace' });
-    answer.mine = await files.reversibility('mine.txt', 4, { kind: 'replace' });
-    answer.wroteTheirs = await files.write('theirs.txt', 'by nobody', 'overwrite', { key: 'cd'.repeat(16), required: false });
-    const before = await files.observe('mine.txt', { follow: false });
+    const before = await files.observe('theirs.txt', { follow: false });
     const nonce = 'ab'.repeat(16);
-    answer.wroteMine = await files.write('mine.txt', 'changed', 'overwrite', { key: nonce, required: true, bytes: 4 });
+    answer.wrote = await files.write('theirs.txt', 'by nobody', 'overwrite', { key: nonce, required: true, bytes: 6 });
+    answer.between = require('node:fs').readFileSync(root + '/theirs.txt', 'utf8');
     const place = await files.held(nonce);
     await store.recordUndo({ schemaVersion: 1, nonce, jobId: 'j', callId: 'c', toolName: 'fs_write', root, pathDigest: pathDigest(before.path),
-      held: { type: 'file', bytes: before.size, files: null, digest: before.sha256, mode: before.mode, dev: before.dev, ino: before.ino },
+      held: { type: 'file', bytes: before.size, files: null, digest: before.sha256, mode: before.mode, dev: before.dev, ino: before.ino, mtimeMs: before.mtimeMs },
       change: place.change, heldAt: new Date().toISOString(), expiresAt: new Date(Date.now() + 864e5).toISOString(), state: 'held' });
-    answer.restored = await files.restore({ job: 'j', call: 'c', path: 'mine.txt' });`);
-  const real = realpathSync(share);
+    answer.restored = await files.restore({ job: 'j', call: 'c', path: 'theirs.txt' });
+    answer.readOnly = await files.write('mine.txt', 'changed', 'overwrite', { key: 'cd'.repeat(16), required: true, bytes: 4 });
+    answer.keptForReadOnly = require('node:fs').existsSync(root + '/.airlock-undo/' + 'cd'.repeat(16));`);
   expect(answer).toMatchObject({
-    theirs: { reversible: false, why: `${real}/theirs.txt belongs to another user, and its new content would be airlock's` },
-    mine: { reversible: true, keepDays: 7 },
-    wroteTheirs: { ok: true, output: `wrote 9 bytes to ${real}/theirs.txt (overwrite)` },
-    wroteMine: { ok: true },
+    wrote: { ok: true, output: expect.stringContaining('kept for 7 days') },
+    between: 'by nobody',
     restored: { ok: true },
+    readOnly: { ok: false, output: `Error: permission denied: mine.txt` },
+    keptForReadOnly: false,
   });
-  // Theirs written in place: its inode and owner kept.
-  expect(statSync(join(share, 'theirs.txt'))).toMatchObject({ ino: theirs, uid: 0 });
-  expect(readFileSync(join(share, 'theirs.txt'), 'utf8')).toBe('by nobody');
-  expect(fileFacts(join(share, 'mine.txt'))).toEqual(mine);
+  // Only a file's owner may set its times: another user's file keeps the time of the undo.
+  expect({ ...fileFacts(join(share, 'theirs.txt')), mtime: 0 }).toEqual({ ...theirs, mtime: 0 });
+  expect(readFileSync(join(share, 'mine.txt'), 'utf8')).toBe('mine');
+});
+
+test('a holding folder another user made, or others may write in, is not trusted: nothing is kept in it and nothing put back from it', async () => {
+  writeFileSync(join(root, 'config.txt'), 'safe');
+  mkdirSync(join(root, '.airlock-undo'), { mode: 0o777 });
+  chmodSync(join(root, '.airlock-undo'), 0o777);
+  const { prepared, input } = await writeCall('fs_write', { path: 'config.txt', content: 'new', mode: 'overwrite' });
+  expect(prepared.undo).toEqual({ reversible: true, keepDays: 7 });
+  const result = await run(input);
+  expect(result).toMatchObject({ ok: false, output: expect.stringContaining(`${realpathSync(root)}/.airlock-undo is not airlock's alone (others may write in it (mode 777))`) });
+  expect(readFileSync(join(root, 'config.txt'), 'utf8')).toBe('safe');
+
+  chmodSync(join(root, '.airlock-undo'), 0o700);
+  const w = await written('config.txt', 'new', 'overwrite');
+  // Someone swaps the call's folder for one of theirs, holding content of their choosing.
+  renameSync(callFolder(w.nonce), join(dir, 'taken'));
+  mkdirSync(callFolder(w.nonce));
+  writeFileSync(join(callFolder(w.nonce), 'before'), 'planted');
+  chownSync(callFolder(w.nonce), 65534, 65534);
+  const u = await undone(w.callId, 'config.txt');
+  expect(u.result.ok).toBe(false);
+  expect(readFileSync(join(root, 'config.txt'), 'utf8')).toBe('new');
 });
 
 describe('a kill between any two steps', () => {
-  test('after keeping the old file and before the new one took its place: the retry sees nothing changed, drops the second name, runs it once and records it', async () => {
+  test('after keeping the content before and before writing: the retry sees nothing changed, runs it once and records it', async () => {
     const file = join(root, 'k.txt');
     writeFileSync(file, 'old');
-    const { prepared, input } = await writeCall('fs_write', { path: 'k.txt', content: 'new', mode: 'overwrite' });
-    await consumedBy({ prepared, input });
-    // What the killed attempt left: its marker and the old file's second name (and a new file not yet renamed).
-    keptOld(prepared.nonce, file, 'new');
-    writeFileSync(join(callFolder(prepared.nonce), 'new'), 'ne');
-    expect(statSync(file).nlink).toBe(2);
-
-    expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_now' });
+    const call = await writeCall('fs_write', { path: 'k.txt', content: 'new', mode: 'overwrite' });
+    await consumedBy(call);
+    keptOld(call.prepared.nonce, file, 'new');
+    expect(await run(call.input, 2)).toMatchObject({ ok: true, reconciled: 'ran_now' });
     expect(readFileSync(file, 'utf8')).toBe('new');
-    expect(readdirSync(callFolder(prepared.nonce))).toEqual(['before', 'write.json']);
-    expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', change: { kind: 'replaced' } });
-    expect((await undone(input.callId, 'k.txt')).result).toMatchObject({ ok: true });
+    expect(await nonces.undoRecord(call.prepared.nonce)).toMatchObject({ state: 'held', change: { kind: 'replaced' } });
+    expect((await undone(call.input.callId, 'k.txt')).result).toMatchObject({ ok: true });
     expect(readFileSync(file, 'utf8')).toBe('old');
   });
 
-  test('after the new file took its place and before the record: the retry finds it ran, records it once', async () => {
+  test('cut part way through the write (truncated, part written): the retry finishes it, as approved, and records it once; the undo puts the content before back', async () => {
     const file = join(root, 'r.txt');
-    writeFileSync(file, 'old');
-    const oldIno = statSync(file).ino;
-    const { prepared, input } = await writeCall('fs_write', { path: 'r.txt', content: 'new', mode: 'overwrite' });
-    await consumedBy({ prepared, input });
-    keptOld(prepared.nonce, file, 'new');
-    writeFileSync(join(callFolder(prepared.nonce), 'new'), 'new');
-    renameSync(join(callFolder(prepared.nonce), 'new'), file);
-
-    expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
-    expect(readFileSync(file, 'utf8')).toBe('new');
-    expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ held: { ino: oldIno }, change: { kind: 'replaced' } });
-    expect((await undone(input.callId, 'r.txt')).result).toMatchObject({ ok: true });
-    expect(statSync(file).ino).toBe(oldIno);
+    const old = 'old content, longer than the new';
+    writeFileSync(file, old);
+    const ino = statSync(file).ino;
+    const call = await writeCall('fs_write', { path: 'r.txt', content: 'new content', mode: 'overwrite' });
+    await consumedBy(call);
+    keptOld(call.prepared.nonce, file, 'new content');
+    writeFileSync(file, 'new co');
+    expect(await run(call.input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
+    expect(readFileSync(file, 'utf8')).toBe('new content');
+    expect(statSync(file).ino).toBe(ino);
+    expect(await nonces.undoRecord(call.prepared.nonce)).toMatchObject({ change: { kind: 'replaced' } });
+    expect((await undone(call.input.callId, 'r.txt')).result).toMatchObject({ ok: true });
+    expect(readFileSync(file, 'utf8')).toBe(old);
   });
 
-  test('an append killed after its marker and before the append, or after the append and before the record: appended once, recorded once', async () => {
-    for (const appended of [false, true]) {
-      const name = `log-${appended}.txt`;
+  test('a file that holds neither the content before, nor part of what was written: never finished, the outcome is reported unknown', async () => {
+    const file = join(root, 'n.txt');
+    writeFileSync(file, 'old');
+    const call = await writeCall('fs_write', { path: 'n.txt', content: 'new', mode: 'overwrite' });
+    await consumedBy(call);
+    keptOld(call.prepared.nonce, file, 'new');
+    writeFileSync(file, 'someone else');
+    expect(await run(call.input, 2)).toMatchObject({ ok: false, reconciled: 'unknown' });
+    expect(readFileSync(file, 'utf8')).toBe('someone else');
+    expect(await nonces.undoRecord(call.prepared.nonce)).toBeUndefined();
+  });
+
+  test('an append killed after its marker and before the append, part way through it, or after it and before the record: appended once, whole, recorded once', async () => {
+    for (const [done, reconciled] of [['', 'ran_now'], ['bb', 'ran_before'], ['bbbb\n', 'ran_before']] as const) {
+      const name = `log-${done.length}.txt`;
       const file = join(root, name);
       writeFileSync(file, 'a\n');
       const s = statSync(file);
-      const { prepared, input } = await writeCall('fs_write', { path: name, content: 'b\n', mode: 'append' });
-      await consumedBy({ prepared, input });
-      mkdirSync(callFolder(prepared.nonce), { recursive: true });
-      writeFileSync(join(callFolder(prepared.nonce), 'write.json'), JSON.stringify({ kind: 'appended', size: 2, after: sha('a\nb\n'), dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
-      if (appended) appendFileSync(file, 'b\n');
-      expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: appended ? 'ran_before' : 'ran_now' });
-      expect(readFileSync(file, 'utf8')).toBe('a\nb\n');
-      expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', change: { kind: 'appended', size: 2 } });
+      const call = await writeCall('fs_write', { path: name, content: 'bbbb\n', mode: 'append' });
+      await consumedBy(call);
+      mkdirSync(callFolder(call.prepared.nonce), { recursive: true, mode: 0o700 });
+      writeFileSync(join(callFolder(call.prepared.nonce), 'write.json'), JSON.stringify({ kind: 'appended', size: 2, after: sha('a\nbbbb\n'), dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
+      appendFileSync(file, done);
+      expect(await run(call.input, 2)).toMatchObject({ ok: true, reconciled });
+      expect(readFileSync(file, 'utf8')).toBe('a\nbbbb\n');
+      expect(await nonces.undoRecord(call.prepared.nonce)).toMatchObject({ state: 'held', change: { kind: 'appended', size: 2 } });
+      expect((await undone(call.input.callId, name)).result).toMatchObject({ ok: true });
+      expect(readFileSync(file, 'utf8')).toBe('a\n');
     }
   });
 
-  test('an undo killed after the old file went back and before its record: the next attempt finishes it, once', async () => {
+  test('an undo cut part way through writing the content back: the next attempt finishes it, once', async () => {
     const file = join(root, 'u.txt');
-    writeFileSync(file, 'old');
+    writeFileSync(file, 'the old content');
     const before = fileFacts(file);
     const w = await written('u.txt', 'new', 'overwrite');
-    const { prepared, input } = await undoCall('fs_undo', { job: 'job-1', call: w.callId, path: 'u.txt' });
-    // What the killed undo did: consumed its grant, then its one rename.
-    await consumedBy({ prepared, input });
-    renameSync(join(callFolder(w.nonce), 'before'), file);
-    expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
+    const call = await undoCall('fs_undo', { job: 'job-1', call: w.callId, path: 'u.txt' });
+    await consumedBy(call);
+    // What the killed undo did: its mark, the truncate, part of the content.
+    writeFileSync(join(callFolder(w.nonce), 'undoing'), '');
+    writeFileSync(file, 'the old');
+    expect(await run(call.input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
     expect(fileFacts(file)).toEqual(before);
     expect(await nonces.undoRecord(w.nonce)).toMatchObject({ state: 'restored' });
     expect(existsSync(callFolder(w.nonce))).toBe(false);

@@ -11,19 +11,22 @@ export interface HeldPlace {
 }
 
 /**
- * What a reversible change kept: the entry it moved aside; the file an
- * overwrite replaced (`after` the sha256 of what it wrote); the length of
+ * What a reversible change kept: the entry it moved aside; a copy of the
+ * content an overwrite replaced (`after` the sha256 of what it wrote); the length of
  * a file before an append (`after` the sha256 the append leaves); or the
  * mode it replaced; or a move. `born` is a birth time where the file system keeps
  * one: an inode number is given again once a file is removed.
  */
 export type KeptChange =
   | { readonly kind: 'moved_aside'; readonly born?: number }
-  | { readonly kind: 'replaced'; readonly after: string; readonly born?: number }
+  | { readonly kind: 'replaced'; readonly after: string }
   | { readonly kind: 'appended'; readonly size: number; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number }
   | { readonly kind: 'mode'; readonly before: string; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number }
   /** A move of the entry (`dev`, `ino`); `replaced`: the file it replaced at its destination is kept. */
   | { readonly kind: 'moved'; readonly dev: number; readonly ino: number; readonly born?: number; readonly replaced: boolean; readonly replacedBorn?: number };
+
+/** A write a kill may have cut: an overwrite, or an append to a file of `size` bytes whose sha256 was `before`. */
+export type CutWrite = { readonly kind: 'overwrite' } | { readonly kind: 'append'; readonly size: number; readonly before: string };
 
 /** What `contents` found at a path. */
 export type FileContents =
@@ -61,6 +64,12 @@ export interface FileCapability {
   reversibility(path: string, bytes?: number, kind?: KeptKind): Promise<Reversibility>;
   /** What a call holds under its key, in whichever root: what its change kept; undefined when it holds nothing. */
   held(key: string): Promise<HeldPlace | undefined>;
+  /**
+   * A write a kill cut short (see `CutWrite`): the rest written, only when
+   * the file holds exactly what that write leaves part way; true once it
+   * holds what the write meant.
+   */
+  finishWrite(path: string, content: string, cut: CutWrite): Promise<boolean>;
   /** A change found not to have happened (its entry still at its path): what its call kept for it goes, so nothing offers to undo it. */
   unhold(key: string): Promise<void>;
   /** What undoing the change would put back at its path, or why it cannot (no record, undone, expired, the path taken, the held entry changed). */
