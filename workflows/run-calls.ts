@@ -148,8 +148,9 @@ function approvedCheck(job: Job, { request }: ApprovedRun): ApprovedCheck {
     separateRequester: request.separateRequester,
     requester: request.requester,
     observed: request.observed,
-    // The card promised an undo: the call runs only if it can still keep one.
+    // The card promised an undo: the call runs only if it can still keep one; a rule chose none: nothing is kept.
     ...(request.undo?.reversible === true ? { reversible: true } : {}),
+    ...(request.undo?.reversible === false && request.undo.byRule !== undefined ? { keep: false as const } : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import type { ApprovedCheck, ExecuteInput, ExecuteResult } from './messages';
 import { recheck } from './recheck';
 import { settle, type AttemptState } from './reconcile';
 import { reportEarlier } from './record';
-import type { ToolRunner } from './runner';
+import { keepForUndo, type ToolRunner } from './runner';
 
 /**
  * One attempt of `execute`, step by step: check the grant; report a call
@@ -54,7 +54,7 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
   attempt.held = nonce;
   await runner.crashPoint('after-consume');
   attempt.phase = 'effect';
-  const outcome = await runner.runTool(tool, args, before, nonce, input.approved?.reversible === true);
+  const outcome = await runner.runTool(tool, args, before, nonce, keepForUndo(input.approved));
   await runner.crashPoint('after-effect');
   await keepUndoRecord(runner, input, before);
   await nonces.recordOutcome(nonce, storedOutcome(outcome));

@@ -54,6 +54,8 @@ export interface RevalidateInput extends OnMachine {
   readonly observed: readonly ObservedState[];
   /** The card said the change is reversible: it runs only if it can still keep its undo (absent: nothing was promised). */
   readonly reversible?: boolean;
+  /** A rule chose the change not reversible (the card said so): nothing is kept for undo, even where it could be. */
+  readonly keep?: false;
 }
 
 export type RevalidateResult =

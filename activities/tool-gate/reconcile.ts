@@ -10,7 +10,7 @@ import { checkExpiry } from './check-grant';
 import { keepUndoRecord } from './keep-undo';
 import type { ExecuteInput, ExecuteResult } from './messages';
 import { reportEarlier, reportEarlierOrFail } from './record';
-import type { ToolRunner } from './runner';
+import { keepForUndo, type ToolRunner } from './runner';
 
 /** One `execute` attempt as its heartbeat and metrics see it. */
 export interface AttemptState {
@@ -130,7 +130,7 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
       attempt.held = nonce;
     }
     attempt.phase = 'effect';
-    const outcome = await runner.runTool(tool, s.args, before, nonce, s.input.approved?.reversible === true);
+    const outcome = await runner.runTool(tool, s.args, before, nonce, keepForUndo(s.input.approved));
     await runner.crashPoint('after-effect');
     await keepUndoRecord(runner, s.input, before);
     await nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));

@@ -15,7 +15,16 @@ import { rm } from 'node:fs/promises';
 import { createToolHost, type ToolHostDeps } from '../../host/tools/tool-host';
 import type { AirlockMetrics } from '../metrics';
 import { attemptAbandoned } from '../heartbeat';
-import type { CrashPoint } from './messages';
+import type { ApprovedCheck, CrashPoint } from './messages';
+
+
+/** What an approved call keeps for undo: what its card promised ('required'), nothing when a rule chose so ('never'), else what it can. */
+export type KeepForUndo = 'required' | 'if_possible' | 'never';
+
+export function keepForUndo(approved: ApprovedCheck | undefined): KeepForUndo {
+  if (approved?.reversible === true) return 'required';
+  return approved?.keep === false ? 'never' : 'if_possible';
+}
 
 export interface ToolGateDeps extends ToolHostDeps {
   readonly nonces: NonceStore;
@@ -56,10 +65,10 @@ export interface ToolRunner {
   /**
    * Runs the tool itself; a failure inside it is an outcome (the nonce is
    * spent), never a retry. A reversible change keeps what it replaces under
-   * the nonce; `reversible` (the approved card said so) makes one that
-   * cannot refuse instead.
+   * the nonce; `keep` 'required' (the approved card said so) makes one that
+   * cannot refuse instead, 'never' (a rule chose so) keeps nothing.
    */
-  runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, nonce: string, reversible?: boolean): Promise<ToolOutcome>;
+  runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, nonce: string, keep?: KeepForUndo): Promise<ToolOutcome>;
   /** TEST ONLY: stops here for good when the test asked for it, so it can kill the process at exactly this point. */
   crashPoint(point: CrashPoint): Promise<void>;
   /**
@@ -163,11 +172,12 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
     async previewOf(tool, args, observed) {
       return tool.preview === undefined ? undefined : tool.preview(lent(tool), args, observed);
     },
-    async runTool(tool, args, before, nonce, reversible = false) {
+    async runTool(tool, args, before, nonce, keep = 'if_possible') {
       // Temporal already gave up on this attempt (another may be running): start no effect; the next attempt reconciles.
       if (attemptAbandoned()) throw ApplicationFailure.retryable('this attempt was abandoned before its effect; the next attempt reconciles', FailureTypes.AttemptAbandoned);
       try {
-        return await tool.execute({ ...callHost(tool, nonce), hold: { key: nonce, required: reversible } }, args, before);
+        const hold = keep === 'never' ? {} : { hold: { key: nonce, required: keep === 'required' } };
+        return await tool.execute({ ...callHost(tool, nonce), ...hold }, args, before);
       } catch (err) {
         if (err instanceof ToolRefusal) return { ok: false, output: `Refused: ${err.message}` };
         return { ok: false, output: `Error: ${messageOf(err)}` };

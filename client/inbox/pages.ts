@@ -67,6 +67,7 @@ export function cardPage(card: ApprovalCard, base: string): string {
 <article class="card summary" data-job="${card.jobId}" data-request="${card.requestId}">
 <h1 id="action" class="action">${actionText(card)}</h1>
 ${card.action !== undefined ? html`<p class="call">${callHtml(card)}</p>` : html``}
+${card.undoWhy !== undefined ? html`<p id="undo-why" class="hint">Cannot be undone: ${card.undoWhy}.</p>` : html``}
 <p id="when" class="when">${whenHtml(card)}</p>
 </article>
 <form id="decide" class="decide" data-job="${card.jobId}" data-request="${card.requestId}" novalidate>

@@ -41,6 +41,8 @@ export const approvalCardSchema = z.object({
   action: z.string().optional(),
   /** Once it ran, the change can be taken back this many days (`airlock undo`, the page's Undo); absent when it cannot, and in cards of builds before. */
   undoDays: z.number().int().positive().optional(),
+  /** Why a change of a kind airlock can keep for undo will not be kept ("/srv/media is not set up for undo"); absent when it will be, for tools that keep nothing, and in cards of builds before. */
+  undoWhy: z.string().optional(),
   /** `target` is `machine:target` on a machine of several. */
   operation: z.object({ tool: z.string(), target: z.string(), args: z.unknown(), summary: z.string() }),
   /** The machine the call runs on; absent with one machine (and in cards of builds before machines). */

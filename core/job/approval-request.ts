@@ -5,6 +5,7 @@ import type { Reversibility } from '../tools/undo';
 import { observedSubject, type ObservedState } from '../tools/observed-state';
 import { mergeApprovalSettings } from '../policy/approval-settings';
 import { ruleById } from '../policy/evaluate';
+import type { Rule } from '../policy/rules';
 import type { PolicySnapshot } from '../policy/snapshot';
 import { getTool } from '../tools/registry';
 import { machineOf } from '../tools/machines';
@@ -60,11 +61,18 @@ export function buildApprovalRequest(input: {
     observed: [...prepared.observed],
     ...(prepared.preview !== undefined ? { preview: prepared.preview } : {}),
     ...(machine !== undefined ? { machine } : {}),
-    ...(prepared.undo !== undefined ? { undo: prepared.undo } : {}),
+    ...undoOf(prepared.undo, settings.notKeptBy),
     createdAt: now,
     expiresAt: now + settings.ttlMs,
     status: 'pending',
   };
+}
+
+/** Whether the change will be kept for undo, as the card says: the tools side's answer, unless a gating rule chose to keep nothing. */
+function undoOf(undo: Reversibility | undefined, notKeptBy: Rule | null): { undo?: Reversibility } {
+  if (undo === undefined) return {};
+  if (notKeptBy === null) return { undo };
+  return { undo: { reversible: false, why: `the rule ${notKeptBy.id} (${notKeptBy.name}) keeps nothing of it for undo`, byRule: notKeptBy.id } };
 }
 
 /** What a request acts on, as the reviewer sees it: the observed paths (canonical), else the call's own; `nas:/srv/…` on a machine of several. */

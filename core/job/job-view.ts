@@ -156,7 +156,7 @@ export function decidedView(request: ApprovalRequest, outcomes: readonly CallOut
   };
 }
 
-const maskedUndo = (undo: Reversibility): Reversibility => (undo.reversible ? undo : { reversible: false, why: maskString(undo.why) });
+const maskedUndo = (undo: Reversibility): Reversibility => (undo.reversible ? undo : { ...undo, why: maskString(undo.why) });
 
 export function isPending(request: ApprovalRequest): request is PendingRequest {
   return request.status === 'pending';

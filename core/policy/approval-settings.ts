@@ -10,12 +10,15 @@ export interface ApprovalSettings {
   readonly editable: string[];
   readonly separateRequester: boolean;
   readonly signatureRequired: boolean;
+  /** A rule that chose the change not reversible (`approval.reversible: false`); null when none did. */
+  readonly notKeptBy: Rule | null;
 }
 
 /**
  * When several approval rules gate one call, the request honours all of
  * them: the shortest TTL, only reviewers every rule allows, only fields every
- * rule lets a reviewer edit, and any rule's signature or separation demand.
+ * rule lets a reviewer edit, any rule's signature or separation demand, and
+ * any rule's choice to keep nothing for undo.
  */
 export function mergeApprovalSettings(rules: readonly Rule[]): ApprovalSettings {
   let ttlMs = Number.POSITIVE_INFINITY;
@@ -23,6 +26,7 @@ export function mergeApprovalSettings(rules: readonly Rule[]): ApprovalSettings 
   let editable: string[] | null = null;
   let separateRequester = false;
   let signatureRequired = false;
+  let notKeptBy: Rule | null = null;
   for (const rule of rules) {
     const a = rule.approval;
     ttlMs = Math.min(ttlMs, parseDuration(a?.ttl ?? '') ?? DEFAULT_APPROVAL_TTL_MS);
@@ -32,6 +36,7 @@ export function mergeApprovalSettings(rules: readonly Rule[]): ApprovalSettings 
     editable = editable === null ? [...fields] : editable.filter((f) => fields.includes(f));
     separateRequester ||= a?.separateRequester ?? false;
     signatureRequired ||= a?.signatureRequired ?? false;
+    if (a?.reversible === false) notKeptBy ??= rule;
   }
   return {
     ttlMs: Number.isFinite(ttlMs) ? ttlMs : DEFAULT_APPROVAL_TTL_MS,
@@ -39,5 +44,6 @@ export function mergeApprovalSettings(rules: readonly Rule[]): ApprovalSettings 
     editable: editable ?? [],
     separateRequester,
     signatureRequired,
+    notKeptBy,
   };
 }

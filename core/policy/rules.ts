@@ -150,6 +150,8 @@ export const ruleSchema = z
         separateRequester: z.boolean().default(false),
         /** Decisions must be signed by a reviewer key or passkey listed in AIRLOCK_REVIEWER_KEYS. */
         signatureRequired: z.boolean().default(false),
+        /** false: the change keeps nothing for undo even in a root set up for it (a job freeing space); its card says so. */
+        reversible: z.boolean().optional(),
       })
       .optional(),
     limits: z

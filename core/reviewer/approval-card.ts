@@ -102,7 +102,7 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
     requestId: r.requestId,
     goal: maskPreview(source.goal, 500),
     action: maskString(actionSentence({ toolName: r.toolName, args: r.args, observed: r.observed, target: callTarget(r.toolName, record), ...(r.undo !== undefined ? { undo: r.undo } : {}) })),
-    ...(r.undo?.reversible === true ? { undoDays: r.undo.keepDays } : {}),
+    ...(r.undo?.reversible === true ? { undoDays: r.undo.keepDays } : r.undo !== undefined ? { undoWhy: maskString(r.undo.why) } : {}),
     operation: { tool: r.toolName, target: onMachine(r.machine, callTarget(r.toolName, record)), args, summary: summarizeArgs(args, 300) },
     ...(r.machine !== undefined ? { machine: r.machine } : {}),
     ...(change !== undefined ? { change } : {}),

@@ -9,8 +9,8 @@ import { z } from 'zod';
 export const reversibilitySchema = z.discriminatedUnion('reversible', [
   /** The changed entry is kept in its root's holding folder for `keepDays` after the call runs. */
   z.strictObject({ reversible: z.literal(true), keepDays: z.number().int().positive() }),
-  /** Why not, in words a card can end with: "its folder is not set up for undo". */
-  z.strictObject({ reversible: z.literal(false), why: z.string() }),
+  /** Why not, in words a card can end with: "its folder is not set up for undo". `byRule`: a rule chose it (the change then keeps nothing, even where it could). */
+  z.strictObject({ reversible: z.literal(false), why: z.string(), byRule: z.string().optional() }),
 ]);
 export type Reversibility = z.infer<typeof reversibilitySchema>;
 

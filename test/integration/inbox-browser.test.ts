@@ -149,6 +149,8 @@ describe('the approval inbox in a browser with a passkey', () => {
     await row.getByRole('link', { name: 'Delete victim.txt (2 KiB) in root — cannot be undone' }).click();
     await page.waitForURL(cardUrl(jobId, requestId));
     expect(await page.textContent('h1')).toBe('Delete victim.txt (2 KiB) in root — cannot be undone');
+    // Why, in the tools side's words: the root keeps nothing for undo.
+    expect(await page.textContent('#undo-why')).toMatch(/^Cannot be undone: .*root is not set up for undo\.$/);
     expect(await page.textContent('#who')).toBe('Deciding as alice · not you?');
     const text = (await page.textContent('main')) ?? '';
     expect(text).toContain('fs_delete');

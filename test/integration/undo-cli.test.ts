@@ -86,6 +86,44 @@ test('the reviewer who approved a delete undoes it in one command: the folder is
   expect(treeListing(folder)).toEqual(before);
 });
 
+test('an approved overwrite and an approved move that replaced a file, each undone by its approver in one command: both files as they were', async () => {
+  writeFileSync(join(h.root, 'report.txt'), 'the report as it was');
+  writeFileSync(join(h.root, 'next.conf'), 'next settings');
+  writeFileSync(join(h.root, 'live.conf'), 'live settings');
+  const jobId = 'undo-cli-write-move';
+  await h.start({
+    jobId,
+    script: {
+      turns: [
+        { tool_calls: [{ name: 'fs_write', arguments: { path: 'report.txt', content: 'rewritten', mode: 'overwrite' } }] },
+        { tool_calls: [{ name: 'fs_move', arguments: { from: 'next.conf', to: 'live.conf', overwrite: true } }] },
+        { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] },
+      ],
+    },
+  });
+  for (let i = 0; i < 2; i++) {
+    const parked = await h.waitForPending(jobId);
+    expect(parked.pending[0]?.undo).toEqual({ reversible: true, keepDays: 7 });
+    expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice', signingKey: alice.privateKey })).toMatchObject({ accepted: true });
+  }
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  expect(readFileSync(join(h.root, 'live.conf'), 'utf8')).toBe('next settings');
+
+  const real = realpathSync(h.root);
+  const write = await h.cli(['undo', jobId, '--call', 'call_0_0', '--reviewer', 'alice', '--sign', aliceKey, '--json']);
+  expect(write.stderr).toBe('');
+  expect(JSON.parse(write.stdout)).toMatchObject({ status: 'restored', detail: `put ${real}/report.txt back as it was before the write` });
+  expect(readFileSync(join(h.root, 'report.txt'), 'utf8')).toBe('the report as it was');
+
+  const move = await h.cli(['undo', jobId, '--call', 'call_1_0', '--reviewer', 'alice', '--sign', aliceKey, '--json']);
+  expect(move.stderr).toBe('');
+  expect(JSON.parse(move.stdout)).toMatchObject({ status: 'restored', detail: `moved ${real}/live.conf back to ${real}/next.conf and put back the file it replaced` });
+  expect(readFileSync(join(h.root, 'next.conf'), 'utf8')).toBe('next settings');
+  expect(readFileSync(join(h.root, 'live.conf'), 'utf8')).toBe('live settings');
+  // The undo job's one call names where the entry went.
+  expect(await h.result(undoJobId(jobId, 'call_1_0'))).toMatchObject({ status: 'completed', facts: { gated: [{ toolName: 'fs_undo', outcome: 'executed', reviewer: 'alice' }] } });
+});
+
 test("someone else's undo waits for a reviewer; a reviewer's approval of it restores; a job with several deletes asks which", async () => {
   writeFileSync(join(h.root, 'a.txt'), 'alpha');
   writeFileSync(join(h.root, 'b.txt'), 'beta');

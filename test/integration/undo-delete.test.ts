@@ -134,6 +134,18 @@ test('a root not set up for undo: the card says nothing can be undone, and the d
   expect(await nonces.undoRecord(prepared.nonce)).toBeUndefined();
 });
 
+test('a rule chose the delete not reversible (its card said so): in a root set up for undo it is deleted for good, keeping nothing', async () => {
+  writeFileSync(join(root, 'big.iso'), 'x'.repeat(1000));
+  const { prepared, input } = await approvedCall({ path: 'big.iso' });
+  expect(prepared.undo).toEqual({ reversible: true, keepDays: 7 });
+  // What the job hands over when a gating rule said `reversible: false`.
+  const { reversible: _promised, ...approved } = input.approved ?? { originalTargets: [], allowedTools: [], reviewer: 'alice', reviewers: null, separateRequester: false, requester: 'tester', observed: [] };
+  expect(await run({ ...input, approved: { ...approved, keep: false } })).toMatchObject({ ok: true, output: `deleted ${realpathSync(root)}/big.iso` });
+  expect(existsSync(join(root, 'big.iso'))).toBe(false);
+  expect(existsSync(join(root, '.airlock-undo', prepared.nonce))).toBe(false);
+  expect(await nonces.undoRecord(prepared.nonce)).toBeUndefined();
+});
+
 test('approved as reversible, then undo was turned off for the root: the call is refused and nothing is deleted', async () => {
   writeFileSync(join(root, 'keep.txt'), 'x');
   const { input } = await approvedCall({ path: 'keep.txt' });

@@ -322,12 +322,13 @@ describe('several approval rules on one call', () => {
             { id: 'a', version: 1, name: 'a', action: 'request_approval', approval: { ttl: '24h', reviewers: ['alice', 'bob'], editable: ['recursive', 'path'] } },
             { id: 'b', version: 1, name: 'b', action: 'request_approval', approval: { ttl: '1h', reviewers: ['bob', 'carol'], editable: ['path'], signatureRequired: true } },
             { id: 'c', version: 1, name: 'c', action: 'request_approval', approval: { separateRequester: true } },
+            { id: 'd', version: 1, name: 'd', action: 'request_approval', approval: { reversible: false } },
           ],
         },
         'test',
       ).rules,
     );
-    expect(merged).toEqual({ ttlMs: 3_600_000, reviewers: ['bob'], editable: [], separateRequester: true, signatureRequired: true });
+    expect(merged).toEqual({ ttlMs: 3_600_000, reviewers: ['bob'], editable: [], separateRequester: true, signatureRequired: true, notKeptBy: expect.objectContaining({ id: 'd' }) });
     expect(mergeApprovalSettings([])).toMatchObject({ reviewers: null, ttlMs: 86_400_000 });
   });
 });
