@@ -48,35 +48,47 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
       if (!target.exists) return 'none';
       let now = await seen(target.path, true);
       if (!now.exists || now.dev !== target.dev || now.ino !== target.ino) return 'none';
-      if (now.sha256 !== change.after && cut?.content !== undefined && now.sha256 !== target.sha256 && (await files.finishWrite(target.path, cut.content, { kind: 'overwrite' }))) now = await seen(target.path, true);
+      if (now.sha256 !== change.after && change.writing && cut?.content !== undefined && (await files.finishWrite(target.path, cut.content, { kind: 'overwrite' }))) now = await seen(target.path, true);
       if (!now.exists || now.type !== 'file' || now.sha256 !== change.after) return 'none';
-      return { held: entry, change, asideBytes: entry.bytes };
+      return { held: entry, change: { kind: 'replaced', after: change.after }, asideBytes: entry.bytes };
     }
     case 'appended': {
       if (!target.exists || target.dev !== change.dev || target.ino !== change.ino || target.size !== change.size) return 'none';
       let now = await seen(target.path, true);
       if (!now.exists || now.dev !== change.dev || now.ino !== change.ino) return 'none';
-      if (now.sha256 !== change.after && cut?.content !== undefined && target.sha256 !== null && (await files.finishWrite(target.path, cut.content, { kind: 'append', size: change.size, before: target.sha256 }))) now = await seen(target.path, true);
+      if (now.sha256 !== change.after && change.writing && cut?.content !== undefined && target.sha256 !== null && (await files.finishWrite(target.path, cut.content, { kind: 'append', size: change.size, before: target.sha256 }))) now = await seen(target.path, true);
       if (!now.exists || now.sha256 !== change.after) return 'none';
       // Nothing is set aside: the undo cuts the file back to its length before.
-      return { held: entry, change, asideBytes: 0 };
+      const { writing: _writing, ...appended } = change;
+      return { held: entry, change: appended, asideBytes: 0 };
     }
     case 'moved': {
       const dest = before[1];
       if (dest === undefined || !isFileState(dest)) return 'none';
-      const from = await seen(target.path, false);
-      // Still at its place: it never moved, and the file it would have replaced keeps its one name.
-      if (from.exists && from.dev === change.dev && from.ino === change.ino) {
+      const moved = { dev: change.dev, ino: change.ino, born: change.born };
+      const from = await files.observe(target.path, { follow: false, hash: false });
+      const to = await seen(dest.path, false);
+      const at = (state: FileState, file: { readonly dev: number; readonly ino: number }) => state.exists && state.dev === file.dev && state.ino === file.ino;
+      // Never moved: still at its place, and the destination still what the move would have replaced (or not the moved entry). Only then does what was kept go.
+      if (at(from, moved) && (change.replaced !== null ? at(to, change.replaced) : !at(to, moved))) {
         await files.unhold(nonce);
         return 'dropped';
       }
-      const to = await seen(dest.path, false);
-      if (!to.exists || to.dev !== change.dev || to.ino !== change.ino) return 'none';
-      const replaced = change.replaced && dest.exists ? heldEntryOf(dest) : undefined;
-      const born = change.replacedBorn !== undefined ? { born: change.replacedBorn } : {};
+      if (!at(to, moved)) return 'none';
+      // The replaced file as kept (its second name), with its digest from before when it is that very file.
+      const kept = change.replaced;
+      const replaced: HeldEntry | undefined =
+        kept === null
+          ? undefined
+          : { type: 'file', bytes: kept.size, files: null, digest: dest.exists && dest.dev === kept.dev && dest.ino === kept.ino ? dest.sha256 : null, mode: kept.mode, dev: kept.dev, ino: kept.ino };
       return {
         held: entry,
-        change: { kind: 'moved', to: pathDigest(dest.path), ...(change.born !== undefined ? { born: change.born } : {}), ...(replaced !== undefined ? { replaced: { ...replaced, ...born } } : {}) },
+        change: {
+          kind: 'moved',
+          to: pathDigest(dest.path),
+          ...(change.born !== undefined ? { born: change.born } : {}),
+          ...(replaced !== undefined ? { replaced: { ...replaced, ...(kept?.born !== undefined ? { born: kept.born } : {}) } } : {}),
+        },
         asideBytes: replaced?.bytes ?? 0,
       };
     }

@@ -50,8 +50,8 @@ export const undoRecordSchema = z.object({
    * file system tells it: an inode number is given again to a file made
    * after one is removed.
    * - moved_aside: the entry went into the holding folder (`held`);
-   * - replaced: an overwrite renamed a new file over it; the old file is
-   *   kept (`before`), `after` is the sha256 of what was written;
+   * - replaced: an overwrite wrote the file in place; a copy of its content
+   *   before is kept (`before`), `after` is the sha256 of what was written;
    * - appended: bytes were added to the file (`dev`, `ino`); `size` is its
    *   length before, `after` the sha256 the append left;
    * - mode: its mode was changed to `after` on that very inode;

@@ -21,6 +21,8 @@ export const NEW_NAME = 'new';
 export const MODE_NAME = 'mode.json';
 export const WRITE_NAME = 'write.json';
 export const MOVE_NAME = 'move.json';
+/** Marks that a kept write began changing the file and has not finished: only then is a file holding part of what it writes taken for a write a kill cut. */
+export const WRITING_NAME = 'writing';
 /** Marks that an undo of an overwrite began writing the kept content back: a file holding part of it is then finished, never taken for someone's edit. */
 export const UNDOING_NAME = 'undoing';
 
@@ -124,7 +126,7 @@ export async function clearCallFolder(root: string, key: string, also: readonly 
   if (holding === undefined) return;
   try {
     await inCallFolder(root, key, async (own) => {
-      for (const name of [MODE_NAME, WRITE_NAME, MOVE_NAME, NEW_NAME, ...also]) await unlink(procPath(own, name)).catch(() => undefined);
+      for (const name of [MODE_NAME, WRITE_NAME, MOVE_NAME, NEW_NAME, WRITING_NAME, ...also]) await unlink(procPath(own, name)).catch(() => undefined);
     });
     await rmdir(procPath(holding, key)).catch(() => undefined);
   } finally {
@@ -181,4 +183,27 @@ export async function keepMarker<T extends object>(own: number, name: string, ma
   } finally {
     release(fd);
   }
+}
+
+/**
+ * Sets (`on`) or clears a mark file in an existing call folder: set with
+ * its name refused when it exists (`exclusive`), cleared without a word
+ * when it is not there. False when the mark was already set.
+ */
+export async function mark(root: string, key: string, name: string, on: boolean, exclusive = false): Promise<boolean> {
+  const done = await inCallFolder(root, key, async (own) => {
+    const path = procPath(own, name);
+    if (!on) {
+      await unlink(path).catch(() => undefined);
+      return true;
+    }
+    try {
+      release(openFd(path, O_WRONLY | O_CREAT | O_NOFOLLOW | (exclusive ? O_EXCL : 0), 0o600));
+      return true;
+    } catch (err) {
+      if (exclusive && errnoCode(err) === 'EEXIST') return false;
+      throw err;
+    }
+  });
+  return done ?? !on;
 }

@@ -14,7 +14,7 @@ import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, inside, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
 import type { HoldSlot, KeptKind, Reversibility } from '../../core/tools/undo';
-import { clearCallFolder } from './call-folder';
+import { clearCallFolder, mark, WRITING_NAME } from './call-folder';
 import { appendable, holdAppend, holdMode, holdMove, holdReplace, replaceable } from './hold-changes';
 import { holdEntry } from './holding';
 import { overQuota, reversibilityOf, type UndoSettings } from './undo-settings';
@@ -224,8 +224,11 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
               (a.mode === 'overwrite'
                 ? await holdReplace(target, options.undo, hold, content, options.undoRecords)
                 : await holdAppend(target, options.undo, hold, content, options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES));
+            // While the file is being changed, and only then, a retry after a kill may finish what it holds part of.
+            if (keptForUndo) await mark(target.root, hold.key, WRITING_NAME, true);
             if (a.mode === 'overwrite') await truncateFd(fd);
             await writeAll(fd, content);
+            if (keptForUndo) await mark(target.root, hold.key, WRITING_NAME, false);
             return keptForUndo ? `${wrote}${kept}` : wrote;
           } finally {
             release(fd);

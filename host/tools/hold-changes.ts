@@ -108,6 +108,10 @@ export async function holdReplace(target: Pinned, settings: UndoSettings | undef
     try {
       await copyAside(source, own, BEFORE_NAME, stats.size, target.path);
       if (fstatFd(source).size !== stats.size) throw new ToolRefusal(`${target.path} changed while its content was being kept; nothing was changed`);
+    } catch (err) {
+      // Nothing was changed: nothing is kept (a copy half made, on a full disk, goes too).
+      for (const name of [BEFORE_NAME, WRITE_NAME]) await unlink(procPath(own, name)).catch(() => undefined);
+      throw err;
     } finally {
       release(source);
     }

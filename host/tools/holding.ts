@@ -3,8 +3,9 @@ import type { HeldPlace, KeptChange } from '../../core/tools/capabilities/files'
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { heldUntil, type HoldSlot } from '../../core/tools/undo';
 import type { UndoRecords } from '../nonces/undo-records';
-import { BEFORE_NAME, clearCallFolder, HELD_NAME, MODE_NAME, MOVE_NAME, openHolding, readMarker, REPLACED_NAME, withCallFolder, WRITE_NAME } from './call-folder';
+import { BEFORE_NAME, clearCallFolder, HELD_NAME, MODE_NAME, MOVE_NAME, openHolding, readMarker, REPLACED_NAME, withCallFolder, WRITE_NAME, WRITING_NAME } from './call-folder';
 import { errnoCode, procPath, release } from './descriptors';
+import { modeText } from './observe';
 import { modeMarkerOf, moveMarkerOf, writeMarkerOf } from './hold-changes';
 import type { Pinned } from './pinned-path';
 import { notKept, whyNotKept, type UndoSettings } from './undo-settings';
@@ -81,16 +82,18 @@ export async function keptIn(folder: string): Promise<KeptChange | undefined> {
   // Its birth time (a rename keeps it) tells it apart from an entry made later under a reused inode number.
   if (held !== undefined) return held.birthtimeMs > 0 ? { kind: 'moved_aside', born: held.birthtimeMs } : { kind: 'moved_aside' };
   const write = await readMarker(folder, WRITE_NAME, writeMarkerOf);
-  if (write?.kind === 'appended') return write;
-  if (write?.kind === 'replaced') {
+  if (write !== undefined) {
+    const writing = (await lstat(`${folder}/${WRITING_NAME}`).catch(() => undefined)) !== undefined;
+    if (write.kind === 'appended') return { ...write, writing };
     // Kept only once its copy of the content before is complete.
     const before = await lstat(`${folder}/${BEFORE_NAME}`).catch(() => undefined);
-    return before === undefined ? undefined : { kind: 'replaced', after: write.after };
+    return before === undefined ? undefined : { kind: 'replaced', after: write.after, writing };
   }
   const move = await readMarker(folder, MOVE_NAME, moveMarkerOf);
   if (move !== undefined) {
     const replaced = await lstat(`${folder}/${REPLACED_NAME}`).catch(() => undefined);
-    return { ...move, replaced: replaced !== undefined, ...(replaced !== undefined && replaced.birthtimeMs > 0 ? { replacedBorn: replaced.birthtimeMs } : {}) };
+    const file = replaced === undefined ? null : { dev: replaced.dev, ino: replaced.ino, size: replaced.size, mode: modeText(replaced), ...(replaced.birthtimeMs > 0 ? { born: replaced.birthtimeMs } : {}) };
+    return { ...move, replaced: file };
   }
   const mode = await readMarker(folder, MODE_NAME, modeMarkerOf);
   return mode === undefined ? undefined : { kind: 'mode', ...mode };

@@ -62,9 +62,13 @@ export async function copyAside(fromFd: number, own: number, name: string, size:
       position += n;
     }
     fsyncSync(out);
-  } finally {
+  } catch (err) {
     release(out);
+    // A copy cut short (the disk full, the file changing) keeps nothing.
+    await unlink(part).catch(() => undefined);
+    throw err;
   }
+  release(out);
   await rename(part, procPath(own, name));
   return hash.digest('hex');
 }

@@ -63,7 +63,7 @@ export async function keptUnchanged(c: UndoContext, what: string): Promise<Pinne
  * renamed back instead, once the name is seen free: a file made there in
  * that instant would be replaced.
  */
-export async function linkBack(held: Pinned, target: Pinned): Promise<void> {
+export async function linkBack(held: Pinned, target: Pinned, linked: () => Promise<boolean> = async () => true): Promise<boolean> {
   try {
     await link(held.entryPath(), target.entryPath());
   } catch (err) {
@@ -71,9 +71,12 @@ export async function linkBack(held: Pinned, target: Pinned): Promise<void> {
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EMLINK') throw err;
     if ((await lstat(target.entryPath()).catch(() => undefined)) !== undefined) throw new ErrnoError('EEXIST', target.path);
     await rename(held.entryPath(), target.entryPath());
-    return;
+    return true;
   }
+  // `linked` may look at what the new name holds before the old one goes (false: it undid the link, and the old name stays).
+  if (!(await linked())) return false;
   await unlink(held.entryPath());
+  return true;
 }
 
 const sameInode = (a: Pinned, b: Pinned) => a.stats !== null && b.stats !== null && a.stats.dev === b.stats.dev && a.stats.ino === b.stats.ino;

@@ -14,6 +14,33 @@ import { changedSince, linkBack, observeKept } from './restore-entry';
  * unlink, a folder by one rename; a kill between the steps leaves a state
  * `back` recognises and finishes.
  */
+/**
+ * Moves the entry at `place` back to `from` by name, then makes sure the
+ * name it moved was the checked entry (a program may have saved another
+ * file there since the check): if not, that entry goes back where it was
+ * and the undo refuses.
+ */
+async function moveBack(place: Pinned, from: Pinned, moved: { readonly dev: number; readonly ino: number }, folder: boolean): Promise<void> {
+  const isMoved = async () => {
+    const now = await lstat(from.entryPath()).catch(() => undefined);
+    return now !== undefined && now.dev === moved.dev && now.ino === moved.ino;
+  };
+  const swapped = new ToolRefusal(`${place.path} was replaced while it was being moved back; it was left where it was, and nothing was moved back`);
+  if (folder) {
+    await rename(place.entryPath(), from.entryPath());
+    if (await isMoved()) return;
+    await rename(from.entryPath(), place.entryPath()).catch(() => undefined);
+    throw swapped;
+  }
+  await linkBack(place, from, async () => {
+    if (await isMoved()) return true;
+    await unlink(from.entryPath()).catch(() => undefined);
+    return false;
+  }).then((ok) => {
+    if (!ok) throw swapped;
+  });
+}
+
 export function movedUndo(c: UndoContext, change: ChangeOf<'moved'>): ChangeUndo {
   const { record, target: from, held: replacedKept, other: to, t } = c;
   const moved = record.held.dev !== undefined && record.held.ino !== undefined ? { dev: record.held.dev, ino: record.held.ino, born: change.born } : undefined;
@@ -67,10 +94,11 @@ export function movedUndo(c: UndoContext, change: ChangeOf<'moved'>): ChangeUndo
 
     async undo() {
       const place = destination();
+      if (moved === undefined) throw new ToolRefusal(`the record of ${callOf(t)} does not say which entry it moved; nothing was moved back`);
       try {
-        if (record.held.type === 'directory') await rename(place.entryPath(), from.entryPath());
-        else await linkBack(place, from);
+        await moveBack(place, from, moved, record.held.type === 'directory');
       } catch (err) {
+        if (err instanceof ToolRefusal) throw err;
         const code = errnoCode(err);
         if (code === 'EEXIST' || code === 'ENOTEMPTY' || code === 'ENOTDIR' || code === 'EISDIR') throw new ToolRefusal(`${from.path} was made again while the entry was being moved back; nothing was moved back`);
         if (code === 'ENOENT') throw new ToolRefusal(`${place.path} went while it was being moved back (another undo?); nothing was moved back`);

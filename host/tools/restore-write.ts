@@ -1,5 +1,5 @@
 import { futimesSync } from 'node:fs';
-import { lstat } from 'node:fs/promises';
+import { lstat, unlink } from 'node:fs/promises';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { errnoCode, fstatFd, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR, O_WRONLY, openFd, procPath, release, truncateFd } from './descriptors';
 import { completeFrom } from './kept-bytes';
@@ -53,17 +53,19 @@ export function replacedUndo(c: UndoContext, change: ChangeOf<'replaced'>): Chan
     return true;
   }
   return {
-    // The file holds the kept content again; or an undo begun here (its mark) was cut while writing it back, and is finished.
+    // The file holds the kept content again; or an undo begun here (its mark, there only while it writes) was cut while writing it back, and is finished.
     async back() {
       if (copy === null || target.stats === null || !target.stats.isFile() || copy.stats === null || copy.parent === null) return false;
       const begun = (await lstat(procPath(copy.parent, UNDOING_NAME)).catch(() => undefined)) !== undefined;
       if (!begun && target.stats.size !== copy.stats.size) return false;
       const fd = openFd(target.selfPath(), O_RDWR | O_NONBLOCK);
       try {
-        return await fill(fd, copy);
+        if (!(await fill(fd, copy))) return false;
       } finally {
         release(fd);
       }
+      await unlink(procPath(copy.parent, UNDOING_NAME)).catch(() => undefined);
+      return true;
     },
 
     async check() {
@@ -87,7 +89,10 @@ export function replacedUndo(c: UndoContext, change: ChangeOf<'replaced'>): Chan
           throw err;
         }
         await truncateFd(fd);
-        if (!(await fill(fd, copy))) throw new ToolRefusal(`${target.path} changed while its content was being put back`);
+        const whole = await fill(fd, copy);
+        // Done (or given up): a file someone changes after this is never taken for a part of this undo.
+        await unlink(procPath(copy.parent, UNDOING_NAME)).catch(() => undefined);
+        if (!whole) throw new ToolRefusal(`${target.path} changed while its content was being put back`);
       } finally {
         release(fd);
       }

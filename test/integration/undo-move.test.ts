@@ -171,6 +171,41 @@ describe('a kill between any two steps', () => {
     expect(readFileSync(join(root, 'dst.txt'), 'utf8')).toBe('dst');
   });
 
+  test('after the rename and before the record, and then moved back by hand: the file the move replaced stays kept (never dropped), and the outcome is unknown', async () => {
+    writeFileSync(join(root, 'm.conf'), 'mine');
+    writeFileSync(join(root, 'live.conf'), 'precious');
+    const call = await moveCall('fs_move', { from: 'm.conf', to: 'live.conf', overwrite: true });
+    const { prepared, input } = call;
+    await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
+    const s = statSync(join(root, 'm.conf'));
+    mkdirSync(callFolder(prepared.nonce), { recursive: true });
+    writeFileSync(join(callFolder(prepared.nonce), 'move.json'), JSON.stringify({ kind: 'moved', dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
+    linkSync(join(root, 'live.conf'), join(callFolder(prepared.nonce), 'replaced'));
+    renameSync(join(root, 'm.conf'), join(root, 'live.conf'));
+    renameSync(join(root, 'live.conf'), join(root, 'm.conf'));
+    expect(await run(input, 2)).toMatchObject({ reconciled: 'unknown' });
+    expect(readFileSync(join(callFolder(prepared.nonce), 'replaced'), 'utf8')).toBe('precious');
+  });
+
+  test('a file that appeared at the destination after the card and was replaced: kept, recorded, counted, and put back by the undo', async () => {
+    writeFileSync(join(root, 'a.conf'), 'a');
+    const call = await moveCall('fs_move', { from: 'a.conf', to: 'b.conf', overwrite: true });
+    const { prepared, input } = call;
+    await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
+    // The killed attempt: a file appeared at b.conf just before it pinned it, was kept, and was replaced.
+    writeFileSync(join(root, 'b.conf'), 'appeared, 21 bytes...');
+    const s = statSync(join(root, 'a.conf'));
+    mkdirSync(callFolder(prepared.nonce), { recursive: true });
+    writeFileSync(join(callFolder(prepared.nonce), 'move.json'), JSON.stringify({ kind: 'moved', dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
+    linkSync(join(root, 'b.conf'), join(callFolder(prepared.nonce), 'replaced'));
+    renameSync(join(root, 'a.conf'), join(root, 'b.conf'));
+    expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
+    expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ change: { kind: 'moved', replaced: { bytes: 21 } }, asideBytes: 21 });
+    expect((await movedBack(input.callId, 'a.conf', 'b.conf')).result).toMatchObject({ ok: true });
+    expect(readFileSync(join(root, 'a.conf'), 'utf8')).toBe('a');
+    expect(readFileSync(join(root, 'b.conf'), 'utf8')).toBe('appeared, 21 bytes...');
+  });
+
   test('after the rename and before the record: the retry finds it moved and records it once', async () => {
     writeFileSync(join(root, 'x.txt'), 'x');
     const { prepared, input } = await moveCall('fs_move', { from: 'x.txt', to: 'y.txt', overwrite: false });

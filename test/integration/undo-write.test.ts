@@ -297,6 +297,8 @@ describe('a kill between any two steps', () => {
     const call = await writeCall('fs_write', { path: 'r.txt', content: 'new content', mode: 'overwrite' });
     await consumedBy(call);
     keptOld(call.prepared.nonce, file, 'new content');
+    // What the killed write left: its mark, the truncate, part of the content.
+    writeFileSync(join(callFolder(call.prepared.nonce), 'writing'), '');
     writeFileSync(file, 'new co');
     expect(await run(call.input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
     expect(readFileSync(file, 'utf8')).toBe('new content');
@@ -306,16 +308,19 @@ describe('a kill between any two steps', () => {
     expect(readFileSync(file, 'utf8')).toBe(old);
   });
 
-  test('a file that holds neither the content before, nor part of what was written: never finished, the outcome is reported unknown', async () => {
-    const file = join(root, 'n.txt');
-    writeFileSync(file, 'old');
-    const call = await writeCall('fs_write', { path: 'n.txt', content: 'new', mode: 'overwrite' });
-    await consumedBy(call);
-    keptOld(call.prepared.nonce, file, 'new');
-    writeFileSync(file, 'someone else');
-    expect(await run(call.input, 2)).toMatchObject({ ok: false, reconciled: 'unknown' });
-    expect(readFileSync(file, 'utf8')).toBe('someone else');
-    expect(await nonces.undoRecord(call.prepared.nonce)).toBeUndefined();
+  test('a file that holds neither the content before, nor part of what was written, or one emptied by someone after the write finished: never finished, the outcome is reported unknown', async () => {
+    for (const [name, later, writing] of [['n.txt', 'someone else', true], ['e.txt', '', false], ['p.txt', 'ne', false]] as const) {
+      const file = join(root, name);
+      writeFileSync(file, 'old');
+      const call = await writeCall('fs_write', { path: name, content: 'new', mode: 'overwrite' });
+      await consumedBy(call);
+      keptOld(call.prepared.nonce, file, 'new');
+      if (writing) writeFileSync(join(callFolder(call.prepared.nonce), 'writing'), '');
+      writeFileSync(file, later);
+      expect(await run(call.input, 2)).toMatchObject({ ok: false, reconciled: 'unknown' });
+      expect(readFileSync(file, 'utf8')).toBe(later);
+      expect(await nonces.undoRecord(call.prepared.nonce)).toBeUndefined();
+    }
   });
 
   test('an append killed after its marker and before the append, part way through it, or after it and before the record: appended once, whole, recorded once', async () => {
@@ -328,6 +333,8 @@ describe('a kill between any two steps', () => {
       await consumedBy(call);
       mkdirSync(callFolder(call.prepared.nonce), { recursive: true, mode: 0o700 });
       writeFileSync(join(callFolder(call.prepared.nonce), 'write.json'), JSON.stringify({ kind: 'appended', size: 2, after: sha('a\nbbbb\n'), dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
+      // Its mark is there from right before the append until right after it.
+      if (done !== '') writeFileSync(join(callFolder(call.prepared.nonce), 'writing'), '');
       appendFileSync(file, done);
       expect(await run(call.input, 2)).toMatchObject({ ok: true, reconciled });
       expect(readFileSync(file, 'utf8')).toBe('a\nbbbb\n');
@@ -351,6 +358,19 @@ describe('a kill between any two steps', () => {
     expect(fileFacts(file)).toEqual(before);
     expect(await nonces.undoRecord(w.nonce)).toMatchObject({ state: 'restored' });
     expect(existsSync(callFolder(w.nonce))).toBe(false);
+  });
+
+  test('an undo that finished writing back and was killed before its record, then the file emptied by someone: the retry never takes that for its own and refuses', async () => {
+    const file = join(root, 'z.txt');
+    writeFileSync(file, 'old');
+    const w = await written('z.txt', 'new', 'overwrite');
+    const call = await undoCall('fs_undo', { job: 'job-1', call: w.callId, path: 'z.txt' });
+    await consumedBy(call);
+    // The killed undo wrote it all back and cleared its mark; then someone emptied the file.
+    writeFileSync(file, '');
+    expect(await run(call.input, 2)).toMatchObject({ ok: false });
+    expect(readFileSync(file, 'utf8')).toBe('');
+    expect(await nonces.undoRecord(w.nonce)).toMatchObject({ state: 'held' });
   });
 
   test('an append\'s undo killed after the cut and before its record: the next attempt finishes it', async () => {

@@ -14,16 +14,26 @@ export interface HeldPlace {
  * What a reversible change kept: the entry it moved aside; a copy of the
  * content an overwrite replaced (`after` the sha256 of what it wrote); the length of
  * a file before an append (`after` the sha256 the append leaves); or the
- * mode it replaced; or a move. `born` is a birth time where the file system keeps
+ * mode it replaced; or a move. `writing`: the write began changing the
+ * file and did not finish (a kill cut it). `born` is a birth time where the file system keeps
  * one: an inode number is given again once a file is removed.
  */
 export type KeptChange =
   | { readonly kind: 'moved_aside'; readonly born?: number }
-  | { readonly kind: 'replaced'; readonly after: string }
-  | { readonly kind: 'appended'; readonly size: number; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number }
+  | { readonly kind: 'replaced'; readonly after: string; readonly writing: boolean }
+  | { readonly kind: 'appended'; readonly size: number; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number; readonly writing: boolean }
   | { readonly kind: 'mode'; readonly before: string; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number }
-  /** A move of the entry (`dev`, `ino`); `replaced`: the file it replaced at its destination is kept. */
-  | { readonly kind: 'moved'; readonly dev: number; readonly ino: number; readonly born?: number; readonly replaced: boolean; readonly replacedBorn?: number };
+  /** A move of the entry (`dev`, `ino`); `replaced`: the file it replaced at its destination, kept under a second name, as it is. */
+  | { readonly kind: 'moved'; readonly dev: number; readonly ino: number; readonly born?: number; readonly replaced: KeptFile | null };
+
+/** A kept file as its second name shows it: its inode, size, permission bits and birth time. */
+export interface KeptFile {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+  readonly mode: string;
+  readonly born?: number;
+}
 
 /** A write a kill may have cut: an overwrite, or an append to a file of `size` bytes whose sha256 was `before`. */
 export type CutWrite = { readonly kind: 'overwrite' } | { readonly kind: 'append'; readonly size: number; readonly before: string };
