@@ -36,6 +36,17 @@ beforeEach(async () => {
 });
 afterEach(() => dropUndoRoot({ dir, root, nonces, undo }));
 
+/** What a move killed after keeping its marks leaves: the grant consumed, `move.json` naming the entry, and the file at `to` under a second name when there is one. */
+async function keptMove(call: Awaited<ReturnType<typeof moveCall>>, from: string, to: string): Promise<string> {
+  const { prepared, input } = call;
+  await nonces.consume({ nonce: prepared.nonce, jobId: input.jobId, callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
+  const s = statSync(join(root, from));
+  mkdirSync(callFolder(prepared.nonce), { recursive: true, mode: 0o700 });
+  writeFileSync(join(callFolder(prepared.nonce), 'move.json'), JSON.stringify({ kind: 'moved', dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
+  if (existsSync(join(root, to))) linkSync(join(root, to), join(callFolder(prepared.nonce), 'replaced'));
+  return prepared.nonce;
+}
+
 function fileFacts(path: string) {
   const s = statSync(path);
   return { bytes: sha(readFileSync(path)), ino: s.ino, dev: s.dev, mode: s.mode, mtime: s.mtimeMs, nlink: s.nlink };
@@ -156,11 +167,7 @@ describe('a kill between any two steps', () => {
     writeFileSync(join(root, 'dst.txt'), 'dst');
     const call = await moveCall('fs_move', { from: 'src.txt', to: 'dst.txt', overwrite: true });
     const { prepared, input } = call;
-    await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
-    const s = statSync(join(root, 'src.txt'));
-    mkdirSync(callFolder(prepared.nonce), { recursive: true });
-    writeFileSync(join(callFolder(prepared.nonce), 'move.json'), JSON.stringify({ kind: 'moved', dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
-    linkSync(join(root, 'dst.txt'), join(callFolder(prepared.nonce), 'replaced'));
+    await keptMove(call, 'src.txt', 'dst.txt');
 
     expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_now' });
     expect(readFileSync(join(root, 'dst.txt'), 'utf8')).toBe('src');
@@ -176,11 +183,7 @@ describe('a kill between any two steps', () => {
     writeFileSync(join(root, 'live.conf'), 'precious');
     const call = await moveCall('fs_move', { from: 'm.conf', to: 'live.conf', overwrite: true });
     const { prepared, input } = call;
-    await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
-    const s = statSync(join(root, 'm.conf'));
-    mkdirSync(callFolder(prepared.nonce), { recursive: true });
-    writeFileSync(join(callFolder(prepared.nonce), 'move.json'), JSON.stringify({ kind: 'moved', dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
-    linkSync(join(root, 'live.conf'), join(callFolder(prepared.nonce), 'replaced'));
+    await keptMove(call, 'm.conf', 'live.conf');
     renameSync(join(root, 'm.conf'), join(root, 'live.conf'));
     renameSync(join(root, 'live.conf'), join(root, 'm.conf'));
     expect(await run(input, 2)).toMatchObject({ reconciled: 'unknown' });
@@ -191,13 +194,9 @@ describe('a kill between any two steps', () => {
     writeFileSync(join(root, 'a.conf'), 'a');
     const call = await moveCall('fs_move', { from: 'a.conf', to: 'b.conf', overwrite: true });
     const { prepared, input } = call;
-    await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
     // The killed attempt: a file appeared at b.conf just before it pinned it, was kept, and was replaced.
     writeFileSync(join(root, 'b.conf'), 'appeared, 21 bytes...');
-    const s = statSync(join(root, 'a.conf'));
-    mkdirSync(callFolder(prepared.nonce), { recursive: true });
-    writeFileSync(join(callFolder(prepared.nonce), 'move.json'), JSON.stringify({ kind: 'moved', dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
-    linkSync(join(root, 'b.conf'), join(callFolder(prepared.nonce), 'replaced'));
+    await keptMove(call, 'a.conf', 'b.conf');
     renameSync(join(root, 'a.conf'), join(root, 'b.conf'));
     expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
     expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ change: { kind: 'moved', replaced: { bytes: 21 } }, asideBytes: 21 });
@@ -208,11 +207,9 @@ describe('a kill between any two steps', () => {
 
   test('after the rename and before the record: the retry finds it moved and records it once', async () => {
     writeFileSync(join(root, 'x.txt'), 'x');
-    const { prepared, input } = await moveCall('fs_move', { from: 'x.txt', to: 'y.txt', overwrite: false });
-    await nonces.consume({ nonce: prepared.nonce, jobId: 'job-1', callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
-    const s = statSync(join(root, 'x.txt'));
-    mkdirSync(callFolder(prepared.nonce), { recursive: true });
-    writeFileSync(join(callFolder(prepared.nonce), 'move.json'), JSON.stringify({ kind: 'moved', dev: s.dev, ino: s.ino, born: s.birthtimeMs }));
+    const call = await moveCall('fs_move', { from: 'x.txt', to: 'y.txt', overwrite: false });
+    const { prepared, input } = call;
+    await keptMove(call, 'x.txt', 'y.txt');
     renameSync(join(root, 'x.txt'), join(root, 'y.txt'));
     expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
     expect(await nonces.undoRecord(prepared.nonce)).toMatchObject({ state: 'held', change: { kind: 'moved' } });
