@@ -281,6 +281,12 @@ function withText(notice: Omit<Notice, 'title' | 'text'>): Notice {
       lines = [`Job ${notice.jobId} called ${notice.tool}.`, ...(notice.args !== null ? [`arguments: ${notice.args}`] : []), ...rule];
       break;
     case 'call_executed':
+      // An undo that ran says what it gave back, not which tool did it.
+      if (notice.tool === 'fs_undo') {
+        title = `Undone: ${notice.target ?? 'an approved change'}`;
+        lines = [`${notice.target ?? 'The change'} is back as it was before the change (undo job ${notice.jobId}).`, ...request];
+        break;
+      }
       title = `Done: ${notice.tool}${on}`;
       lines = [`The approved ${notice.tool}${on} in job ${notice.jobId} ${notice.outcome ?? 'ran'}.`, ...request];
       break;

@@ -110,6 +110,9 @@ test('closing notices: each ending of a request, and of a job, is told; the requ
   );
   expect(refused).toMatchObject({ event: 'call_not_run', outcome: 'refused when checked again: /srv/a: content changed (sha256 differs)' });
   expect(refused?.text).toContain('did not run: refused when checked again');
+  // An undo that ran says what came back.
+  const undone = noticeFor({ ...envelope, jobId: 'undo-5be0', type: 'tool_executed', data: { ...call, toolName: 'fs_undo', ruleId: 'approve-undo', requestId: 'r-2', target: '/srv/share/photos', ok: true } }, ctx);
+  expect(undone).toMatchObject({ event: 'call_executed', title: 'Undone: /srv/share/photos', text: '/srv/share/photos is back as it was before the change (undo job undo-5be0).\nrequest: r-2' });
   // An allowed call (no request) notifies nobody.
   expect(noticeFor({ ...envelope, type: 'tool_executed', data: { ...call, ok: true } }, ctx)).toBeUndefined();
 
