@@ -423,6 +423,21 @@ export async function readJob(jobId: string, runs: readonly RunHistory[], decode
  * Every listed run's history, grouped by job and read in start order. A
  * run whose history cannot be fetched or decoded is skipped with the reason.
  */
+/** The histories of a job's runs, in the order given; a run whose history cannot be fetched is skipped, said why. */
+export async function runHistories(client: Client, jobId: string, runs: readonly ListedRun[]): Promise<{ histories: RunHistory[]; skipped: SkippedRun[] }> {
+  const histories: RunHistory[] = [];
+  const skipped: SkippedRun[] = [];
+  for (const run of runs) {
+    try {
+      const history = await client.workflow.getHandle(jobId, run.runId).fetchHistory();
+      histories.push({ runId: run.runId, events: history.events ?? [] });
+    } catch (err) {
+      skipped.push({ jobId, runId: run.runId, reason: describeError(err) });
+    }
+  }
+  return { histories, skipped };
+}
+
 export async function readJobs(client: Client, runs: readonly ListedRun[]): Promise<ReadJobs> {
   const decode: DecodePayloads = (payloads) => decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads);
   const byJob = new Map<string, ListedRun[]>();
@@ -432,15 +447,9 @@ export async function readJobs(client: Client, runs: readonly ListedRun[]): Prom
   const jobs: RecordedJob[] = [];
   const skipped: SkippedRun[] = [];
   for (const [jobId, jobRuns] of byJob) {
-    const histories: RunHistory[] = [];
-    for (const run of jobRuns) {
-      try {
-        const history = await client.workflow.getHandle(jobId, run.runId).fetchHistory();
-        histories.push({ runId: run.runId, events: history.events ?? [] });
-      } catch (err) {
-        skipped.push({ jobId, runId: run.runId, reason: describeError(err) });
-      }
-    }
+    const fetched = await runHistories(client, jobId, jobRuns);
+    const histories = fetched.histories;
+    skipped.push(...fetched.skipped);
     try {
       const read = await readJob(jobId, histories, decode);
       skipped.push(...read.skipped);

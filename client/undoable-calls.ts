@@ -2,7 +2,8 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { jobsQuery, listRuns } from './job-history';
+import { JobError } from './errors';
+import { jobsQuery, listRuns, runHistories } from './job-history';
 
 /**
  * The changes of a past job that `airlock undo` may take back, read from
@@ -54,11 +55,12 @@ export interface UndoableCall {
 export async function undoableCalls(client: Client, jobId: string): Promise<UndoableCall[]> {
   const decode = (payloads: temporal.api.common.v1.IPayloads | null | undefined) => decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads?.payloads ?? []);
   const runs = (await listRuns(client, jobsQuery({ jobId }))).sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+  const { histories, skipped } = await runHistories(client, jobId, runs);
+  // A run that cannot be read could hold the very change: say so rather than offer less.
+  const first = skipped[0];
+  if (first !== undefined) throw new JobError(`run ${first.runId} of job ${jobId} cannot be read (${first.reason}); its changes cannot be listed for undo`);
   const found: UndoableCall[] = [];
-  for (const run of runs) {
-    const history = await client.workflow.getHandle(jobId, run.runId).fetchHistory();
-    found.push(...(await fromEvents(history.events ?? [], decode)));
-  }
+  for (const history of histories) found.push(...(await fromEvents(history.events, decode)));
   // A call retried in a later run is the same change: its last answer counts.
   const byCall = new Map(found.map((c) => [c.callId, c]));
   return [...byCall.values()];

@@ -34,7 +34,7 @@ export interface FsToolOptions {
   readonly undoRecords?: Pick<UndoRecords, 'heldBytes'>;
   /** Files up to this size are digested; an append is kept for undo only while the file stays within it. */
   readonly hashLimitBytes?: number;
-  /** TEST ONLY: called once half of a new file's content is in its temporary file, before the rest and before it takes its name. */
+  /** TEST ONLY: called once half of a write's content is written (a new file's into its temporary file, before it takes its name; an existing file's in place), before the rest. */
   readonly midWrite?: () => Promise<void>;
   /** TEST ONLY: called after `fs_move` checked its destination and before it moves (where another process could create it). */
   readonly beforeMove?: () => Promise<void>;
@@ -227,7 +227,10 @@ export function createFsTools(roots: Roots, options: FsToolOptions = {}) {
             // While the file is being changed, and only then, a retry after a kill may finish what it holds part of.
             if (keptForUndo) await mark(target.root, hold.key, WRITING_NAME, true);
             if (a.mode === 'overwrite') await truncateFd(fd);
-            await writeAll(fd, content);
+            const half = options.midWrite === undefined ? content.length : content.length >> 1;
+            await writeAll(fd, content.subarray(0, half));
+            await options.midWrite?.();
+            await writeAll(fd, content.subarray(half));
             if (keptForUndo) await mark(target.root, hold.key, WRITING_NAME, false);
             return keptForUndo ? `${wrote}${kept}` : wrote;
           } finally {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { JobHarness } from '../helpers/job-harness';
@@ -7,7 +7,8 @@ import { treeListing } from '../helpers/tree-listing';
 /**
  * A reversible delete of a folder of 1,000 files, and its undo, with a real
  * tools worker process killed (SIGKILL) right after consuming the nonce and
- * right after the effect: the card said "reversible" before approval, and
+ * right after the effect (and an overwrite killed half way through writing
+ * its file): the card said "reversible" before approval, and
  * whatever the kill interrupted, the folder ends up whole in the holding
  * folder (after the delete) or back at its path (after the undo), once,
  * with one undo record, and nothing of it is lost or duplicated.
@@ -22,6 +23,7 @@ beforeAll(async () => {
       rules: [
         { id: 'approve-deletes', version: 1, name: 'Deletes need approval', scope: { tools: ['fs_delete'] }, action: 'request_approval' },
         { id: 'approve-undo', version: 1, name: 'Undos need approval', scope: { tools: ['fs_undo'] }, action: 'request_approval' },
+        { id: 'approve-writes', version: 1, name: 'Writes need approval', scope: { tools: ['fs_write'] }, action: 'request_approval' },
       ],
     },
   });
@@ -130,4 +132,50 @@ test('its undo killed after consuming the nonce, before the rename back: the ret
 test('its undo killed after the rename back, before its outcome: the retry finds the folder back and reports it, moving nothing again', async () => {
   const undoJob = await killedDuringUndo('undo-moved', 'after-effect');
   expect((await h.result(undoJob)).summary).toMatch(/^Done: this call's effect is in place/);
+});
+
+test('an overwrite kept for undo, its worker killed half way through writing the file: the retry finishes the write, once; its undo puts the content before back byte for byte, on the same inode', async () => {
+  const dataDir = mkdtempSync(join(h.dir, 'tools-data-'));
+  const config = join(dataDir, 'tools.yaml');
+  writeFileSync(config, `version: 1\nroots: [${h.root}]\nundo: { keepDays: 7 }\n`);
+  const file = join(h.root, 'ledger.csv');
+  const old = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `${i},old entry ${i}\n`).join(''));
+  writeFileSync(file, old);
+  const ino = statSync(file).ino;
+  const content = Array.from({ length: 30_000 }, (_, i) => `${i},new ${i}\n`).join('');
+  const env = { AIRLOCK_DATA_DIR: dataDir, AIRLOCK_TOOLS_CONFIG: config };
+  const first = h.spawnToolsWorker({ ...env, AIRLOCK_TEST_CRASH_AT: 'mid-write' });
+  await first.waitFor(/workers polling airlock-tools/);
+  const { jobId } = await h.start({
+    jobId: 'undo-crash-overwrite',
+    script: {
+      turns: [
+        { tool_calls: [{ name: 'fs_write', arguments: { path: 'ledger.csv', content, mode: 'overwrite' } }] },
+        { tool_calls: [{ name: 'complete', arguments: { summary: 'written' } }] },
+      ],
+    },
+  });
+  const parked = await h.waitForPending(jobId);
+  expect(parked.pending[0]?.undo).toEqual({ reversible: true, keepDays: 7 });
+  expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+  await first.waitFor(/execute paused mid-write/);
+  // Killed with the file truncated and half written.
+  expect(statSync(file).size).toBeLessThan(Buffer.byteLength(content));
+  first.child.kill('SIGKILL');
+  await first.exited();
+  const second = h.spawnToolsWorker(env);
+  await second.waitFor(/workers polling airlock-tools/);
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  expect(readFileSync(file, 'utf8')).toBe(content);
+  expect(statSync(file).ino).toBe(ino);
+  expect(undoRows(join(dataDir, 'tools', 'nonces.sqlite'), jobId)).toEqual([{ nonce: expect.stringMatching(/^[0-9a-f]{32}$/), state: 'held' }]);
+
+  const submitted = await h.airlock.submitUndo({ jobId, callId: 'call_0_0', path: file, requester: 'alice' });
+  expect(await h.airlock.decide(submitted.undoJobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+  expect(await h.result(submitted.undoJobId)).toMatchObject({ status: 'completed' });
+  expect(readFileSync(file).equals(old)).toBe(true);
+  expect(statSync(file).ino).toBe(ino);
+  expect(undoRows(join(dataDir, 'tools', 'nonces.sqlite'), jobId)).toEqual([{ nonce: expect.stringMatching(/^[0-9a-f]{32}$/), state: 'restored' }]);
+  second.child.kill('SIGTERM');
+  await second.exited();
 });

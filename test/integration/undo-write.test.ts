@@ -97,7 +97,7 @@ test('an overwrite is undone byte for byte, in place: the file keeps its inode, 
   expect(u.warnings).toBe('');
   expect(u.result).toMatchObject({ ok: true, output: `put ${realpathSync(root)}/budget.csv back as it was before the write` });
   expect(fileFacts(file)).toEqual(before);
-  expect(execFileSync('getfattr', ['--only-values', '-n', 'user.origin', file], { encoding: 'utf8' })).toBe('bank-export');
+  expect(execFileSync('getfattr', ['--absolute-names', '--only-values', '-n', 'user.origin', file], { encoding: 'utf8' })).toBe('bank-export');
   expect(await nonces.undoRecord(w.nonce)).toMatchObject({ state: 'restored' });
   expect(readdirSync(join(root, '.airlock-undo'))).toEqual([]);
   expect(await nonces.heldBytes(realpathSync(root))).toBe(0);
