@@ -101,10 +101,22 @@ function print(io: CommandIo, args: ParsedArgs, done: Reported): number {
 /** How many held records `--list` shows at most. */
 const LISTED = 200;
 
-/** "a folder, 1000 files, 12 MiB" / "a file, 4 KiB" / "the mode of a file (back to 644)" */
+/** "a folder, 1000 files, 12 MiB" / "the mode of a file (back to 644)" / "a file's content before an overwrite, 4 KiB" … */
 function heldText(r: UndoRecord): string {
-  if (r.change?.kind === 'mode') return `the mode of a ${r.held.type === 'directory' ? 'folder' : 'file'} (back to ${r.held.mode})`;
-  return `a ${entryText(r)}`;
+  const change = r.change;
+  const kind = r.held.type === 'directory' ? 'folder' : 'file';
+  switch (change?.kind) {
+    case 'mode':
+      return `the mode of a ${kind} (back to ${r.held.mode})`;
+    case 'replaced':
+      return `a file's content before an overwrite, ${humanSize(r.held.bytes)}`;
+    case 'appended':
+      return `a file's length before an append (back to ${humanSize(change.size)})`;
+    case 'moved':
+      return `a ${entryText(r)} moved elsewhere${change.replaced !== undefined ? `, and the file it replaced (${humanSize(change.replaced.bytes)})` : ''}`;
+    default:
+      return `a ${entryText(r)}`;
+  }
 }
 
 function entryText(r: UndoRecord): string {

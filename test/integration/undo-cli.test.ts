@@ -109,6 +109,9 @@ test('an approved overwrite and an approved move that replaced a file, each undo
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
   expect(readFileSync(join(h.root, 'live.conf'), 'utf8')).toBe('next settings');
 
+  const listed = await h.cli(['undo', '--list', jobId], { AIRLOCK_DATA_DIR: h.dir });
+  expect(listed.stdout).toContain(`${jobId} call_0_0: fs_write of a file's content before an overwrite, 20 bytes in `);
+  expect(listed.stdout).toContain(`${jobId} call_1_0: fs_move of a file, 13 bytes moved elsewhere, and the file it replaced (13 bytes) in `);
   const real = realpathSync(h.root);
   const write = await h.cli(['undo', jobId, '--call', 'call_0_0', '--reviewer', 'alice', '--sign', aliceKey, '--json']);
   expect(write.stderr).toBe('');
