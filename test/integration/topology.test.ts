@@ -156,8 +156,13 @@ test('up, park jobs, kill -9 the Temporal server and restart PostgreSQL, approve
   expect(downNow.output).toMatch(/temporal\s+DOWN/);
   expect(await cli(['topology', 'restart', 'postgres', '--dir', topo])).toMatchObject({ code: 0 });
   expect(await cli(['topology', 'restart', 'temporal', '--dir', topo], 180_000)).toMatchObject({ code: 0 });
-  const healthyAgain = await cli(['topology', 'status', '--dir', topo, '--json']);
-  expect((JSON.parse(healthyAgain.output) as { healthy: boolean }).healthy).toBe(true);
+  // The parts that talk to the server (workers, pages) reconnect after it is back: the topology is healthy again once they have.
+  let healthyAgain = await cli(['topology', 'status', '--dir', topo, '--json']);
+  for (let i = 0; i < 120 && !(JSON.parse(healthyAgain.output) as { healthy: boolean }).healthy; i++) {
+    await sleep(500);
+    healthyAgain = await cli(['topology', 'status', '--dir', topo, '--json']);
+  }
+  expect(JSON.parse(healthyAgain.output)).toMatchObject({ healthy: true });
 
   // Every parked job is still there; approved, each call runs exactly once.
   let mcpPending = (await c.pendingOf('mcp-tasker')).pending;
