@@ -66,7 +66,7 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
       const dest = before[1];
       if (dest === undefined || !isFileState(dest)) return 'none';
       const moved = { dev: change.dev, ino: change.ino, born: change.born };
-      const from = await files.observe(target.path, { follow: false, hash: false });
+      const from = await seen(target.path, false);
       const to = await seen(dest.path, false);
       const at = (state: FileState, file: { readonly dev: number; readonly ino: number }) => state.exists && state.dev === file.dev && state.ino === file.ino;
       // Never moved: still at its place, and the destination still what the move would have replaced (or not the moved entry). Only then does what was kept go.

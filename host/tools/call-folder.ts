@@ -13,11 +13,10 @@ import { openRoot } from './pinned-path';
  * following a link.
  */
 
-/** What a call's folder may hold: the entry a delete moved aside; the file an overwrite or a move replaced (its inode, under a second name); the new content before it takes its name; the markers of a mode change, a write and a move. */
+/** What a call's folder may hold: the entry a delete moved aside; a copy of the content an overwrite replaced; the file a move replaced (its inode, under a second name); the markers of a mode change, a write and a move. */
 export const HELD_NAME = 'held';
 export const BEFORE_NAME = 'before';
 export const REPLACED_NAME = 'replaced';
-export const NEW_NAME = 'new';
 export const MODE_NAME = 'mode.json';
 export const WRITE_NAME = 'write.json';
 export const MOVE_NAME = 'move.json';
@@ -118,16 +117,26 @@ export async function inCallFolder<T>(root: string, key: string, use: (own: numb
 
 /**
  * Empties the call's folder of what a change or its undo leaves once done
- * (markers, a new file not yet named), then removes it if nothing else is
- * left: a kept entry is never removed here.
+ * (its markers), then removes it if nothing else is left: a kept entry is
+ * never removed here.
  */
 export async function clearCallFolder(root: string, key: string, also: readonly string[] = []): Promise<void> {
   const holding = openHolding(root);
   if (holding === undefined) return;
   try {
-    await inCallFolder(root, key, async (own) => {
-      for (const name of [MODE_NAME, WRITE_NAME, MOVE_NAME, NEW_NAME, WRITING_NAME, ...also]) await unlink(procPath(own, name)).catch(() => undefined);
-    });
+    let own: number | undefined;
+    try {
+      own = openCallFolder(holding, key);
+    } catch {
+      // No folder of the call, or not airlock's alone: nothing in it is cleared.
+    }
+    if (own !== undefined) {
+      try {
+        for (const name of [MODE_NAME, WRITE_NAME, MOVE_NAME, WRITING_NAME, ...also]) await unlink(procPath(own, name)).catch(() => undefined);
+      } finally {
+        release(own);
+      }
+    }
     await rmdir(procPath(holding, key)).catch(() => undefined);
   } finally {
     release(holding);
@@ -135,7 +144,7 @@ export async function clearCallFolder(root: string, key: string, also: readonly 
 }
 
 /** A small file's text, never through a link; undefined when it is not there. */
-export async function readFileNoFollow(path: string): Promise<string | undefined> {
+async function readFileNoFollow(path: string): Promise<string | undefined> {
   let fd: number;
   try {
     fd = openFd(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
@@ -185,25 +194,11 @@ export async function keepMarker<T extends object>(own: number, name: string, ma
   }
 }
 
-/**
- * Sets (`on`) or clears a mark file in an existing call folder: set with
- * its name refused when it exists (`exclusive`), cleared without a word
- * when it is not there. False when the mark was already set.
- */
-export async function mark(root: string, key: string, name: string, on: boolean, exclusive = false): Promise<boolean> {
-  const done = await inCallFolder(root, key, async (own) => {
+/** Sets (`on`) or clears a mark file in an existing call folder (clearing one that is not there says nothing). */
+export async function mark(root: string, key: string, name: string, on: boolean): Promise<void> {
+  await inCallFolder(root, key, async (own) => {
     const path = procPath(own, name);
-    if (!on) {
-      await unlink(path).catch(() => undefined);
-      return true;
-    }
-    try {
-      release(openFd(path, O_WRONLY | O_CREAT | O_NOFOLLOW | (exclusive ? O_EXCL : 0), 0o600));
-      return true;
-    } catch (err) {
-      if (exclusive && errnoCode(err) === 'EEXIST') return false;
-      throw err;
-    }
+    if (on) release(openFd(path, O_WRONLY | O_CREAT | O_NOFOLLOW, 0o600));
+    else await unlink(path).catch(() => undefined);
   });
-  return done ?? !on;
 }

@@ -10,6 +10,7 @@ import { finishCutWrite } from './hold-changes';
 import { findHeld, unhold } from './holding';
 import type { UndoSettings } from './undo-settings';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from './observe';
+import { hashPrefix } from './kept-bytes';
 import { pin } from './pinned-path';
 import { createRestore } from './restore';
 import type { UndoRecords } from '../nonces/undo-records';
@@ -32,11 +33,10 @@ async function readParts(path: string, length: number, tail: number): Promise<{ 
   const fd = openFd(path, O_RDONLY | O_NONBLOCK);
   try {
     const size = fstatFd(fd).size;
-    const hash = createHash('sha256');
-    if (length > 0) for await (const chunk of createReadStream('', { fd, start: 0, end: length - 1, autoClose: false })) hash.update(chunk as Buffer);
+    const prefix = (await hashPrefix(fd, length)).digest('hex');
     const last: Buffer[] = [];
     if (tail > 0 && size >= tail) for await (const chunk of createReadStream('', { fd, start: size - tail, end: size - 1, autoClose: false })) last.push(chunk as Buffer);
-    return { prefix: hash.digest('hex'), tail: Buffer.concat(last), size };
+    return { prefix, tail: Buffer.concat(last), size };
   } finally {
     release(fd);
   }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { link, lstat, unlink } from 'node:fs/promises';
 import { z } from 'zod';
 import type { CutWrite } from '../../core/tools/capabilities/files';
@@ -9,7 +8,7 @@ import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { UndoRecords } from '../nonces/undo-records';
 import { BEFORE_NAME, keepMarker, MODE_NAME, MOVE_NAME, REPLACED_NAME, withCallFolder, WRITE_NAME } from './call-folder';
 import { errnoCode, fstatFd, O_NONBLOCK, O_RDONLY, O_RDWR, openFd, procPath, release } from './descriptors';
-import { completeFrom, copyAside, digestOfPrefix } from './kept-bytes';
+import { completeFrom, copyAside, hashPrefix } from './kept-bytes';
 import { modeText } from './observe';
 import type { Pinned } from './pinned-path';
 import { notKept, reversibilityOf, whyNotKept, type UndoSettings } from './undo-settings';
@@ -129,9 +128,12 @@ export function appendable(target: Pinned, adds: number, hashLimitBytes: number)
 
 /** sha256 of the file's first `size` bytes followed by `added`: what the append will leave. */
 async function digestAfter(target: Pinned, size: number, added: Buffer): Promise<string> {
-  const hash = createHash('sha256');
-  if (size > 0) for await (const chunk of createReadStream(target.selfPath(), { start: 0, end: size - 1 })) hash.update(chunk as Buffer);
-  return hash.update(added).digest('hex');
+  const fd = openFd(target.selfPath(), O_RDONLY | O_NONBLOCK);
+  try {
+    return (await hashPrefix(fd, size)).update(added).digest('hex');
+  } finally {
+    release(fd);
+  }
 }
 
 export async function holdAppend(target: Pinned, settings: UndoSettings | undefined, slot: HoldSlot, added: Buffer, hashLimitBytes: number): Promise<boolean> {
@@ -181,7 +183,7 @@ export async function finishCutWrite(target: Pinned, content: Buffer, cut: CutWr
     if (cut.kind === 'overwrite') return await completeFrom(fd, { kind: 'buffer', bytes: content });
     const size = fstatFd(fd).size;
     if (size <= cut.size || size > cut.size + content.length) return false;
-    if ((await digestOfPrefix(fd, cut.size)) !== cut.before) return false;
+    if ((await hashPrefix(fd, cut.size)).digest('hex') !== cut.before) return false;
     return await completeFrom(fd, { kind: 'buffer', bytes: content }, cut.size);
   } finally {
     release(fd);

@@ -77,7 +77,7 @@ export async function unhold(settings: UndoSettings | undefined, key: string): P
  * set; or a move (with the file it replaced). Undefined when none (a marker cut short, an overwrite whose
  * old file was not kept yet).
  */
-export async function keptIn(folder: string): Promise<KeptChange | undefined> {
+async function keptIn(folder: string): Promise<KeptChange | undefined> {
   const held = await lstat(`${folder}/${HELD_NAME}`).catch(() => undefined);
   // Its birth time (a rename keeps it) tells it apart from an entry made later under a reused inode number.
   if (held !== undefined) return held.birthtimeMs > 0 ? { kind: 'moved_aside', born: held.birthtimeMs } : { kind: 'moved_aside' };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { fsyncSync, read, write } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
@@ -42,23 +42,20 @@ async function chunkOf(source: ByteSource, position: number, length: number): Pr
 /**
  * Copies the open file's first `size` bytes into `name` in the folder
  * `own` (mode 0600), under a temporary name renamed once complete, so the
- * name appears only whole; returns their sha256. Refuses when the file
- * holds fewer bytes than `size` (it changed since it was checked).
+ * name appears only whole. Refuses when the file holds fewer bytes than
+ * `size` (it changed since it was checked).
  */
-export async function copyAside(fromFd: number, own: number, name: string, size: number, what: string): Promise<string> {
+export async function copyAside(fromFd: number, own: number, name: string, size: number, what: string): Promise<void> {
   const part = procPath(own, `${name}.part`);
   await unlink(part).catch(() => undefined);
   const out = openFd(part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
-  const hash = createHash('sha256');
   try {
     let position = 0;
     const buffer = Buffer.alloc(Math.min(CHUNK, Math.max(size, 1)));
     while (position < size) {
       const n = await readAtOffset(fromFd, buffer.subarray(0, Math.min(buffer.length, size - position)), position);
       if (n === 0) throw new ToolRefusal(`${what} changed while its content was being kept; nothing was changed`);
-      const chunk = buffer.subarray(0, n);
-      hash.update(chunk);
-      await writeAtOffset(out, chunk, position);
+      await writeAtOffset(out, buffer.subarray(0, n), position);
       position += n;
     }
     fsyncSync(out);
@@ -70,7 +67,6 @@ export async function copyAside(fromFd: number, own: number, name: string, size:
   }
   release(out);
   await rename(part, procPath(own, name));
-  return hash.digest('hex');
 }
 
 /**
@@ -94,9 +90,8 @@ export async function completeFrom(fd: number, source: ByteSource, offset = 0): 
   return true;
 }
 
-/** sha256 of the first `size` bytes of an open file. */
-export async function digestOfPrefix(fd: number, size: number): Promise<string> {
-  const hash = createHash('sha256');
+/** `hash` (sha256 unless given) fed the first `size` bytes of an open file (fewer when it is shorter). */
+export async function hashPrefix(fd: number, size: number, hash: Hash = createHash('sha256')): Promise<Hash> {
   const buffer = Buffer.alloc(Math.min(CHUNK, Math.max(size, 1)));
   for (let position = 0; position < size; ) {
     const n = await readAtOffset(fd, buffer.subarray(0, Math.min(buffer.length, size - position)), position);
@@ -104,5 +99,5 @@ export async function digestOfPrefix(fd: number, size: number): Promise<string> 
     hash.update(buffer.subarray(0, n));
     position += n;
   }
-  return hash.digest('hex');
+  return hash;
 }
