@@ -9,7 +9,7 @@ import { jobsQuery, listRuns, runHistories } from './job-history';
  * The changes of a past job that `airlock undo` may take back, read from
  * the job's own history: each `execute` the job scheduled (the call as it
  * ran, a reviewer's edit included, and who approved it) and what it
- * answered. Only a delete, a write, a mode change or a move that ran is a candidate; whether
+ * answered. Only a delete, a write, a mode change, a move or a bulk move that ran is a candidate; whether
  * it was kept for undo is the tools side's to say (its record), when the
  * undo runs.
  */
@@ -28,12 +28,15 @@ const executedInputSchema = z.object({
 const executedResultSchema = z.object({ ok: z.boolean(), output: z.string().optional(), refused: z.string().optional() });
 
 /** Tools whose changes can be kept for undo, the argument naming what they changed, and a move's destination. */
-const REVERSIBLE: Readonly<Record<string, { readonly path: string; readonly to?: string }>> = {
+const REVERSIBLE: Readonly<Record<string, { readonly path: string; readonly to?: string } | { readonly moves: string }>> = {
   fs_delete: { path: 'path' },
   fs_chmod: { path: 'path' },
   fs_write: { path: 'path' },
   fs_move: { path: 'from', to: 'to' },
+  fs_move_many: { moves: 'moves' },
 };
+
+const movesSchema = z.array(z.object({ from: z.string(), to: z.string() })).min(1);
 
 export interface UndoableCall {
   readonly jobId: string;
@@ -43,6 +46,8 @@ export interface UndoableCall {
   readonly path: string;
   /** A move's destination, as it named it. */
   readonly to?: string;
+  /** A bulk move's whole list, as it named it (`path` is its first source). */
+  readonly moves?: ReadonlyArray<{ readonly from: string; readonly to: string }>;
   /** The reviewer who approved it; undefined for a call no reviewer was asked about. */
   readonly approvedBy: string | undefined;
   /** The card promised it reversible. */
@@ -80,23 +85,36 @@ async function fromEvents(events: readonly HistoryEvent[], decode: (p: temporal.
     const input = done === undefined || done === null ? undefined : scheduled.get(String(done.scheduledEventId));
     if (done === undefined || done === null || input === undefined) continue;
     const result = executedResultSchema.safeParse(await decode(done.result));
+    if (!result.success || result.data.refused !== undefined) continue;
     const fields = REVERSIBLE[input.toolName] ?? { path: 'path' };
-    const path = input.args[fields.path];
-    const to = fields.to === undefined ? undefined : input.args[fields.to];
-    if (!result.success || !result.data.ok || result.data.refused !== undefined || typeof path !== 'string') continue;
-    if (fields.to !== undefined && typeof to !== 'string') continue;
+    const named = 'moves' in fields ? movedOf(input.args[fields.moves], result.data.output) : changedOf(input.args, fields, result.data.ok);
     // A new file replaced nothing: there is nothing to put back.
-    if (input.toolName === 'fs_write' && input.args.mode !== 'overwrite' && input.args.mode !== 'append') continue;
+    if (named === undefined || (input.toolName === 'fs_write' && input.args.mode !== 'overwrite' && input.args.mode !== 'append')) continue;
     calls.push({
       jobId: input.jobId,
       callId: input.callId,
       toolName: input.toolName,
-      path,
-      ...(typeof to === 'string' ? { to } : {}),
+      ...named,
       approvedBy: input.approved?.reviewer,
       promised: input.approved?.reversible === true,
       output: result.data.output ?? '',
     });
   }
   return calls;
+}
+
+/** What a call that ran named: its path (and a move's destination); undefined for one that did not run. */
+function changedOf(args: Record<string, unknown>, fields: { readonly path: string; readonly to?: string }, ok: boolean): { path: string; to?: string } | undefined {
+  const path = args[fields.path];
+  const to = fields.to === undefined ? undefined : args[fields.to];
+  if (!ok || typeof path !== 'string' || (fields.to !== undefined && typeof to !== 'string')) return undefined;
+  return { path, ...(typeof to === 'string' ? { to } : {}) };
+}
+
+/** A bulk move's list: it may have moved some entries even when it stopped part way (not ok), unless it moved none. */
+function movedOf(value: unknown, output: string | undefined): { path: string; moves: Array<{ from: string; to: string }> } | undefined {
+  const moves = movesSchema.safeParse(value);
+  const first = moves.data?.[0];
+  if (first === undefined || /^(moved 0 of |Refused:|Error:)/.test(output ?? '')) return undefined;
+  return { path: first.from, moves: moves.data ?? [] };
 }

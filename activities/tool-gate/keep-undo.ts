@@ -5,7 +5,8 @@ import { heldUntil } from '../../core/tools/undo';
 import { pathDigest } from '../../host/nonces/nonce-store';
 import type { HeldEntry, UndoRecord } from '../../host/nonces/undo-records';
 import type { ExecuteInput } from './messages';
-import type { ToolRunner } from './runner';
+import { toolOrFail, type ToolRunner } from './runner';
+import { classifyEntry, readJournal } from '../../core/tools/fs/move-plan';
 
 /** The entry as it was right before the change, as the record keeps it; undefined for what no change holds (a link, nothing). */
 function heldEntryOf(state: FileState): HeldEntry | undefined {
@@ -18,6 +19,11 @@ function heldEntryOf(state: FileState): HeldEntry | undefined {
 
 /** What the record keeps of a change that happened: the entry before, what the change did, and the bytes it set aside. */
 type Kept = { readonly held: HeldEntry; readonly change: NonNullable<UndoRecord['change']>; readonly asideBytes: number };
+
+/** A record's content, and the path it names (canonical; kept as its digest). */
+type KeptAt = Kept & { readonly path: string };
+
+type MovedEntry = Extract<NonNullable<UndoRecord['change']>, { kind: 'moved_many' }>['entries'][number];
 
 type Files = NonNullable<ToolRunner['host']['files']>;
 
@@ -92,7 +98,70 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
         asideBytes: replaced?.bytes ?? 0,
       };
     }
+    case 'moved_many':
+      // Kept from the call's journal (`keptMoves`), never from one target.
+      return 'none';
   }
+}
+
+/**
+ * A bulk move's record: the entries its journal planned that are at their
+ * destinations now (the very entry, its source gone), each with what it
+ * was before. None moved and all still at their places: what was kept
+ * goes ('dropped'). The journal is read before the call's outcome is
+ * stored, which is when it goes. While `settling` (a reconciliation
+ * before it decides) finds entries still to move, nothing is recorded
+ * yet: the reconciliation resumes the move, and its record comes after.
+ */
+async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, nonce: string, settling: boolean): Promise<KeptAt | 'none' | 'dropped'> {
+  const journal = runner.callHost(toolOrFail(input.toolName), nonce).journal;
+  const plan = journal === undefined ? undefined : readJournal(await journal.read()).plan;
+  if (plan === undefined) {
+    // No plan written: the kill came before the first move.
+    if (journal === undefined) return 'none';
+    await files.unhold(nonce);
+    return 'dropped';
+  }
+  const entries: MovedEntry[] = [];
+  let untouched = 0;
+  // The record's path: the first source, as observed (canonical).
+  let first: string | undefined;
+  for (const [index, p] of plan.entries.entries()) {
+    const from = await files.observe(p.from, { follow: false, hash: false });
+    const to = await files.observe(p.to, { follow: false, hash: false });
+    first ??= from.path;
+    const status = classifyEntry(p, from, to);
+    if (status === 'not_moved') untouched++;
+    if (status !== 'moved' || p.type === 'other') continue;
+    const held: HeldEntry = { type: p.type, bytes: p.bytes ?? p.size, files: p.files ?? null, digest: p.digest ?? null, mode: p.mode ?? '', dev: p.dev, ino: p.ino, ...(p.type === 'file' ? { mtimeMs: p.mtimeMs } : {}) };
+    entries.push({ index, from: pathDigest(from.path), to: pathDigest(to.path), held });
+  }
+  // A reconciliation resumes a move with entries left to move, and records it after.
+  if (settling && untouched > 0) return 'none';
+  if (entries.length === 0) {
+    if (untouched < plan.entries.length) return 'none';
+    await files.unhold(nonce);
+    return 'dropped';
+  }
+  const sum = (f: (e: MovedEntry) => number) => entries.reduce((n, e) => n + f(e), 0);
+  return {
+    held: { type: 'set', bytes: sum((e) => e.held.bytes), files: sum((e) => (e.held.type === 'file' ? 1 : (e.held.files ?? 0))), digest: null, mode: '' },
+    change: { kind: 'moved_many', count: plan.entries.length, entries },
+    asideBytes: 0,
+    path: first ?? '',
+  };
+}
+
+/** A change of the call's first target (every kind but a bulk move), from the state recorded right before it. */
+async function keptOne(files: Files, nonce: string, change: KeptChange, input: ExecuteInput, before: readonly ObservedState[] | undefined, settling: boolean): Promise<KeptAt | 'none' | 'dropped'> {
+  // What was kept is known only from the state recorded right before the change; without it the entry stays until retention purges it.
+  const target = before?.[0];
+  if (before === undefined || target === undefined || !isFileState(target)) return 'none';
+  const entry = heldEntryOf(target);
+  if (entry === undefined) return 'none';
+  const content = typeof input.args.content === 'string' ? input.args.content : undefined;
+  const kept = await keptOf(files, nonce, change, before, entry, target, settling ? { content } : undefined);
+  return kept === 'none' || kept === 'dropped' ? kept : { ...kept, path: target.path };
 }
 
 /**
@@ -101,25 +170,22 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
  * reconciliation after a crash between the effect and this finds what was
  * kept by the nonce and records it then). Written before the outcome, so
  * a call with an outcome that kept something has its record. With
- * `finishCut` (a reconciliation after a crash), a write the kill cut short
- * is finished first, as the approved call meant. 'dropped':
+ * `settling` (a reconciliation after a crash, before it decides), a write
+ * the kill cut short is finished first, as the approved call meant, and a
+ * bulk move with entries left to move is recorded once resumed. 'dropped':
  * what the call kept belonged to a change that never happened, and went
  * (the targets are as they were before the call again).
  */
-export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, before: readonly ObservedState[] | undefined, options: { readonly finishCut?: boolean } = {}): Promise<'kept' | 'dropped' | 'none'> {
+export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, before: readonly ObservedState[] | undefined, options: { readonly settling?: boolean } = {}): Promise<'kept' | 'dropped' | 'none'> {
   const files = runner.host.files;
   if (files === undefined) return 'none';
   const nonce = input.grant.claims.nonce;
   const place = await files.held(nonce);
   if (place === undefined) return 'none';
-  // What was kept is known only from the state recorded right before the change; without it the entry stays until retention purges it.
-  const target = before?.[0];
-  if (before === undefined || target === undefined || !isFileState(target)) return 'none';
-  const entry = heldEntryOf(target);
-  if (entry === undefined) return 'none';
-  const content = typeof input.args.content === 'string' ? input.args.content : undefined;
-  const kept = await keptOf(files, nonce, place.change, before, entry, target, options.finishCut === true ? { content } : undefined);
+  const settling = options.settling === true;
+  const kept = place.change.kind === 'moved_many' ? await keptMoves(runner, input, files, nonce, settling) : await keptOne(files, nonce, place.change, input, before, settling);
   if (kept === 'none' || kept === 'dropped') return kept;
+  const { path, held, change, asideBytes } = kept;
   const now = runner.now();
   await runner.deps.nonces.recordUndo({
     schemaVersion: 1,
@@ -128,8 +194,10 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
     callId: input.callId,
     toolName: input.toolName,
     root: place.root,
-    pathDigest: pathDigest(target.path),
-    ...kept,
+    pathDigest: pathDigest(path),
+    held,
+    change,
+    asideBytes,
     heldAt: new Date(now).toISOString(),
     expiresAt: new Date(heldUntil(now, place.keepDays)).toISOString(),
     state: 'held',

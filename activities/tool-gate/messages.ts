@@ -111,4 +111,4 @@ export type ExecuteResult =
  * new file, or inside a bulk move after N entries moved and the next one
  * renamed, before its journal says so.
  */
-export type CrashPoint = 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}`;
+export type CrashPoint = 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}` | `mid-undo:${number}`;

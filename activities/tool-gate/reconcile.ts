@@ -97,7 +97,7 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   // An entry held under this nonce proves the change ran, whatever its place shows now: its record first, so retention keeps it its full time.
   // A hold of a change that never happened is dropped instead, and the target looked at again.
   // A write a kill cut short in a root set up for undo is finished here (its copy of the content before is kept), as the approved call meant.
-  if ((await keepUndoRecord(runner, s.input, before, { finishCut: true })) === 'dropped') current = await runner.observeTargets(tool, s.args);
+  if ((await keepUndoRecord(runner, s.input, before, { settling: true })) === 'dropped') current = await runner.observeTargets(tool, s.args);
   const post = tool.postcondition === undefined ? { present: false, detail: `${tool.name} declares no postcondition` } : await tool.postcondition(runner.callHost(tool, nonce), s.args, before);
   // A store that does not know the nonce gets it consumed now, as the first attempt would have.
   const consumeHere = () => nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });

@@ -126,10 +126,18 @@ async function pauseForever(point: string): Promise<never> {
   return new Promise<never>(() => undefined);
 }
 
+/** TEST ONLY: `mid-write` stops a write half way; `mid-undo:N` stops a bulk move's undo once N entries went back. */
+function testPauses(point: CrashPoint | undefined): Pick<ToolHostDeps, 'midWrite' | 'midUndo'> {
+  if (point === 'mid-write') return { midWrite: () => pauseForever(point) };
+  if (point?.startsWith('mid-undo:') !== true) return {};
+  const after = Number(point.slice('mid-undo:'.length));
+  return { midUndo: async (back) => (back >= after ? pauseForever(point) : undefined) };
+}
+
 export function createToolRunner(deps: ToolGateDeps): ToolRunner {
   // The nonce store keeps the undo records `fs_undo` reads and settles.
   const hostDeps = { ...deps, undoRecords: deps.nonces };
-  const host = createToolHost(deps.testCrashAt === 'mid-write' ? { ...hostDeps, midWrite: () => pauseForever('mid-write') } : hostDeps);
+  const host = createToolHost({ ...hostDeps, ...testPauses(deps.testCrashAt) });
 
   function lent(tool: AnyTool): HostFor<Capability> {
     const loan = lendHost(tool, host);

@@ -69,6 +69,8 @@ export interface UndoRequest {
   readonly path: string;
   /** A move's destination, as the call named it: where the entry is now. */
   readonly to?: string;
+  /** A bulk move's whole list, as the call named it. */
+  readonly moves?: ReadonlyArray<{ readonly from: string; readonly to: string }>;
   /** Who asks: the undo job's requester (a rule may keep them from deciding it). */
   readonly requester: string;
 }

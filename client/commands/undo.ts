@@ -35,9 +35,9 @@ function chosenCall(jobId: string, calls: readonly UndoableCall[], callId: strin
     throw new JobError(`job ${jobId} has no change ${callId} that ran${calls.length > 0 ? `; its changes that ran: ${calls.map((c) => c.callId).join(', ')}` : ''}`);
   }
   const [only, ...more] = calls;
-  if (only === undefined) throw new JobError(`job ${jobId} made no change that can be undone (only deletes, overwrites, appends, mode changes and moves that ran, in folders set up for undo, are kept)`);
+  if (only === undefined) throw new JobError(`job ${jobId} made no change that can be undone (only deletes, overwrites, appends, mode changes, moves and bulk moves that ran, in folders set up for undo, are kept)`);
   if (more.length === 0) return only;
-  for (const c of calls) io.err(display`  ${c.callId}: ${c.toolName} ${c.path}`);
+  for (const c of calls) io.err(display`  ${c.callId}: ${c.toolName} ${c.path}${c.moves !== undefined && c.moves.length > 1 ? ` (and ${c.moves.length - 1} more)` : ''}`);
   throw new UsageError(`job ${jobId} ran ${calls.length} changes that may be undone; name one with --call ID (listed above)`);
 }
 
@@ -114,6 +114,8 @@ function heldText(r: UndoRecord): string {
       return `a file's length before an append (back to ${humanSize(change.size)})`;
     case 'moved':
       return `a ${entryText(r)} moved elsewhere${change.replaced !== undefined ? `, and the file it replaced (${humanSize(change.replaced.bytes)})` : ''}`;
+    case 'moved_many':
+      return `${change.entries.length} of ${change.count} entries moved elsewhere (${humanSize(r.held.bytes)} in total)`;
     default:
       return `a ${entryText(r)}`;
   }
@@ -153,7 +155,7 @@ export const run: CommandRun = async (args, io, command) => {
   const done = await withClient(io, async (airlock): Promise<Reported> => {
     const { undoableCalls } = await import('../undoable-calls');
     const call = chosenCall(jobId, await undoableCalls(airlock.client, jobId), callId, io);
-    const submitted = await airlock.submitUndo({ jobId, callId: call.callId, path: call.path, ...(call.to !== undefined ? { to: call.to } : {}), requester });
+    const submitted = await airlock.submitUndo({ jobId, callId: call.callId, path: call.path, ...(call.to !== undefined ? { to: call.to } : {}), ...(call.moves !== undefined ? { moves: call.moves } : {}), requester });
     const base = { jobId, callId: call.callId, path: call.path, undoJob: submitted.undoJobId };
     const view = submitted.view;
     const report = answered(submitted) ?? (view.status === 'parked' ? await decideOwn(airlock, args, io, call, submitted.undoJobId, view.requestId, waitMs) : undefined);

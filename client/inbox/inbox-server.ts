@@ -152,7 +152,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     const calls = await temporal.use((c) => undoableCalls(c.client, jobId));
     const call = calls.find((c) => c.callId === callId);
     if (call === undefined) throw new HttpError(404, `job ${jobId} ran no change ${callId}`);
-    const { undoJobId, view } = await temporal.use((c) => c.submitUndo({ jobId, callId, path: call.path, ...(call.to !== undefined ? { to: call.to } : {}), requester: reviewer }));
+    const { undoJobId, view } = await temporal.use((c) => c.submitUndo({ jobId, callId, path: call.path, ...(call.to !== undefined ? { to: call.to } : {}), ...(call.moves !== undefined ? { moves: call.moves } : {}), requester: reviewer }));
     if (view.status === 'parked') return { reviewer, undoJob: undoJobId, status: 'parked', requestId: view.requestId };
     return { reviewer, undoJob: undoJobId, status: 'answered', text: maskString(view.text), isError: view.isError };
   }
@@ -205,7 +205,7 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     if (undoOf !== null) {
       const jobId = decodePart(undoOf[1] ?? '');
       const calls = await temporal.use((c) => undoableCalls(c.client, jobId));
-      return send(res, 200, HTML, undoPage(jobId, calls.map((c) => ({ callId: c.callId, toolName: c.toolName, path: maskString(c.path), approvedBy: c.approvedBy })), base));
+      return send(res, 200, HTML, undoPage(jobId, calls.map((c) => ({ callId: c.callId, toolName: c.toolName, path: c.moves !== undefined ? `${c.moves.length} ${c.moves.length === 1 ? 'entry' : 'entries'} (first ${maskString(c.path)})` : maskString(c.path), approvedBy: c.approvedBy })), base));
     }
     const request = /^\/(api\/)?jobs\/([^/]+)\/requests\/([^/]+)$/.exec(path);
     if (request !== null) {

@@ -140,6 +140,7 @@ const UNDO_WORDS: Readonly<Record<string, { readonly verb: string; readonly done
   fs_chmod: { verb: 'Put back the mode of', done: 'Mode changed' },
   fs_write: { verb: 'Put back the content of', done: 'Written' },
   fs_move: { verb: 'Move back to', done: 'Moved away' },
+  fs_move_many: { verb: 'Move back', done: 'Moved away as one set' },
 };
 
 /**
@@ -163,7 +164,7 @@ export function undoPage(jobId: string, offers: readonly UndoOffer[], base: stri
     passkeys: true,
     body: html`<p class="back"><a href="${base}/">← All waiting requests</a></p>
 <h1>Undo a change of job <span class="mono">${jobId}</span></h1>
-<p class="hint">An undo puts back what a delete moved aside (only while nothing is at its place again), a file's content before a write (only while it still holds what the write left), the mode a mode change replaced (only while the file still has the mode it set), or an entry a move took elsewhere (only while it is unchanged there and nothing took its old place). It is a request of its own: you approve it on the next screen with your passkey.</p>
+<p class="hint">An undo puts back what a delete moved aside (only while nothing is at its place again), a file's content before a write (only while it still holds what the write left), the mode a mode change replaced (only while the file still has the mode it set), or the entries a move or a bulk move took elsewhere (only while each is unchanged there and nothing took its old place). It is a request of its own: you approve it on the next screen with your passkey.</p>
 <div id="undo-list" data-job="${jobId}">${rows}</div>
 <div id="result" class="result" role="status" aria-live="polite"></div>`,
   });

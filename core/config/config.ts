@@ -154,8 +154,8 @@ const variables = {
   // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.
   AIRLOCK_TEST_CRASH_AT: z
     .string()
-    .regex(/^(after-consume|after-effect|mid-write|mid-batch:\d{1,6})$/, 'expected after-consume, after-effect, mid-write or mid-batch:N (test only)')
-    .transform((v) => v as 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}`)
+    .regex(/^(after-consume|after-effect|mid-write|mid-(batch|undo):\d{1,6})$/, 'expected after-consume, after-effect, mid-write, mid-batch:N or mid-undo:N (test only)')
+    .transform((v) => v as 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}` | `mid-undo:${number}`)
     .optional(),
 } as const;
 
@@ -270,7 +270,7 @@ export interface AirlockConfig {
    */
   readonly inbox: { readonly listen: string; readonly tls: boolean };
   /** TEST ONLY (AIRLOCK_TEST_CRASH_AT): where a tools worker's `execute` stops and waits to be killed; never set it in production. */
-  readonly testCrashAt: 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}` | undefined;
+  readonly testCrashAt: 'after-consume' | 'after-effect' | 'mid-write' | `mid-batch:${number}` | `mid-undo:${number}` | undefined;
   readonly judge: {
     /** Defaults to the model endpoint. */
     readonly baseUrl: string | undefined;

@@ -72,9 +72,9 @@ const sentences: Readonly<Record<string, (args: Args, observed: readonly Observe
     const replaces = o.filter(isFileState)[1]?.exists === true ? `, replacing the file there` : '';
     return `Move ${named(str(a.from), sizeOf(fileAt(o, str(a.from))))} to ${str(a.to)}${replaces}${undo?.reversible === true ? ` — ${reversibleFor(undo.keepDays)}` : ''}`;
   },
-  fs_move_many: (a) => {
+  fs_move_many: (a, _o, undo) => {
     const moves = Array.isArray(a.moves) ? a.moves : [];
-    return `Move ${moves.length} ${moves.length === 1 ? 'entry' : 'entries'}`;
+    return `Move ${moves.length} ${moves.length === 1 ? 'entry' : 'entries'}${undo?.reversible === true ? ` — ${reversibleFor(undo.keepDays)}` : ''}`;
   },
   fs_chmod: (a, o, undo) => {
     const now = fileAt(o, str(a.path));
@@ -82,7 +82,9 @@ const sentences: Readonly<Record<string, (args: Args, observed: readonly Observe
     return `Change the permissions of ${named(str(a.path))} to ${rwx(str(a.mode))}${was}${undo?.reversible === true ? ` — ${reversibleFor(undo.keepDays)}` : ''}`;
   },
   fs_undo: (a, o) =>
-    typeof a.to === 'string'
+    Array.isArray(a.moves)
+      ? `Undo call ${str(a.call)} of job ${str(a.job)}: move the ${a.moves.length} ${a.moves.length === 1 ? 'entry' : 'entries'} it moved back where they were`
+      : typeof a.to === 'string'
       ? `Undo call ${str(a.call)} of job ${str(a.job)}: move ${named(o.filter(isFileState)[1]?.path ?? a.to)} back to ${str(a.path)}`
       : `Undo call ${str(a.call)} of job ${str(a.job)}: put ${named(fileAt(o, str(a.path))?.path ?? str(a.path))} back as it was before that change`,
   service_restart: (a, o) => `Restart service ${str(a.service)}${serviceNow(o)}`,

@@ -44,11 +44,14 @@ export function changeOf(request: Pick<PendingRequestView, 'toolName' | 'args' |
     const now = request.observed.find(isFileState);
     return { kind: 'mode', path: maskString(now?.path ?? str(args.path)), before: now?.exists === true ? rwx(now.mode) : null, after: rwx(str(args.mode)) };
   }
-  if (request.toolName === 'fs_move_many' && Array.isArray(args.moves)) {
+  // A bulk move, or its undo (each entry from where the move put it, back to where it was).
+  const back = request.toolName === 'fs_undo';
+  if ((request.toolName === 'fs_move_many' || back) && Array.isArray(args.moves)) {
     const moves = (args.moves as unknown[]).flatMap((m) => {
       const from: unknown = typeof m === 'object' && m !== null ? Reflect.get(m, 'from') : undefined;
       const to: unknown = typeof m === 'object' && m !== null ? Reflect.get(m, 'to') : undefined;
-      return typeof from === 'string' && typeof to === 'string' ? [{ from, to }] : [];
+      if (typeof from !== 'string' || typeof to !== 'string') return [];
+      return [back ? { from: to, to: from } : { from, to }];
     });
     const set = request.observed.find((o) => !isFileState(o) && o.kind === 'subject');
     const bytes = set !== undefined && !isFileState(set) && set.kind === 'subject' && typeof set.facts.bytes === 'number' ? `, ${humanSize(set.facts.bytes)} in total` : '';

@@ -14,8 +14,14 @@ export const reversibilitySchema = z.discriminatedUnion('reversible', [
 ]);
 export type Reversibility = z.infer<typeof reversibilitySchema>;
 
-/** What a change keeps for undo, for asking whether it can: the entry moved aside (a delete), the file replaced (an overwrite), its length before `adds` more bytes (an append), its mode, or a move to `to`. */
-export type KeptKind = { readonly kind: 'move_aside' } | { readonly kind: 'replace' } | { readonly kind: 'append'; readonly adds: number } | { readonly kind: 'mode' } | { readonly kind: 'move'; readonly to: string };
+/** What a change keeps for undo, for asking whether it can: the entry moved aside (a delete), the file replaced (an overwrite), its length before `adds` more bytes (an append), its mode, a move to `to`, or a bulk move. */
+export type KeptKind =
+  | { readonly kind: 'move_aside' }
+  | { readonly kind: 'replace' }
+  | { readonly kind: 'append'; readonly adds: number }
+  | { readonly kind: 'mode' }
+  | { readonly kind: 'move'; readonly to: string }
+  | { readonly kind: 'move_many'; readonly moves: ReadonlyArray<{ readonly from: string; readonly to: string }> };
 
 /** When an entry held at `heldAtMs` may be purged: its undo time is over. */
 export function heldUntil(heldAtMs: number, keepDays: number): number {
@@ -36,7 +42,7 @@ export interface HoldSlot {
 }
 
 /** A change `fs_undo` takes back: the call that made it, and the path it changed as that call named it (the record keeps only its digest). */
-export interface UndoTarget {
+export interface UndoOneTarget {
   readonly job: string;
   readonly call: string;
   readonly path: string;
@@ -44,11 +50,23 @@ export interface UndoTarget {
   readonly to?: string;
 }
 
+/** A bulk move `fs_undo` takes back: the call that made it, and its whole list of moves as that call named them (the record keeps their digests). */
+export interface UndoManyTarget {
+  readonly job: string;
+  readonly call: string;
+  readonly moves: ReadonlyArray<{ readonly from: string; readonly to: string }>;
+}
+
+export type UndoTarget = UndoOneTarget | UndoManyTarget;
+
+export const isUndoMany = (t: UndoTarget): t is UndoManyTarget => 'moves' in t;
+
 /** What an undo would put back, or why it cannot; checked on the tools side before the reviewer sees the card, and again when it runs. */
 export type Undoable =
   | {
       readonly ok: true;
-      readonly type: 'file' | 'directory';
+      /** A set: the entries a bulk move moved (`bytes` and `files` in total). */
+      readonly type: 'file' | 'directory' | 'set';
       readonly bytes: number;
       /** Files below a folder; null for a file. */
       readonly files: number | null;
@@ -59,6 +77,13 @@ export type Undoable =
   | { readonly ok: false; readonly reason: string };
 
 /** The `fs_undo` arguments that take back a call's change: what an undo job submits, and what `airlock undo` signs only if the parked request is exactly it. */
-export function undoArgs(call: { readonly jobId: string; readonly callId: string; readonly path: string; readonly to?: string | undefined }): UndoTarget {
+export function undoArgs(call: {
+  readonly jobId: string;
+  readonly callId: string;
+  readonly path: string;
+  readonly to?: string | undefined;
+  readonly moves?: ReadonlyArray<{ readonly from: string; readonly to: string }> | undefined;
+}): UndoTarget {
+  if (call.moves !== undefined) return { job: call.jobId, call: call.callId, moves: call.moves.map((m) => ({ from: m.from, to: m.to })) };
   return { job: call.jobId, call: call.callId, path: call.path, ...(call.to !== undefined ? { to: call.to } : {}) };
 }

@@ -12,7 +12,8 @@ import { z } from 'zod';
 
 /** The held entry as it was right before the change (what an undo puts back). */
 export const heldEntrySchema = z.object({
-  type: z.enum(['file', 'directory']),
+  /** `set`: the entries a bulk move moved, `bytes` and `files` in total (each entry is in the change). */
+  type: z.enum(['file', 'directory', 'set']),
   /** Bytes of a file, or of every file below a folder. */
   bytes: z.number().int().nonnegative(),
   /** Files below a folder; null for a file. */
@@ -57,7 +58,10 @@ export const undoRecordSchema = z.object({
    * - mode: its mode was changed to `after` on that very inode;
    * - moved: the entry (`held`, its state before) was moved to the path
    *   whose digest is `to`; `replaced` is the file the move replaced
-   *   there, kept in the holding folder (`replaced`).
+   *   there, kept in the holding folder (`replaced`);
+   * - moved_many: a bulk move of `count` entries; `entries` are those that
+   *   moved, each by its position in the call's list, the digests of its
+   *   source and destination paths, and what it was before (`held`).
    */
   change: z
     .discriminatedUnion('kind', [
@@ -66,6 +70,11 @@ export const undoRecordSchema = z.object({
       z.object({ kind: z.literal('appended'), size: z.number().int().nonnegative(), after: z.string(), dev: z.number(), ino: z.number(), born: z.number().optional() }),
       z.object({ kind: z.literal('mode'), before: z.string().optional(), after: z.string().regex(/^[0-7]{3,4}$/), dev: z.number(), ino: z.number(), born: z.number().optional() }),
       z.object({ kind: z.literal('moved'), to: z.string(), born: z.number().optional(), replaced: heldEntrySchema.extend({ born: z.number().optional() }).optional() }),
+      z.object({
+        kind: z.literal('moved_many'),
+        count: z.number().int().positive(),
+        entries: z.array(z.object({ index: z.number().int().nonnegative(), from: z.string(), to: z.string(), held: heldEntrySchema })).min(1),
+      }),
     ])
     .optional(),
   /** Bytes set aside in the holding folder, which count against the root's quota (absent in records before: what a delete moved aside). */

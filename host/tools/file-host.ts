@@ -6,7 +6,7 @@ import type { Roots } from '../roots';
 import { callFacts } from '../target-facts';
 import { ErrnoError, fstatFd, O_NONBLOCK, O_RDONLY, openFd, readAt, release } from './descriptors';
 import { createFsTools, reversibilityAt } from './fs-tools';
-import { finishCutWrite } from './hold-changes';
+import { finishCutWrite, holdMoveMany } from './hold-changes';
 import { findHeld, unhold } from './holding';
 import type { UndoSettings } from './undo-settings';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from './observe';
@@ -26,6 +26,8 @@ export interface FileHostOptions {
   readonly undoRecords?: UndoRecords;
   /** TEST ONLY: where a new file's write stops half way (see `FsToolOptions`). */
   readonly midWrite?: () => Promise<void>;
+  /** TEST ONLY: called before each entry a bulk move's undo moves back. */
+  readonly midUndo?: (back: number) => Promise<void>;
 }
 
 /** sha256 of the first `length` bytes and the last `tail` bytes of a file, read through its pinned descriptor. */
@@ -112,7 +114,7 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     ...(options.hashLimitBytes !== undefined ? { hashLimitBytes: options.hashLimitBytes } : {}),
   });
   const hashLimit = options.hashLimitBytes ?? DEFAULT_HASH_LIMIT_BYTES;
-  const undo = createRestore({ roots, records: options.undoRecords, hashLimitBytes: hashLimit, ...(options.treeLimits !== undefined ? { treeLimits: options.treeLimits } : {}) });
+  const undo = createRestore({ roots, records: options.undoRecords, hashLimitBytes: hashLimit, ...(options.treeLimits !== undefined ? { treeLimits: options.treeLimits } : {}), ...(options.midUndo !== undefined ? { midUndo: options.midUndo } : {}) });
   return {
     roots: roots.configured,
     observe: (path, o) => observe(roots, path, { follow: o.follow, deep: o.deep === true, hashLimitBytes: o.hash === false ? 0 : hashLimit, treeLimits: options.treeLimits }),
@@ -123,6 +125,7 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     write: (path, content, mode, hold) => fs.fs_write({ path, content, mode }, hold),
     move: (from, to, overwrite, hold) => fs.fs_move({ from, to, overwrite }, hold),
     remove: (path, recursive, hold) => fs.fs_delete({ path, recursive }, hold),
+    holdMoves: (moves, hold) => holdMoveMany(roots, moves, options.undo, hold),
     reversibility: (path, bytes, kind) =>
       reversibilityAt(roots, options.undo, path, { hashLimitBytes: hashLimit, ...(options.undoRecords !== undefined ? { records: options.undoRecords } : {}), ...(bytes !== undefined ? { bytes } : {}), ...(kind !== undefined ? { kind } : {}) }),
     held: (key) => findHeld(options.undo, key),

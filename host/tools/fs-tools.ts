@@ -15,7 +15,7 @@ import { ToolRefusal, type Roots } from '../roots';
 import { ErrnoError, errnoCode, inside, messageOf, fstatFd, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, truncateFd, writeAll } from './descriptors';
 import type { HoldSlot, KeptKind, Reversibility } from '../../core/tools/undo';
 import { clearCallFolder, mark, WRITING_NAME } from './call-folder';
-import { appendable, holdAppend, holdMode, holdMove, holdReplace, replaceable } from './hold-changes';
+import { appendable, holdAppend, holdMode, holdMove, holdReplace, movesKeptIn, replaceable } from './hold-changes';
 import { holdEntry } from './holding';
 import { overQuota, reversibilityOf, type UndoSettings } from './undo-settings';
 import type { UndoRecords } from '../nonces/undo-records';
@@ -359,8 +359,12 @@ export function reversibilityAt(
                 const there = reversibilityOf(to, undo);
                 return there.reversible ? undefined : there.why;
               })
-            : undefined;
+            : kind.kind === 'move_many'
+              ? await movesKeptIn(roots, kind.moves, undo).then((kept) => ('why' in kept ? kept.why : undefined))
+              : undefined;
     if (cannot !== undefined) return { reversible: false, why: cannot };
+    // A bulk move sets nothing aside: no quota to ask.
+    if (kind.kind === 'move_many') return can;
     const over = await overQuota(target.root, undo, ask.records, ask.bytes);
     return over === undefined ? can : { reversible: false, why: over };
   });

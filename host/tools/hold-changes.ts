@@ -10,7 +10,8 @@ import { BEFORE_NAME, keepMarker, MODE_NAME, MOVE_NAME, REPLACED_NAME, withCallF
 import { errnoCode, fstatFd, O_NONBLOCK, O_RDONLY, O_RDWR, openFd, procPath, release } from './descriptors';
 import { completeFrom, copyAside, hashPrefix } from './kept-bytes';
 import { modeText } from './observe';
-import type { Pinned } from './pinned-path';
+import { withPinned, type Pinned } from './pinned-path';
+import type { Roots } from '../roots';
 import { notKept, reversibilityOf, whyNotKept, type UndoSettings } from './undo-settings';
 
 /**
@@ -38,7 +39,11 @@ const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 const modeMarkerSchema = z.strictObject({ before: octal, after: octal, dev: z.number(), ino: z.number(), born: z.number().optional() });
 type ModeMarker = z.infer<typeof modeMarkerSchema>;
 
-const moveMarkerSchema = z.strictObject({ kind: z.literal('moved'), dev: z.number(), ino: z.number(), born: z.number().optional() });
+const moveMarkerSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('moved'), dev: z.number(), ino: z.number(), born: z.number().optional() }),
+  /** A bulk move: which entries moved, and what each was, is in the call's journal. */
+  z.strictObject({ kind: z.literal('moved_many'), count: z.number().int().positive() }),
+]);
 type MoveMarker = z.infer<typeof moveMarkerSchema>;
 export const moveMarkerOf = (value: unknown): MoveMarker | undefined => moveMarkerSchema.safeParse(value).data;
 
@@ -158,14 +163,46 @@ export async function holdMove(from: Pinned, to: Pinned, settings: UndoSettings 
   const stats = from.stats;
   if (why !== undefined || stats === null) return notKept(slot, why ?? `${from.path} is not there`);
   return withCallFolder(from.root, slot.key, async (own) => {
-    const marker: MoveMarker = { kind: 'moved', dev: stats.dev, ino: stats.ino, ...bornOf(stats) };
-    await keepMarker(own, MOVE_NAME, marker, moveMarkerOf, (kept) => kept.dev === marker.dev && kept.ino === marker.ino && kept.born === marker.born);
+    const marker = { kind: 'moved' as const, dev: stats.dev, ino: stats.ino, ...bornOf(stats) };
+    await keepMarker<MoveMarker>(own, MOVE_NAME, marker, moveMarkerOf, (kept) => kept.kind === 'moved' && kept.dev === marker.dev && kept.ino === marker.ino && kept.born === marker.born);
     if (to.stats !== null && !(await secondName(own, REPLACED_NAME, to, to.stats, slot))) {
       await unlink(procPath(own, MOVE_NAME)).catch(() => undefined);
       return false;
     }
     return true;
   });
+}
+
+/**
+ * Whether a bulk move can be kept for undo: every source and destination
+ * in a root set up for undo on its file system, every source a file or a
+ * folder. The root of the first source keeps its mark.
+ */
+export async function movesKeptIn(roots: Roots, moves: ReadonlyArray<{ readonly from: string; readonly to: string }>, settings: UndoSettings | undefined): Promise<{ readonly home: string } | { readonly why: string }> {
+  let home: string | undefined;
+  for (const [path, source] of moves.flatMap((m): Array<[string, boolean]> => [[m.from, true], [m.to, false]])) {
+    const why = await withPinned(roots, path, { follow: false }, async (p) => {
+      home ??= p.root;
+      const can = reversibilityOf(p, settings);
+      if (!can.reversible) return can.why;
+      return source && p.stats !== null && !p.stats.isFile() && !p.stats.isDirectory() ? `${p.path} is neither a file nor a folder` : undefined;
+    });
+    if (why !== undefined) return { why };
+  }
+  return home === undefined ? { why: 'the list of moves is empty' } : { home };
+}
+
+/**
+ * Before a bulk move: notes in the first source's root that the call's
+ * moves are kept for undo (the journal says which moved and what each
+ * was). Nothing is set aside, so no quota is asked.
+ */
+export async function holdMoveMany(roots: Roots, moves: ReadonlyArray<{ readonly from: string; readonly to: string }>, settings: UndoSettings | undefined, slot: HoldSlot): Promise<boolean> {
+  const kept = await movesKeptIn(roots, moves, settings);
+  if ('why' in kept) return notKept(slot, kept.why);
+  const marker = { kind: 'moved_many' as const, count: moves.length };
+  await withCallFolder(kept.home, slot.key, (own) => keepMarker<MoveMarker>(own, MOVE_NAME, marker, moveMarkerOf, (m) => m.kind === 'moved_many' && m.count === marker.count));
+  return true;
 }
 
 /**

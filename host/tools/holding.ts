@@ -90,6 +90,7 @@ async function keptIn(folder: string): Promise<KeptChange | undefined> {
     return before === undefined ? undefined : { kind: 'replaced', after: write.after, writing };
   }
   const move = await readMarker(folder, MOVE_NAME, moveMarkerOf);
+  if (move?.kind === 'moved_many') return move;
   if (move !== undefined) {
     const replaced = await lstat(`${folder}/${REPLACED_NAME}`).catch(() => undefined);
     const file = replaced === undefined ? null : { dev: replaced.dev, ino: replaced.ino, size: replaced.size, mode: modeText(replaced), ...(replaced.birthtimeMs > 0 ? { born: replaced.birthtimeMs } : {}) };

@@ -1,5 +1,6 @@
-import type { UndoTarget } from '../../core/tools/undo';
-import type { UndoRecord } from '../nonces/undo-records';
+import { ToolRefusal } from '../../core/tools/tool-refusal';
+import type { UndoOneTarget, UndoTarget } from '../../core/tools/undo';
+import type { UndoRecord, UndoRecords } from '../nonces/undo-records';
 import type { Pinned } from './pinned-path';
 import type { TreeLimits } from './tree';
 
@@ -10,7 +11,7 @@ import type { TreeLimits } from './tree';
  */
 export interface UndoContext {
   readonly record: UndoRecord;
-  readonly t: UndoTarget;
+  readonly t: UndoOneTarget;
   /** The call's path, checked to be the one the change named. */
   readonly target: Pinned;
   /** The entry kept in the call's holding folder; null when it is not there. */
@@ -37,7 +38,31 @@ export type ChangeOf<K extends RecordChange['kind']> = Extract<RecordChange, { k
 export const changeOf = (record: UndoRecord): RecordChange => record.change ?? { kind: 'moved_aside' };
 
 /** Refusal text: the call of the job, as a reviewer names it. */
-export const callOf = (t: UndoTarget) => `call ${t.call} of job ${t.job}`;
+export const callOf = (t: Pick<UndoTarget, 'job' | 'call'>) => `call ${t.call} of job ${t.job}`;
+
+/** The record of the call's change; refused when there is none. */
+export async function recordOf(records: UndoRecords | undefined, t: UndoTarget): Promise<UndoRecord> {
+  if (records === undefined) throw new ToolRefusal('this tools worker keeps no undo records');
+  const record = await records.undoRecordOfCall(t.job, t.call);
+  if (record === undefined) throw new ToolRefusal(`${callOf(t)} kept nothing for undo (it was not a reversible change, or its record was forgotten after its undo time)`);
+  return record;
+}
+
+/** Why a record can no longer be undone: settled, or past its undo time. */
+export function stillHeld(record: UndoRecord, t: UndoTarget, now: number): void {
+  if (record.state === 'restored') throw new ToolRefusal(`${callOf(t)} was already undone${record.settledAt !== undefined ? ` (${record.settledAt})` : ''}`);
+  if (record.state === 'purged' || Date.parse(record.expiresAt) <= now) throw new ToolRefusal(`the undo time of ${callOf(t)} ended on ${record.expiresAt}; what it changed cannot be put back`);
+}
+
+/** Runs `run`, answering a ToolRefusal it throws as `{ ok: false, reason }`. */
+export async function refusing<T>(run: () => Promise<T>): Promise<T | { ok: false; reason: string }> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof ToolRefusal) return { ok: false, reason: err.message };
+    throw err;
+  }
+}
 
 /** Same file: device, inode and (where the file system keeps one) birth time, since an inode number is given again once a file is removed. */
 export function sameFile(stats: { readonly dev: number; readonly ino: number; readonly birthtimeMs: number } | null, kept: { readonly dev: number; readonly ino: number; readonly born?: number | undefined }): boolean {

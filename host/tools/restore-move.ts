@@ -41,6 +41,19 @@ async function moveBack(place: Pinned, from: Pinned, moved: { readonly dev: numb
   });
 }
 
+/** `moveBack`, with what the file system refused said as a refusal ("nothing was moved back": of this entry). */
+export async function entryBack(place: Pinned, from: Pinned, moved: { readonly dev: number; readonly ino: number }, folder: boolean): Promise<void> {
+  try {
+    await moveBack(place, from, moved, folder);
+  } catch (err) {
+    if (err instanceof ToolRefusal) throw err;
+    const code = errnoCode(err);
+    if (code === 'EEXIST' || code === 'ENOTEMPTY' || code === 'ENOTDIR' || code === 'EISDIR') throw new ToolRefusal(`${from.path} was made again while the entry was being moved back; nothing was moved back`);
+    if (code === 'ENOENT') throw new ToolRefusal(`${place.path} went while it was being moved back (another undo?); nothing was moved back`);
+    throw new ToolRefusal(`${place.path} could not be moved back (${code ?? 'error'}); nothing was moved back`);
+  }
+}
+
 export function movedUndo(c: UndoContext, change: ChangeOf<'moved'>): ChangeUndo {
   const { record, target: from, held: replacedKept, other: to, t } = c;
   const moved = record.held.dev !== undefined && record.held.ino !== undefined ? { dev: record.held.dev, ino: record.held.ino, born: change.born } : undefined;
@@ -95,15 +108,7 @@ export function movedUndo(c: UndoContext, change: ChangeOf<'moved'>): ChangeUndo
     async undo() {
       const place = destination();
       if (moved === undefined) throw new ToolRefusal(`the record of ${callOf(t)} does not say which entry it moved; nothing was moved back`);
-      try {
-        await moveBack(place, from, moved, record.held.type === 'directory');
-      } catch (err) {
-        if (err instanceof ToolRefusal) throw err;
-        const code = errnoCode(err);
-        if (code === 'EEXIST' || code === 'ENOTEMPTY' || code === 'ENOTDIR' || code === 'EISDIR') throw new ToolRefusal(`${from.path} was made again while the entry was being moved back; nothing was moved back`);
-        if (code === 'ENOENT') throw new ToolRefusal(`${place.path} went while it was being moved back (another undo?); nothing was moved back`);
-        throw new ToolRefusal(`${place.path} could not be moved back (${code ?? 'error'}); nothing was moved back`);
-      }
+      await entryBack(place, from, moved, record.held.type === 'directory');
       try {
         await replacedBack(place);
       } catch (err) {

@@ -1,6 +1,6 @@
 import type { ToolOutcome } from '../../core/tools/outcome';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import type { Undoable, UndoTarget } from '../../core/tools/undo';
+import { isUndoMany, type Undoable, type UndoOneTarget, type UndoTarget } from '../../core/tools/undo';
 import { pathDigest } from '../nonces/nonce-store';
 import type { UndoRecord, UndoRecords } from '../nonces/undo-records';
 import type { Roots } from '../roots';
@@ -8,7 +8,8 @@ import { BEFORE_NAME, clearCallFolder, HELD_NAME, openCallFolder, openHolding, R
 import { ErrnoError, errnoCode, fstatFd, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import { Pinned, pin } from './pinned-path';
-import { callOf, changeOf, type ChangeUndo, type RecordChange, type UndoContext } from './restore-context';
+import { callOf, changeOf, recordOf, refusing, stillHeld, type ChangeUndo, type RecordChange, type UndoContext } from './restore-context';
+import { createRestoreMany } from './restore-many';
 import { entryUndo } from './restore-entry';
 import { modeUndo } from './restore-mode';
 import { movedUndo } from './restore-move';
@@ -31,23 +32,12 @@ export interface RestoreDeps {
   readonly treeLimits?: TreeLimits;
   readonly hashLimitBytes?: number;
   readonly now?: () => number;
-}
-
-async function recordOf(deps: RestoreDeps, t: UndoTarget): Promise<UndoRecord> {
-  if (deps.records === undefined) throw new ToolRefusal('this tools worker keeps no undo records');
-  const record = await deps.records.undoRecordOfCall(t.job, t.call);
-  if (record === undefined) throw new ToolRefusal(`${callOf(t)} kept nothing for undo (it was not a reversible change, or its record was forgotten after its undo time)`);
-  return record;
-}
-
-/** Why a record can no longer be undone: settled, or past its undo time. */
-function stillHeld(record: UndoRecord, t: UndoTarget, now: number): void {
-  if (record.state === 'restored') throw new ToolRefusal(`${callOf(t)} was already undone${record.settledAt !== undefined ? ` (${record.settledAt})` : ''}`);
-  if (record.state === 'purged' || Date.parse(record.expiresAt) <= now) throw new ToolRefusal(`the undo time of ${callOf(t)} ended on ${record.expiresAt}; what it changed cannot be put back`);
+  /** TEST ONLY: called before each entry a bulk move's undo moves back. */
+  readonly midUndo?: (back: number) => Promise<void>;
 }
 
 /** The call's path, pinned without following a final link, checked to be the path the change named. */
-function pinTarget(deps: RestoreDeps, record: UndoRecord, t: UndoTarget): Pinned {
+function pinTarget(deps: RestoreDeps, record: UndoRecord, t: UndoOneTarget): Pinned {
   let target: Pinned;
   try {
     target = pin(deps.roots, t.path, { follow: false });
@@ -65,7 +55,7 @@ function pinTarget(deps: RestoreDeps, record: UndoRecord, t: UndoTarget): Pinned
 }
 
 /** A move's destination as the undo names it, pinned without following a final link, checked to be the one the move named; null for other changes. */
-function pinDestination(deps: RestoreDeps, record: UndoRecord, t: UndoTarget): Pinned | null {
+function pinDestination(deps: RestoreDeps, record: UndoRecord, t: UndoOneTarget): Pinned | null {
   const change = changeOf(record);
   if (change.kind !== 'moved' || t.to === undefined) return null;
   let to: Pinned;
@@ -125,15 +115,9 @@ function undoOf(c: UndoContext): ChangeUndo {
       return appendedUndo(c, change);
     case 'moved':
       return movedUndo(c, change);
-  }
-}
-
-async function refusing<T>(run: () => Promise<T>): Promise<T | { ok: false; reason: string }> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof ToolRefusal) return { ok: false, reason: err.message };
-    throw err;
+    case 'moved_many':
+      // Named by its list of moves, never by one path (restore-many.ts).
+      throw new ToolRefusal(`${callOf(c.t)} was a bulk move: name its moves to undo it`);
   }
 }
 
@@ -141,8 +125,8 @@ export function createRestore(deps: RestoreDeps) {
   const now = deps.now ?? Date.now;
 
   /** Runs `use` on the record's undo, over the pinned path and kept entry, closing both after. */
-  async function withUndo<T>(t: UndoTarget, use: (record: UndoRecord, undo: ChangeUndo, c: UndoContext) => Promise<T>): Promise<T> {
-    const record = await recordOf(deps, t);
+  async function withUndo<T>(t: UndoOneTarget, use: (record: UndoRecord, undo: ChangeUndo, c: UndoContext) => Promise<T>): Promise<T> {
+    const record = await recordOf(deps.records, t);
     const target = pinTarget(deps, record, t);
     let other: Pinned | null = null;
     let held: Pinned | null = null;
@@ -165,7 +149,7 @@ export function createRestore(deps: RestoreDeps) {
     return settled;
   }
 
-  async function undoable(t: UndoTarget): Promise<Undoable> {
+  async function undoable(t: UndoOneTarget): Promise<Undoable> {
     return refusing(() =>
       withUndo(t, async (record, undo) => {
         stillHeld(record, t, now());
@@ -175,7 +159,7 @@ export function createRestore(deps: RestoreDeps) {
     );
   }
 
-  async function restore(t: UndoTarget): Promise<ToolOutcome> {
+  async function restore(t: UndoOneTarget): Promise<ToolOutcome> {
     try {
       return await withUndo(t, async (record, undo, c) => {
         if (record.state === 'held' && (await undo.back())) {
@@ -197,7 +181,7 @@ export function createRestore(deps: RestoreDeps) {
     }
   }
 
-  async function restored(t: UndoTarget, options: { readonly pathWasFree: boolean }): Promise<{ present: boolean; detail: string }> {
+  async function restored(t: UndoOneTarget, options: { readonly pathWasFree: boolean }): Promise<{ present: boolean; detail: string }> {
     const answer = await refusing(() =>
       withUndo(t, async (record, undo, c) => {
         // A delete's or a move's undo with something at the path before it could only have been refused.
@@ -212,5 +196,10 @@ export function createRestore(deps: RestoreDeps) {
     return 'reason' in answer ? { present: false, detail: answer.reason } : answer;
   }
 
-  return { undoable, restore, restored };
+  const many = createRestoreMany({ ...deps, now });
+  return {
+    undoable: (t: UndoTarget) => (isUndoMany(t) ? many.undoable(t) : undoable(t)),
+    restore: (t: UndoTarget) => (isUndoMany(t) ? many.restore(t) : restore(t)),
+    restored: (t: UndoTarget, options: { readonly pathWasFree: boolean }) => (isUndoMany(t) ? many.restored(t) : restored(t, options)),
+  };
 }

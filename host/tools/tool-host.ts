@@ -20,12 +20,14 @@ export interface ToolHostDeps {
   readonly undoRecords?: UndoRecords;
   /** TEST ONLY: where a new file's write stops half way (see `FsToolOptions`). */
   readonly midWrite?: () => Promise<void>;
+  /** TEST ONLY: called before each entry a bulk move's undo moves back, with how many went back so far. */
+  readonly midUndo?: (back: number) => Promise<void>;
 }
 
 /** The capabilities lent to tool modules on this worker. */
 export function createToolHost(deps: ToolHostDeps): ToolHost {
   return {
     ...deps.capabilities,
-    files: createFileCapability(deps.roots, { hashLimitBytes: deps.hashLimitBytes, treeLimits: deps.treeLimits, undo: deps.undo, ...(deps.undoRecords !== undefined ? { undoRecords: deps.undoRecords } : {}), ...(deps.midWrite !== undefined ? { midWrite: deps.midWrite } : {}) }),
+    files: createFileCapability(deps.roots, { hashLimitBytes: deps.hashLimitBytes, treeLimits: deps.treeLimits, undo: deps.undo, ...(deps.undoRecords !== undefined ? { undoRecords: deps.undoRecords } : {}), ...(deps.midWrite !== undefined ? { midWrite: deps.midWrite } : {}), ...(deps.midUndo !== undefined ? { midUndo: deps.midUndo } : {}) }),
   };
 }

@@ -31,10 +31,10 @@ export async function dropUndoRoot(r: UndoRoot): Promise<void> {
   rmSync(r.dir, { recursive: true, force: true });
 }
 
-/** The real gate activities over the root, verifying grants with `publicKey`. */
+/** The real gate activities over the root, verifying grants with `publicKey`; bulk moves journal in `<dir>/journals`. */
 export async function gateOver(r: UndoRoot, publicKey: KeyObject, options: { readonly now?: () => number } = {}) {
   const roots = await Roots.create([r.root]);
-  return createToolGateActivities({ roots, nonces: r.nonces, verifier: createGrantVerifier(publicKey), claimStaleMs: 0, undo: r.undo, ...options });
+  return createToolGateActivities({ roots, nonces: r.nonces, verifier: createGrantVerifier(publicKey), claimStaleMs: 0, undo: r.undo, journalDir: join(r.dir, 'journals'), ...options });
 }
 
 /** One `execute` attempt, as a worker runs it. */
@@ -69,4 +69,42 @@ export function asNobody(dir: string, share: string, body: string): Record<strin
   chownSync(join(dir, 'nobody-nonces'), 65534, 65534);
   const out = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
   return JSON.parse(out.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+}
+
+/** A fresh undo root and the real gate over it for each test of a file (made before each, removed after). */
+export function undoFixture(prefix: string, publicKey: KeyObject) {
+  let current: (UndoRoot & { gate: ReturnType<typeof createToolGateActivities> }) | undefined;
+  beforeEach(async () => {
+    const r = freshUndoRoot(prefix);
+    current = { ...r, gate: await gateOver(r, publicKey) };
+  });
+  afterEach(async () => {
+    if (current !== undefined) await dropUndoRoot(current);
+    current = undefined;
+  });
+  const now = () => {
+    if (current === undefined) throw new Error('an undo fixture is there only while a test runs');
+    return current;
+  };
+  return {
+    get dir() {
+      return now().dir;
+    },
+    get root() {
+      return now().root;
+    },
+    get nonces() {
+      return now().nonces;
+    },
+    get undo() {
+      return now().undo;
+    },
+    get gate() {
+      return now().gate;
+    },
+    /** For a test that needs the gate over other roots. */
+    set gate(gate: ReturnType<typeof createToolGateActivities>) {
+      now().gate = gate;
+    },
+  };
 }

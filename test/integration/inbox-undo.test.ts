@@ -75,3 +75,39 @@ test("at 390×844: the card says reversible, approval points to Undo, and the pa
   await page.waitForURL(new RegExp(`/jobs/${undoJob}/requests/`), { timeout: 60_000 });
   expect(await page.textContent('main')).toMatch(/the tool will refuse this call: call call_0_0 of job .* was already undone/);
 });
+
+test('at 390×844: a bulk move\'s card says reversible, and its undo from the page (the moves listed back to front) moves every entry back', async () => {
+  const { h, page, inbox } = b;
+  mkdirSync(join(h.root, 'phone-in'));
+  mkdirSync(join(h.root, 'phone-out'));
+  const moves = Array.from({ length: 20 }, (_, i) => {
+    writeFileSync(join(h.root, 'phone-in', `clip-${i}.mp4`), `clip ${i}`);
+    return { from: `phone-in/clip-${i}.mp4`, to: `phone-out/clip-${i}.mp4` };
+  });
+  const { jobId } = await h.start({
+    jobId: `inbox-undo-bulk-${Date.now()}`,
+    goal: 'sort the clips',
+    script: { turns: [{ tool_calls: [{ name: 'fs_move_many', arguments: { moves } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] }] },
+  });
+  const requestId = (await h.waitForPending(jobId)).pending[0]?.requestId ?? '';
+  await page.goto(`${inbox.url}/jobs/${encodeURIComponent(jobId)}/requests/${encodeURIComponent(requestId)}`);
+  expect(await page.textContent('h1')).toBe('Move 20 entries — reversible for 7 days (airlock undo)');
+  expect(await decideOnCard(page, 'approve')).toContain('Approved');
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  expect(existsSync(join(h.root, 'phone-in', 'clip-3.mp4'))).toBe(false);
+
+  await page.goto(`${inbox.url}/jobs/${encodeURIComponent(jobId)}/undo`);
+  const row = page.locator('li.undo-row');
+  expect(await row.textContent()).toContain('Move back 20 entries (first ');
+  expect(await row.textContent()).toContain('Moved away as one set by call call_0_0, approved by alice');
+  const undoJob = undoJobId(jobId, 'call_0_0');
+  await page.click('button.undo');
+  await page.waitForURL(new RegExp(`/jobs/${undoJob}/requests/`), { timeout: 60_000 });
+  expect(await page.textContent('h1')).toBe(`Undo call call_0_0 of job ${jobId}: move the 20 entries it moved back where they were`);
+  expect(await page.textContent('main')).toMatch(/phone-out\/clip-0\.mp4\s*→\s*\S*phone-in\/clip-0\.mp4/);
+  await page.screenshot({ path: join(outputDir, 'inbox-undo-bulk.png') });
+  expect(await decideOnCard(page, 'approve')).toContain('Approved');
+  expect(await h.result(undoJob)).toMatchObject({ status: 'completed', facts: { gated: [{ toolName: 'fs_undo', outcome: 'executed', reviewer: 'alice' }] } });
+  for (const m of moves) expect(existsSync(join(h.root, m.from))).toBe(true);
+  expect(existsSync(join(h.root, 'phone-out', 'clip-3.mp4'))).toBe(false);
+});

@@ -127,6 +127,31 @@ test('an approved overwrite and an approved move that replaced a file, each undo
   expect(await h.result(undoJobId(jobId, 'call_1_0'))).toMatchObject({ status: 'completed', facts: { gated: [{ toolName: 'fs_undo', outcome: 'executed', reviewer: 'alice' }] } });
 });
 
+test('an approved bulk move undone by its approver in one command: every entry back where it was, the signed undo naming the whole list', async () => {
+  mkdirSync(join(h.root, 'cli-in'));
+  mkdirSync(join(h.root, 'cli-out'));
+  const moves = Array.from({ length: 30 }, (_, i) => {
+    writeFileSync(join(h.root, 'cli-in', `photo-${i}.jpg`), `photo ${i}`);
+    return { from: `cli-in/photo-${i}.jpg`, to: `cli-out/photo-${i}.jpg` };
+  });
+  const jobId = 'undo-cli-bulk';
+  await h.start({ jobId, script: { turns: [{ tool_calls: [{ name: 'fs_move_many', arguments: { moves } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] }] } });
+  const parked = await h.waitForPending(jobId);
+  expect(parked.pending[0]?.undo).toEqual({ reversible: true, keepDays: 7 });
+  expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice', signingKey: alice.privateKey })).toMatchObject({ accepted: true });
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  expect(readFileSync(join(h.root, 'cli-out', 'photo-7.jpg'), 'utf8')).toBe('photo 7');
+
+  const listed = await h.cli(['undo', '--list', jobId], { AIRLOCK_DATA_DIR: h.dir });
+  expect(listed.stdout).toContain(`${jobId} call_0_0: fs_move_many of 30 of 30 entries moved elsewhere (`);
+  const undone = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey, '--json']);
+  expect(undone.stderr).toBe('');
+  expect(JSON.parse(undone.stdout)).toMatchObject({ status: 'restored', detail: `moved 30 entries back to where call call_0_0 of job ${jobId} moved them from` });
+  expect(readFileSync(join(h.root, 'cli-in', 'photo-7.jpg'), 'utf8')).toBe('photo 7');
+  expect(existsSync(join(h.root, 'cli-out', 'photo-7.jpg'))).toBe(false);
+  expect(await h.result(undoJobId(jobId, 'call_0_0'))).toMatchObject({ status: 'completed', facts: { gated: [{ toolName: 'fs_undo', outcome: 'executed', reviewer: 'alice' }] } });
+});
+
 test("someone else's undo waits for a reviewer; a reviewer's approval of it restores; a job with several deletes asks which", async () => {
   writeFileSync(join(h.root, 'a.txt'), 'alpha');
   writeFileSync(join(h.root, 'b.txt'), 'beta');

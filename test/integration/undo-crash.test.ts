@@ -8,7 +8,8 @@ import { treeListing } from '../helpers/tree-listing';
  * A reversible delete of a folder of 1,000 files, and its undo, with a real
  * tools worker process killed (SIGKILL) right after consuming the nonce and
  * right after the effect (and an overwrite killed half way through writing
- * its file): the card said "reversible" before approval, and
+ * its file, and a bulk move of 200 files and its undo each killed part
+ * way): the card said "reversible" before approval, and
  * whatever the kill interrupted, the folder ends up whole in the holding
  * folder (after the delete) or back at its path (after the undo), once,
  * with one undo record, and nothing of it is lost or duplicated.
@@ -24,13 +25,12 @@ beforeAll(async () => {
         { id: 'approve-deletes', version: 1, name: 'Deletes need approval', scope: { tools: ['fs_delete'] }, action: 'request_approval' },
         { id: 'approve-undo', version: 1, name: 'Undos need approval', scope: { tools: ['fs_undo'] }, action: 'request_approval' },
         { id: 'approve-writes', version: 1, name: 'Writes need approval', scope: { tools: ['fs_write'] }, action: 'request_approval' },
+        { id: 'approve-bulk-moves', version: 1, name: 'Bulk moves need approval', scope: { tools: ['fs_move_many'] }, action: 'request_approval' },
       ],
     },
   });
 });
 afterAll(async () => h.close());
-
-
 
 function undoRows(store: string, jobId: string): Array<{ nonce: string; state: string }> {
   const db = new Database(store, { fileMustExist: true });
@@ -178,4 +178,48 @@ test('an overwrite kept for undo, its worker killed half way through writing the
   expect(undoRows(join(dataDir, 'tools', 'nonces.sqlite'), jobId)).toEqual([{ nonce: expect.stringMatching(/^[0-9a-f]{32}$/), state: 'restored' }]);
   second.child.kill('SIGTERM');
   await second.exited();
+});
+
+test('a bulk move of 200 files kept for undo, killed half way, and its undo killed half way: each finished once by a fresh worker; every file back at its place with its bytes and inode', async () => {
+  const dataDir = mkdtempSync(join(h.dir, 'tools-data-'));
+  const config = join(dataDir, 'tools.yaml');
+  writeFileSync(config, `version: 1\nroots: [${h.root}]\nundo: { keepDays: 7 }\n`);
+  const env = { AIRLOCK_DATA_DIR: dataDir, AIRLOCK_TOOLS_CONFIG: config };
+  mkdirSync(join(h.root, 'bulk-in'));
+  mkdirSync(join(h.root, 'bulk-out'));
+  const names = Array.from({ length: 200 }, (_, i) => `track-${String(i).padStart(3, '0')}.flac`);
+  names.forEach((n, i) => writeFileSync(join(h.root, 'bulk-in', n), `${n} ${'~'.repeat(i)}`));
+  const inodes = () => Object.fromEntries(readdirSync(join(h.root, 'bulk-in')).map((n) => [n, [statSync(join(h.root, 'bulk-in', n)).ino, readFileSync(join(h.root, 'bulk-in', n), 'utf8')]]));
+  const before = inodes();
+  const moves = names.map((n) => ({ from: `bulk-in/${n}`, to: `bulk-out/${n}` }));
+
+  const first = h.spawnToolsWorker({ ...env, AIRLOCK_TEST_CRASH_AT: 'mid-batch:100' });
+  await first.waitFor(/workers polling airlock-tools/);
+  const { jobId } = await h.start({
+    jobId: 'undo-crash-bulk',
+    script: { turns: [{ tool_calls: [{ name: 'fs_move_many', arguments: { moves } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'moved' } }] }] },
+  });
+  const parked = await h.waitForPending(jobId);
+  expect(parked.pending[0]?.undo).toEqual({ reversible: true, keepDays: 7 });
+  expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+  await killedAt(first, 'mid-batch:100', env, jobId);
+  expect(readdirSync(join(h.root, 'bulk-in'))).toEqual([]);
+  expect(readdirSync(join(h.root, 'bulk-out'))).toHaveLength(200);
+  expect(undoRows(join(dataDir, 'tools', 'nonces.sqlite'), jobId)).toEqual([{ nonce: expect.stringMatching(/^[0-9a-f]{32}$/), state: 'held' }]);
+
+  const undoer = h.spawnToolsWorker({ ...env, AIRLOCK_TEST_CRASH_AT: 'mid-undo:120' });
+  await undoer.waitFor(/workers polling airlock-tools/);
+  const submitted = await h.airlock.submitUndo({ jobId, callId: 'call_0_0', path: join(h.root, 'bulk-in', names[0] ?? ''), moves, requester: 'alice' });
+  expect(submitted.view).toMatchObject({ status: 'parked', toolName: 'fs_undo' });
+  const show = await h.cli(['show', submitted.undoJobId]);
+  expect(show.stdout).toContain(`Undo call call_0_0 of job ${jobId}: move the 200 entries it moved back where they were`);
+  expect(await h.airlock.decide(submitted.undoJobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
+  await undoer.waitFor(/execute paused mid-undo:120/);
+  // Killed with 120 back and 80 still moved.
+  expect(readdirSync(join(h.root, 'bulk-in'))).toHaveLength(120);
+  await killedAt(undoer, 'mid-undo:120', env, submitted.undoJobId);
+  expect(inodes()).toEqual(before);
+  expect(readdirSync(join(h.root, 'bulk-out'))).toEqual([]);
+  expect(undoRows(join(dataDir, 'tools', 'nonces.sqlite'), jobId)).toEqual([{ nonce: expect.stringMatching(/^[0-9a-f]{32}$/), state: 'restored' }]);
+  expect((await h.result(submitted.undoJobId)).summary).toMatch(/^Done: this call's effect is in place/);
 });

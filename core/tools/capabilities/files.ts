@@ -24,7 +24,9 @@ export type KeptChange =
   | { readonly kind: 'appended'; readonly size: number; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number; readonly writing: boolean }
   | { readonly kind: 'mode'; readonly before: string; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number }
   /** A move of the entry (`dev`, `ino`); `replaced`: the file it replaced at its destination, kept under a second name, as it is. */
-  | { readonly kind: 'moved'; readonly dev: number; readonly ino: number; readonly born?: number; readonly replaced: KeptFile | null };
+  | { readonly kind: 'moved'; readonly dev: number; readonly ino: number; readonly born?: number; readonly replaced: KeptFile | null }
+  /** A bulk move of `count` entries: which moved, and what each was, is in the call's journal. */
+  | { readonly kind: 'moved_many'; readonly count: number };
 
 /** A kept file as its second name shows it: its inode, size, permission bits and birth time. */
 export interface KeptFile {
@@ -68,6 +70,8 @@ export interface FileCapability {
   write(path: string, content: string, mode: 'create' | 'overwrite' | 'append', hold?: HoldSlot): Promise<ToolOutcome>;
   /** With a hold slot, in roots set up for undo: a file it replaces is kept, and what it moved is noted for the move back. */
   move(from: string, to: string, overwrite: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
+  /** Before a bulk move, with a hold slot, in roots set up for undo: notes that its moves are kept for undo (false: not kept, and not promised). */
+  holdMoves(moves: ReadonlyArray<{ readonly from: string; readonly to: string }>, hold: HoldSlot): Promise<boolean>;
   /** With a hold slot, in a root set up for undo: moved into the root's holding folder instead of removed. */
   remove(path: string, recursive: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
   /** Whether a change of the entry at `path` (what it keeps: `kind`, a delete's by default), keeping `bytes`, can be kept for undo now (its root set up for it, the same file system, within the root's quota). */

@@ -3,6 +3,7 @@ import { describeChanges, isFileState, type FileState, type SubjectState } from 
 import { sha256Hex } from '../../util/sha256';
 import type { FileCapability } from '../capabilities/files';
 import type { JournalCapability } from '../capabilities/journal';
+import type { HoldSlot } from '../undo';
 import type { Prepared, RevalidateVerdict } from '../tool-module';
 import { defineTool } from '../tool-module';
 import { ToolRefusal } from '../tool-refusal';
@@ -150,7 +151,16 @@ function record(journal: JournalCapability, r: MoveRecord): Promise<void> {
 
 function plannedOf(move: Move, s: FileState): PlannedEntry {
   if (!s.exists || s.type === 'symlink') throw new ToolRefusal(`${move.from} is not a file or folder that can be moved`);
-  return { from: move.from, to: move.to, type: s.type, dev: s.dev, ino: s.ino, size: s.size, mtimeMs: s.mtimeMs };
+  // What an undo compares before it moves the entry back.
+  const tree = s.type === 'directory' && s.tree?.complete === true ? s.tree : undefined;
+  const below = tree !== undefined ? { bytes: tree.bytes, files: tree.files ?? null } : {};
+  return { from: move.from, to: move.to, type: s.type, dev: s.dev, ino: s.ino, size: s.size, mtimeMs: s.mtimeMs, mode: s.mode, digest: contentDigest(s), ...below };
+}
+
+/** Keeps the set for undo before the first move, where the call may keep it; the words the report ends with. */
+async function hold(host: { readonly files: FileCapability; readonly hold?: HoldSlot }, moves: readonly Move[]): Promise<string> {
+  if (host.hold === undefined || !(await host.files.holdMoves(moves, host.hold))) return '';
+  return ' (kept for undo: airlock undo moves them back)';
 }
 
 async function statusOf(files: FileCapability, entry: PlannedEntry): Promise<EntryStatus> {
@@ -218,6 +228,12 @@ function report(plan: readonly PlannedEntry[], movedBefore: readonly number[], r
   return { ok: movedCount === total, output: lines.join('\n') };
 }
 
+function withKept(outcome: { ok: boolean; output: string }, kept: string): { ok: boolean; output: string } {
+  if (kept === '') return outcome;
+  const [first = '', ...rest] = outcome.output.split('\n');
+  return { ...outcome, output: [`${first}${kept}`, ...rest].join('\n') };
+}
+
 export const fsMoveMany = defineTool({
   name: 'fs_move_many',
   description:
@@ -236,7 +252,12 @@ export const fsMoveMany = defineTool({
 
   async prepare(host, args): Promise<Prepared> {
     const seen = await observeSet(host.files, args.moves);
-    return { observed: [subjectOf(args.moves, seen)], problems: [seen.problems.length > 0 ? { kind: 'refused', reason: problemText(seen.problems) } : undefined] };
+    const observed = [subjectOf(args.moves, seen)];
+    if (seen.problems.length > 0) return { observed, problems: [{ kind: 'refused', reason: problemText(seen.problems) }] };
+    // Reversible when every source and destination is in a folder set up for undo (nothing is set aside).
+    const first = args.moves[0];
+    const undo = first === undefined ? undefined : await host.files.reversibility(first.from, 0, { kind: 'move_many', moves: args.moves }).catch(() => undefined);
+    return { observed, problems: [undefined], ...(undo !== undefined ? { undo } : {}) };
   },
 
   async revalidate(host, check): Promise<RevalidateVerdict> {
@@ -266,9 +287,10 @@ export const fsMoveMany = defineTool({
         throw new ToolRefusal('nothing was moved: the entries changed between the check and the first move');
       }
       const plan = seen.entries.map((e) => plannedOf(e.move, e.source));
+      const kept = await hold(host, args.moves);
       await record(journal, { schemaVersion: 1, step: 'plan', digest: seen.digest, entries: plan });
       const run = await moveEntries(host.files, journal, plan, plan.map((_, i) => i));
-      return report(plan, [], run, []);
+      return withKept(report(plan, [], run, []), kept);
     }
     // An earlier attempt began: finish what it did not, once, and say exactly what moved when.
     const plan = view.plan.entries;
@@ -278,8 +300,10 @@ export const fsMoveMany = defineTool({
     const unknown: number[] = [];
     status.forEach((s, i) => (s === 'moved' ? movedBefore : s === 'not_moved' ? todo : unknown).push(i));
     for (const i of movedBefore) if (!view.moved.has(i)) await record(journal, { schemaVersion: 1, step: 'moved', index: i });
+    // Kept as the first attempt kept it (a reconciliation that found nothing moved yet may have let it go).
+    const kept = await hold(host, args.moves);
     const run = await moveEntries(host.files, journal, plan, todo);
-    return report(plan, movedBefore, run, unknown);
+    return withKept(report(plan, movedBefore, run, unknown), kept);
   },
 
   async postcondition(host) {

@@ -66,6 +66,11 @@ export const plannedEntrySchema = z.strictObject({
   ino: z.number(),
   size: z.number(),
   mtimeMs: z.number(),
+  /** What an undo compares before it moves the entry back (absent in journals before undo): its mode, a file's sha256 or a folder's tree digest (null past the limits), and the bytes and files below a folder. */
+  mode: z.string().optional(),
+  digest: z.string().nullable().optional(),
+  bytes: z.number().optional(),
+  files: z.number().nullable().optional(),
 });
 export type PlannedEntry = z.infer<typeof plannedEntrySchema>;
 

@@ -1,0 +1,238 @@
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
+import { actionSentence } from '../../core/reviewer/action-sentence';
+import { approvedCalls } from '../helpers/approved-call';
+import { runAttempt, undoFixture } from '../helpers/undo-root';
+import { treeListing } from '../helpers/tree-listing';
+
+/**
+ * Reversible bulk moves through the real gate activities on real folders:
+ * every entry the move moved goes back where it was (inode, bytes, mode),
+ * only while each is still the entry the move left and its old place is
+ * free — one changed entry refuses the whole undo, moving nothing. An undo
+ * killed part way is finished by its retry; one still running keeps a
+ * second undo out.
+ */
+const keys = generateKeyPairSync('ed25519');
+const f = undoFixture('airlock-undo-many-', keys.publicKey);
+const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+const moveCall = approvedCalls({ gate: () => f.gate, privateKey: keys.privateKey, jobId: 'job-1' });
+const undoCall = approvedCalls({ gate: () => f.gate, privateKey: keys.privateKey, jobId: 'undo-job-1' });
+const run = (input: ExecuteInput, attempt = 1): Promise<ExecuteResult> => runAttempt(f.gate, input, attempt);
+
+
+type Moves = Array<{ from: string; to: string }>;
+
+/** `count` files in `inbox/` (each its own bytes and mode), to be moved into `library/`. */
+function inbox(count: number): Moves {
+  mkdirSync(join(f.root, 'inbox'));
+  mkdirSync(join(f.root, 'library'));
+  return Array.from({ length: count }, (_, i) => {
+    const name = `episode-${String(i).padStart(3, '0')}.mkv`;
+    writeFileSync(join(f.root, 'inbox', name), `${name} ${'#'.repeat(i)}`);
+    chmodSync(join(f.root, 'inbox', name), i % 2 === 0 ? 0o640 : 0o604);
+    return { from: `inbox/${name}`, to: `library/${name}` };
+  });
+}
+
+/** Inode, bytes, mode and mtime of every entry in a folder, by name. */
+function facts(folder: string) {
+  return Object.fromEntries(
+    readdirSync(join(f.root, folder)).map((name) => {
+      const s = statSync(join(f.root, folder, name));
+      return [name, { ino: s.ino, mode: s.mode, mtime: s.mtimeMs, bytes: s.isFile() ? sha(readFileSync(join(f.root, folder, name))) : null }];
+    }),
+  );
+}
+
+async function movedAll(moves: Moves) {
+  const { prepared, input } = await moveCall('fs_move_many', { moves });
+  const sentence = actionSentence({ toolName: 'fs_move_many', args: input.args, observed: prepared.observed, target: '', ...(prepared.undo !== undefined ? { undo: prepared.undo } : {}) });
+  const result = await run(input);
+  return { callId: input.callId, nonce: prepared.nonce, sentence, undo: prepared.undo, result };
+}
+
+async function undoCard(callId: string, moves: Moves) {
+  return undoCall('fs_undo', { job: 'job-1', call: callId, moves });
+}
+
+async function movedBack(callId: string, moves: Moves) {
+  const { prepared, input } = await undoCard(callId, moves);
+  const sentence = actionSentence({ toolName: 'fs_undo', args: input.args, observed: prepared.observed, target: '' });
+  return { warnings: prepared.warnings.join('\n'), sentence, result: await run(input) };
+}
+
+test('200 files and a folder of 50 moved as one set: the card says reversible, and the undo moves every entry back with its inode, bytes, mode and mtime', async () => {
+  const moves = inbox(200);
+  mkdirSync(join(f.root, 'inbox', 'extras'));
+  for (let n = 0; n < 50; n++) writeFileSync(join(f.root, 'inbox', 'extras', `x${n}.srt`), `subtitle ${n}`);
+  moves.push({ from: 'inbox/extras', to: 'library/extras' });
+  utimesSync(join(f.root, 'inbox', 'episode-007.mkv'), new Date('2020-01-02'), new Date('2020-01-02'));
+  const before = facts('inbox');
+  const tree = treeListing(join(f.root, 'inbox', 'extras'));
+
+  const m = await movedAll(moves);
+  expect(m.undo).toEqual({ reversible: true, keepDays: 7 });
+  expect(m.sentence).toBe('Move 201 entries — reversible for 7 days (airlock undo)');
+  expect(m.result).toMatchObject({ ok: true, output: 'moved 201 of 201 entries (kept for undo: airlock undo moves them back)' });
+  expect(readdirSync(join(f.root, 'inbox'))).toEqual([]);
+  const record = await f.nonces.undoRecord(m.nonce);
+  expect(record).toMatchObject({ state: 'held', toolName: 'fs_move_many', held: { type: 'set', files: 250 }, change: { kind: 'moved_many', count: 201 }, asideBytes: 0 });
+  expect(record?.change?.kind === 'moved_many' ? record.change.entries.length : 0).toBe(201);
+  // Nothing set aside: the quota is not touched.
+  expect(await f.nonces.heldBytes(realpathSync(f.root))).toBe(0);
+
+  const u = await movedBack(m.callId, moves);
+  expect(u.sentence).toBe(`Undo call ${m.callId} of job job-1: move the 201 entries it moved back where they were`);
+  expect(u.warnings).toBe('');
+  expect(u.result).toMatchObject({ ok: true, output: `moved 201 entries back to where call ${m.callId} of job job-1 moved them from` });
+  expect(facts('inbox')).toEqual(before);
+  expect(treeListing(join(f.root, 'inbox', 'extras'))).toEqual(tree);
+  expect(readdirSync(join(f.root, 'library'))).toEqual([]);
+  expect(await f.nonces.undoRecord(m.nonce)).toMatchObject({ state: 'restored' });
+  expect(readdirSync(join(f.root, '.airlock-undo'))).toEqual([]);
+  // Once undone, it is done.
+  expect((await movedBack(m.callId, moves)).warnings).toContain(`call ${m.callId} of job job-1 was already undone`);
+});
+
+/**
+ * What a bulk move killed after moving `moved` entries leaves: its nonce
+ * consumed, its undo mark, its journal (the plan, each moved entry between
+ * `moving` and `moved`) and those entries at their destinations.
+ */
+async function killedMidBatch(moves: Moves, moved: number) {
+  const { prepared, input } = await moveCall('fs_move_many', { moves });
+  await f.nonces.consume({ nonce: prepared.nonce, jobId: input.jobId, callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
+  mkdirSync(join(f.root, '.airlock-undo', prepared.nonce), { recursive: true, mode: 0o700 });
+  writeFileSync(join(f.root, '.airlock-undo', prepared.nonce, 'move.json'), JSON.stringify({ kind: 'moved_many', count: moves.length }));
+  const entries = moves.map((m) => {
+    const s = statSync(join(f.root, m.from));
+    return { from: m.from, to: m.to, type: 'file', dev: s.dev, ino: s.ino, size: s.size, mtimeMs: s.mtimeMs, mode: (s.mode & 0o7777).toString(8), digest: sha(readFileSync(join(f.root, m.from))) };
+  });
+  const lines = [{ step: 'plan', digest: 'd', entries }, ...moves.slice(0, moved).flatMap((_, index) => [{ step: 'moving', index }, { step: 'moved', index }])];
+  mkdirSync(join(f.dir, 'journals'), { recursive: true });
+  writeFileSync(join(f.dir, 'journals', `${prepared.nonce}.jsonl`), lines.map((record) => `${JSON.stringify({ schemaVersion: 1, at: new Date().toISOString(), record: { schemaVersion: 1, ...record } })}\n`).join(''));
+  for (const m of moves.slice(0, moved)) renameSync(join(f.root, m.from), join(f.root, m.to));
+  return { prepared, input };
+}
+
+test('a bulk move killed part way, resumed by its retry with a destination taken meanwhile: its record lists what both attempts moved; the undo moves those back and leaves the rest alone', async () => {
+  const moves = inbox(10);
+  const { prepared, input } = await killedMidBatch(moves, 4);
+  writeFileSync(join(f.root, 'library', 'episode-006.mkv'), 'someone else');
+  expect(await run(input, 2)).toMatchObject({ ok: false, reconciled: 'ran_now', output: expect.stringMatching(/^moved 9 of 10 entries: 4 before an interruption, 5 now \(kept for undo: airlock undo moves them back\)\nleft alone, neither moved nor as planned \(1; check them\): inbox\/episode-006.mkv/) });
+  const record = await f.nonces.undoRecord(prepared.nonce);
+  expect(record?.change?.kind === 'moved_many' ? record.change.entries.map((e) => e.index) : []).toEqual([0, 1, 2, 3, 4, 5, 7, 8, 9]);
+
+  const u = await movedBack(input.callId, moves);
+  expect(u.result).toMatchObject({ ok: true, output: `moved 9 entries back to where call ${input.callId} of job job-1 moved them from` });
+  expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(10);
+  expect(readdirSync(join(f.root, 'library'))).toEqual(['episode-006.mkv']);
+  expect(readFileSync(join(f.root, 'library', 'episode-006.mkv'), 'utf8')).toBe('someone else');
+});
+
+test('a bulk move killed before its first move: the retry drops nothing it needs, moves every entry once and records them all', async () => {
+  const moves = inbox(5);
+  const { prepared, input } = await killedMidBatch(moves, 0);
+  expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_now' });
+  const record = await f.nonces.undoRecord(prepared.nonce);
+  expect(record?.change?.kind === 'moved_many' ? record.change.entries.length : 0).toBe(5);
+  expect((await movedBack(input.callId, moves)).result).toMatchObject({ ok: true });
+  expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(5);
+});
+
+test('refused, naming why and moving nothing: one entry changed after the move, one old place taken, a list that is not the call\'s', async () => {
+  const moves = inbox(20);
+  const m = await movedAll(moves);
+  const real = realpathSync(f.root);
+  writeFileSync(join(f.root, 'library', 'episode-003.mkv'), 'edited after the move');
+  writeFileSync(join(f.root, 'inbox', 'episode-011.mkv'), 'a new file at the old place');
+
+  const u = await movedBack(m.callId, moves);
+  expect(u.warnings).toContain(`nothing was moved back: ${real}/library/episode-003.mkv changed after the move (its content changed since it was kept); ${real}/inbox/episode-011.mkv exists again (made after the move); move or delete it first`);
+  expect(u.result.ok).toBe(false);
+  expect(readdirSync(join(f.root, 'library'))).toHaveLength(20);
+  expect(readdirSync(join(f.root, 'inbox'))).toEqual(['episode-011.mkv']);
+
+  expect((await movedBack(m.callId, moves.slice(1))).warnings).toContain(`call ${m.callId} of job job-1 made 20 moves and 19 are named; name its whole list of moves`);
+  const other = moves.map((mv, i) => (i === 4 ? { from: 'inbox/elsewhere.mkv', to: mv.to } : mv));
+  expect((await movedBack(m.callId, other)).warnings).toContain(`move 5 (inbox/elsewhere.mkv → library/episode-004.mkv) is not the one call ${m.callId} of job job-1 made`);
+  expect((await undoCall('fs_undo', { job: 'job-1', call: m.callId, path: join(f.root, 'inbox/episode-000.mkv') })).prepared.warnings.join('\n')).toContain(`call ${m.callId} of job job-1 was a bulk move: name its moves to undo it`);
+  expect(await f.nonces.undoRecord(m.nonce)).toMatchObject({ state: 'held' });
+});
+
+test('entries someone moved back by hand count as back: the undo moves the rest', async () => {
+  const moves = inbox(12);
+  const m = await movedAll(moves);
+  for (const mv of moves.slice(0, 3)) renameSync(join(f.root, mv.to), join(f.root, mv.from));
+  const u = await movedBack(m.callId, moves);
+  expect(u.result).toMatchObject({ ok: true, output: `moved 9 entries back to where call ${m.callId} of job job-1 moved them from (3 were back already)` });
+  expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(12);
+});
+
+test('a destination in a root not set up for undo: the card does not promise it, nothing is kept, and the move runs as before', async () => {
+  const other = join(f.dir, 'media');
+  mkdirSync(other);
+  const moves = inbox(3);
+  moves[2] = { from: moves[2]?.from ?? '', to: join(other, 'episode-002.mkv') };
+  const { Roots } = await import('../../host/roots');
+  const { createToolGateActivities } = await import('../../activities/tool-gate');
+  const { createGrantVerifier } = await import('../../host/grant-keys');
+  f.gate = createToolGateActivities({ roots: await Roots.create([f.root, other]), nonces: f.nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, undo: f.undo, journalDir: join(f.dir, 'journals') });
+  const m = await movedAll(moves);
+  expect(m.undo).toEqual({ reversible: false, why: `${realpathSync(other)} is not set up for undo` });
+  expect(m.result).toMatchObject({ ok: true, output: 'moved 3 of 3 entries' });
+  expect(await f.nonces.undoRecord(m.nonce)).toBeUndefined();
+  expect(existsSync(join(f.root, '.airlock-undo', m.nonce))).toBe(false);
+});
+
+describe('an undo killed part way', () => {
+  /** What an undo killed after moving `back` entries back leaves: its nonce consumed, those entries back, the next one under both names, and its mark. */
+  async function killedUndo(callId: string, nonce: string, moves: Moves, back: number, markAgeMs: number) {
+    const call = await undoCard(callId, moves);
+    const { prepared, input } = call;
+    await f.nonces.consume({ nonce: prepared.nonce, jobId: input.jobId, callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
+    for (const mv of moves.slice(0, back)) renameSync(join(f.root, mv.to), join(f.root, mv.from));
+    const half = moves[back];
+    if (half !== undefined) linkSync(join(f.root, half.to), join(f.root, half.from));
+    const mark = join(f.root, '.airlock-undo', nonce, 'undoing');
+    writeFileSync(mark, '');
+    const at = new Date(Date.now() - markAgeMs);
+    utimesSync(mark, at, at);
+    return input;
+  }
+
+  test('its retry finds the mark untouched and finishes: every entry back once, its record restored, ran_before', async () => {
+    const moves = inbox(200);
+    const before = facts('inbox');
+    const m = await movedAll(moves);
+    const input = await killedUndo(m.callId, m.nonce, moves, 80, 60_000);
+    expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_before' });
+    expect(facts('inbox')).toEqual(before);
+    expect(readdirSync(join(f.root, 'library'))).toEqual([]);
+    expect(await f.nonces.undoRecord(m.nonce)).toMatchObject({ state: 'restored' });
+    expect(readdirSync(join(f.root, '.airlock-undo'))).toEqual([]);
+  });
+
+  test('while its mark is being touched (an undo still running), a second undo refuses and moves nothing', async () => {
+    const moves = inbox(10);
+    const m = await movedAll(moves);
+    await killedUndo(m.callId, m.nonce, moves, 4, 0);
+    const u = await movedBack(m.callId, moves);
+    expect(u.result).toMatchObject({ ok: false, output: `Refused: another undo of call ${m.callId} of job job-1 is moving its entries back right now; nothing was moved` });
+    expect(readdirSync(join(f.root, 'library'))).toHaveLength(6);
+  });
+
+  test('eight undos of one bulk move at once: one moves the entries back, the others refuse', async () => {
+    const moves = inbox(30);
+    const m = await movedAll(moves);
+    const cards = await Promise.all(Array.from({ length: 8 }, () => undoCard(m.callId, moves)));
+    const results = await Promise.all(cards.map((c) => run(c.input)));
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(30);
+    expect(readdirSync(join(f.root, 'library'))).toEqual([]);
+  });
+});
