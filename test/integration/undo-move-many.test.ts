@@ -103,7 +103,7 @@ test('200 files and a folder of 50 moved as one set: the card says reversible, a
  * consumed, its undo mark, its journal (the plan, each moved entry between
  * `moving` and `moved`) and those entries at their destinations.
  */
-async function killedMidBatch(moves: Moves, moved: number) {
+async function killedMidBatch(moves: Moves, moved: number | 'before-plan') {
   const { prepared, input } = await moveCall('fs_move_many', { moves });
   await f.nonces.consume({ nonce: prepared.nonce, jobId: input.jobId, callId: input.callId, fingerprint: input.grant.claims.fingerprint, before: prepared.observed });
   mkdirSync(join(f.root, '.airlock-undo', prepared.nonce), { recursive: true, mode: 0o700 });
@@ -112,6 +112,7 @@ async function killedMidBatch(moves: Moves, moved: number) {
     const s = statSync(join(f.root, m.from));
     return { from: m.from, to: m.to, type: 'file', dev: s.dev, ino: s.ino, size: s.size, mtimeMs: s.mtimeMs, mode: (s.mode & 0o7777).toString(8), digest: sha(readFileSync(join(f.root, m.from))) };
   });
+  if (moved === 'before-plan') return { prepared, input };
   const lines = [{ step: 'plan', digest: 'd', entries }, ...moves.slice(0, moved).flatMap((_, index) => [{ step: 'moving', index }, { step: 'moved', index }])];
   mkdirSync(join(f.dir, 'journals'), { recursive: true });
   writeFileSync(join(f.dir, 'journals', `${prepared.nonce}.jsonl`), lines.map((record) => `${JSON.stringify({ schemaVersion: 1, at: new Date().toISOString(), record: { schemaVersion: 1, ...record } })}\n`).join(''));
@@ -134,9 +135,12 @@ test('a bulk move killed part way, resumed by its retry with a destination taken
   expect(readFileSync(join(f.root, 'library', 'episode-006.mkv'), 'utf8')).toBe('someone else');
 });
 
-test('a bulk move killed before its first move: the retry drops nothing it needs, moves every entry once and records them all', async () => {
+test.each([
+  ['after its plan', 0],
+  ['after its mark, before its plan', 'before-plan'],
+] as const)('a bulk move killed %s, before its first move: the retry moves every entry once and records them all', async (_when, point) => {
   const moves = inbox(5);
-  const { prepared, input } = await killedMidBatch(moves, 0);
+  const { prepared, input } = await killedMidBatch(moves, point);
   expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_now' });
   const record = await f.nonces.undoRecord(prepared.nonce);
   expect(record?.change?.kind === 'moved_many' ? record.change.entries.length : 0).toBe(5);
