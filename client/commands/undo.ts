@@ -121,6 +121,12 @@ function heldText(r: UndoRecord): string {
   }
 }
 
+/** The change as `--list --json` shows it: a bulk move by its counts (its entries are paths' digests, one per moved entry). */
+function changeJson(r: UndoRecord) {
+  const change = r.change ?? { kind: 'moved_aside' as const };
+  return change.kind === 'moved_many' ? { kind: change.kind, count: change.count, moved: change.entries.length } : change;
+}
+
 function entryText(r: UndoRecord): string {
   if (r.held.type === 'file') return `file, ${humanSize(r.held.bytes)}`;
   return `folder, ${r.held.files !== null ? `${r.held.files} ${r.held.files === 1 ? 'file' : 'files'}, ` : ''}${humanSize(r.held.bytes)}`;
@@ -135,7 +141,7 @@ async function list(args: ParsedArgs, io: CommandIo, command: CommandSpec): Prom
   // Records past their time wait for retention: read more than are shown, so they do not hide those still in time.
   const records = (await heldUndoRecords(io.config(), { limit: LISTED * 5, ...(jobId !== undefined ? { jobId } : {}) })).filter((r) => Date.parse(r.expiresAt) > now).slice(0, LISTED);
   if (args.values.json === true) {
-    printJson(io, records.map((r) => ({ jobId: r.jobId, callId: r.callId, toolName: r.toolName, root: r.root, held: r.held, change: r.change ?? { kind: 'moved_aside' }, heldAt: r.heldAt, expiresAt: r.expiresAt })));
+    printJson(io, records.map((r) => ({ jobId: r.jobId, callId: r.callId, toolName: r.toolName, root: r.root, held: r.held, change: changeJson(r), heldAt: r.heldAt, expiresAt: r.expiresAt })));
     return 0;
   }
   if (records.length === 0) {

@@ -144,6 +144,8 @@ test('an approved bulk move undone by its approver in one command: every entry b
 
   const listed = await h.cli(['undo', '--list', jobId], { AIRLOCK_DATA_DIR: h.dir });
   expect(listed.stdout).toContain(`${jobId} call_0_0: fs_move_many of 30 of 30 entries moved elsewhere (`);
+  const json = JSON.parse((await h.cli(['undo', '--list', jobId, '--json'], { AIRLOCK_DATA_DIR: h.dir })).stdout) as Array<Record<string, unknown>>;
+  expect(json).toEqual([expect.objectContaining({ toolName: 'fs_move_many', held: expect.objectContaining({ type: 'set', files: 30 }), change: { kind: 'moved_many', count: 30, moved: 30 } })]);
   const undone = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey, '--json']);
   expect(undone.stderr).toBe('');
   expect(JSON.parse(undone.stdout)).toMatchObject({ status: 'restored', detail: `moved 30 entries back to where call call_0_0 of job ${jobId} moved them from` });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
 import { actionSentence } from '../../core/reviewer/action-sentence';
 import { approvedCalls } from '../helpers/approved-call';
-import { runAttempt, undoFixture } from '../helpers/undo-root';
+import { gateOver, runAttempt, undoFixture } from '../helpers/undo-root';
 import { treeListing } from '../helpers/tree-listing';
 
 /**
@@ -166,6 +166,17 @@ test('refused, naming why and moving nothing: one entry changed after the move, 
   expect((await movedBack(m.callId, other)).warnings).toContain(`move 5 (inbox/elsewhere.mkv → library/episode-004.mkv) is not the one call ${m.callId} of job job-1 made`);
   expect((await undoCall('fs_undo', { job: 'job-1', call: m.callId, path: join(f.root, 'inbox/episode-000.mkv') })).prepared.warnings.join('\n')).toContain(`call ${m.callId} of job job-1 was a bulk move: name its moves to undo it`);
   expect(await f.nonces.undoRecord(m.nonce)).toMatchObject({ state: 'held' });
+});
+
+test('past its undo time: refused, moving nothing', async () => {
+  const moves = inbox(3);
+  f.gate = await gateOver(f, keys.publicKey, { now: () => Date.now() - 8 * 24 * 3600 * 1000 });
+  const m = await movedAll(moves);
+  f.gate = await gateOver(f, keys.publicKey);
+  const u = await movedBack(m.callId, moves);
+  expect(u.warnings).toContain(`the undo time of call ${m.callId} of job job-1 ended on `);
+  expect(u.result.ok).toBe(false);
+  expect(readdirSync(join(f.root, 'library'))).toHaveLength(3);
 });
 
 test('entries someone moved back by hand count as back: the undo moves the rest', async () => {
