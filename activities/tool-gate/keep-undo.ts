@@ -6,7 +6,7 @@ import { pathDigest } from '../../host/nonces/nonce-store';
 import type { HeldEntry, UndoRecord } from '../../host/nonces/undo-records';
 import type { ExecuteInput } from './messages';
 import { toolOrFail, type ToolRunner } from './runner';
-import { classifyEntry, readJournal } from '../../core/tools/fs/move-plan';
+import { classifyEntry, movesDigest, readJournal } from '../../core/tools/fs/move-plan';
 
 /** The entry as it was right before the change, as the record keeps it; undefined for what no change holds (a link, nothing). */
 function heldEntryOf(state: FileState): HeldEntry | undefined {
@@ -109,9 +109,9 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
  * destinations now (the very entry, its source gone), each with what it
  * was before. None moved and all still at their places: what was kept
  * goes ('dropped'). The journal is read before the call's outcome is
- * stored, which is when it goes. While `settling` (a reconciliation
- * before it decides) finds entries still to move, nothing is recorded
- * yet: the reconciliation resumes the move, and its record comes after.
+ * stored, which is when it goes. A reconciliation records what moved
+ * before it resumes the move (its grant may have expired meanwhile), and
+ * the record is revised after with what the resumed move added.
  */
 async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, nonce: string, settling: boolean): Promise<KeptAt | 'none' | 'dropped'> {
   const journal = runner.callHost(toolOrFail(input.toolName), nonce).journal;
@@ -136,17 +136,16 @@ async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, 
     const held: HeldEntry = { type: p.type, bytes: p.bytes ?? p.size, files: p.files ?? null, digest: p.digest ?? null, mode: p.mode ?? '', dev: p.dev, ino: p.ino, ...(p.type === 'file' ? { mtimeMs: p.mtimeMs } : {}) };
     entries.push({ index, from: pathDigest(from.path), to: pathDigest(to.path), held });
   }
-  // A reconciliation resumes a move with entries left to move, and records it after.
-  if (settling && untouched > 0) return 'none';
   if (entries.length === 0) {
-    if (untouched < plan.entries.length) return 'none';
+    // A reconciliation resumes a move with entries left to move (and records it after); otherwise nothing is there to undo.
+    if (settling && untouched > 0) return 'none';
     await files.unhold(nonce);
     return 'dropped';
   }
   const sum = (f: (e: MovedEntry) => number) => entries.reduce((n, e) => n + f(e), 0);
   return {
     held: { type: 'set', bytes: sum((e) => e.held.bytes), files: sum((e) => (e.held.type === 'file' ? 1 : (e.held.files ?? 0))), digest: null, mode: '' },
-    change: { kind: 'moved_many', count: plan.entries.length, entries },
+    change: { kind: 'moved_many', count: plan.entries.length, list: movesDigest(plan.entries, files.roots[0] ?? '/'), entries },
     asideBytes: 0,
     path: first ?? '',
   };
@@ -187,7 +186,7 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
   if (kept === 'none' || kept === 'dropped') return kept;
   const { path, held, change, asideBytes } = kept;
   const now = runner.now();
-  await runner.deps.nonces.recordUndo({
+  const record: UndoRecord = {
     schemaVersion: 1,
     nonce,
     jobId: input.jobId,
@@ -201,6 +200,8 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
     heldAt: new Date(now).toISOString(),
     expiresAt: new Date(heldUntil(now, place.keepDays)).toISOString(),
     state: 'held',
-  });
+  };
+  // Recorded once; a bulk move resumed after a crash revises it with what it moved since (its times stay).
+  if (!(await runner.deps.nonces.recordUndo(record)) && change.kind === 'moved_many') await runner.deps.nonces.reviseUndo(record);
   return 'kept';
 }

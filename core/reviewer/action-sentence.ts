@@ -83,7 +83,7 @@ const sentences: Readonly<Record<string, (args: Args, observed: readonly Observe
   },
   fs_undo: (a, o) =>
     Array.isArray(a.moves)
-      ? `Undo call ${str(a.call)} of job ${str(a.job)}: move the ${a.moves.length} ${a.moves.length === 1 ? 'entry' : 'entries'} it moved back where they were`
+      ? `Undo call ${str(a.call)} of job ${str(a.job)}: move back what its bulk move of ${a.moves.length} ${a.moves.length === 1 ? 'entry' : 'entries'} moved`
       : typeof a.to === 'string'
       ? `Undo call ${str(a.call)} of job ${str(a.job)}: move ${named(o.filter(isFileState)[1]?.path ?? a.to)} back to ${str(a.path)}`
       : `Undo call ${str(a.call)} of job ${str(a.job)}: put ${named(fileAt(o, str(a.path))?.path ?? str(a.path))} back as it was before that change`,

@@ -119,6 +119,18 @@ export class PostgresNonceStore implements NonceStore {
     return inserted.rowCount === 1;
   }
 
+  async reviseUndo(record: UndoRecord): Promise<boolean> {
+    const stored = storedUndo(record);
+    // The stored times, job and state win over the revised record's own.
+    const revised = await this.db.query({
+      name: 'airlock-undo-revise',
+      text: `UPDATE airlock_undo SET record = ($1::jsonb || jsonb_build_object('heldAt', record::jsonb -> 'heldAt', 'expiresAt', record::jsonb -> 'expiresAt', 'state', state, 'jobId', job_id))::text
+             WHERE nonce = $2 AND state = 'held'`,
+      values: [stored.json, stored.record.nonce],
+    });
+    return revised.rowCount === 1;
+  }
+
   async undoRecord(nonce: string): Promise<UndoRecord | undefined> {
     const result = await this.db.query<{ record: string }>({ name: 'airlock-undo-get', text: 'SELECT record FROM airlock_undo WHERE nonce = $1', values: [nonce] });
     const row = result.rows[0];

@@ -63,6 +63,9 @@ export class SealedStatesNonceStore implements NonceStore {
   recordUndo(record: UndoRecord): Promise<boolean> {
     return this.inner.recordUndo(record);
   }
+  reviseUndo(record: UndoRecord): Promise<boolean> {
+    return this.inner.reviseUndo(record);
+  }
   undoRecord(nonce: string): Promise<UndoRecord | undefined> {
     return this.inner.undoRecord(nonce);
   }

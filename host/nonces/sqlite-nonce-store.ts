@@ -50,6 +50,7 @@ export class SqliteNonceStore implements NonceStore {
   private readonly selectUndo: Database.Statement;
   private readonly listUndo: Record<UndoFilter, Database.Statement>;
   private readonly settleUndoRow: Database.Statement;
+  private readonly reviseUndoRow: Database.Statement;
   private readonly expiredUndoRows: Database.Statement;
   private readonly undoOfCall: Database.Statement;
   private readonly heldBytesRow: Database.Statement;
@@ -143,6 +144,10 @@ export class SqliteNonceStore implements NonceStore {
     this.settleUndoRow = this.db.prepare(
       `UPDATE undo_records SET state = ?, record = json_set(record, '$.state', ?, '$.settledAt', ?) WHERE nonce = ? AND state = 'held'`,
     );
+    // The stored times and state win over the revised record's own.
+    this.reviseUndoRow = this.db.prepare(
+      `UPDATE undo_records SET record = json_set(?, '$.heldAt', json_extract(record, '$.heldAt'), '$.expiresAt', json_extract(record, '$.expiresAt'), '$.state', state, '$.jobId', job_id) WHERE nonce = ? AND state = 'held'`,
+    );
     this.expiredUndoRows = this.db.prepare(`SELECT record FROM undo_records WHERE state = 'held' AND expires_at < ? ORDER BY expires_at, nonce LIMIT ?`);
     this.undoOfCall = this.db.prepare(`SELECT record FROM undo_records WHERE job_id = ? AND json_extract(record, '$.callId') = ? ORDER BY held_at DESC, nonce DESC LIMIT 1`);
     // Asked before every delete in a root kept for undo (its quota): prepared once.
@@ -223,6 +228,12 @@ export class SqliteNonceStore implements NonceStore {
     this.checkFile();
     const { nonce, jobId, state } = stored.record;
     return this.insertUndo.run(nonce, jobId, state, stored.heldAt, stored.expiresAt, stored.json).changes === 1;
+  }
+
+  async reviseUndo(record: UndoRecord): Promise<boolean> {
+    const stored = storedUndo(record);
+    this.checkFile();
+    return this.reviseUndoRow.run(stored.json, stored.record.nonce).changes === 1;
   }
 
   async undoRecord(nonce: string): Promise<UndoRecord | undefined> {

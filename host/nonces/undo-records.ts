@@ -59,7 +59,8 @@ export const undoRecordSchema = z.object({
    * - moved: the entry (`held`, its state before) was moved to the path
    *   whose digest is `to`; `replaced` is the file the move replaced
    *   there, kept in the holding folder (`replaced`);
-   * - moved_many: a bulk move of `count` entries; `entries` are those that
+   * - moved_many: a bulk move of `count` entries, `list` the digest of its
+   *   whole list of moves (canonical paths); `entries` are those that
    *   moved, each by its position in the call's list, the digests of its
    *   source and destination paths, and what it was before (`held`).
    */
@@ -73,6 +74,7 @@ export const undoRecordSchema = z.object({
       z.object({
         kind: z.literal('moved_many'),
         count: z.number().int().positive(),
+        list: z.string(),
         entries: z.array(z.object({ index: z.number().int().nonnegative(), from: z.string(), to: z.string(), held: heldEntrySchema })).min(1),
       }),
     ])
@@ -134,6 +136,12 @@ export interface UndoQuery {
 export interface UndoRecords {
   /** Keeps a record unless one with its nonce exists (a retried or reconciled attempt records the same change once); whether this call stored it. */
   recordUndo(record: UndoRecord): Promise<boolean>;
+  /**
+   * Replaces what a held record keeps (a bulk move resumed after a crash
+   * moved more than the record first said); its key, job, times and state
+   * stay as stored. False when no record of that nonce is held.
+   */
+  reviseUndo(record: UndoRecord): Promise<boolean>;
   undoRecord(nonce: string): Promise<UndoRecord | undefined>;
   /** The newest record of one call of a job (however many records the job has). */
   undoRecordOfCall(jobId: string, callId: string): Promise<UndoRecord | undefined>;

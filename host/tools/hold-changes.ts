@@ -175,8 +175,9 @@ export async function holdMove(from: Pinned, to: Pinned, settings: UndoSettings 
 
 /**
  * Whether a bulk move can be kept for undo: every source and destination
- * in a root set up for undo on its file system, every source a file or a
- * folder. The root of the first source keeps its mark.
+ * in a root set up for undo on its file system and its own real place (no
+ * link on the way), every source a file or a folder. The root of the first
+ * source keeps its mark.
  */
 export async function movesKeptIn(roots: Roots, moves: ReadonlyArray<{ readonly from: string; readonly to: string }>, settings: UndoSettings | undefined): Promise<{ readonly home: string } | { readonly why: string }> {
   let home: string | undefined;
@@ -185,7 +186,11 @@ export async function movesKeptIn(roots: Roots, moves: ReadonlyArray<{ readonly 
       home ??= p.root;
       const can = reversibilityOf(p, settings);
       if (!can.reversible) return can.why;
-      return source && p.stats !== null && !p.stats.isFile() && !p.stats.isDirectory() ? `${p.path} is neither a file nor a folder` : undefined;
+      if (source && p.stats !== null && !p.stats.isFile() && !p.stats.isDirectory()) return `${p.path} is neither a file nor a folder`;
+      // An alias through a link may lead elsewhere once another entry of the set has moved: every path must be its own real place.
+      const at = roots.locate(roots.lexical(path));
+      const written = at === undefined ? undefined : [at.root, ...at.parts].join('/');
+      return written === p.path ? undefined : `${written ?? path} goes through a symbolic link (its real place is ${p.path}); a bulk move is kept for undo only when every path is its real place`;
     });
     if (why !== undefined) return { why };
   }

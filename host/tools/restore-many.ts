@@ -10,6 +10,7 @@ import { clearCallFolder, inCallFolder, UNDOING_NAME, withCallFolder } from './c
 import { ErrnoError, errnoCode, O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY, openFd, procPath, release } from './descriptors';
 import { observePinned } from './observe';
 import { pin, type Pinned } from './pinned-path';
+import { movesDigest } from '../../core/tools/fs/move-plan';
 import { callOf, changeOf, recordOf, refusing, stillHeld, type ChangeOf } from './restore-context';
 import { changedSince } from './restore-entry';
 import { entryBack } from './restore-move';
@@ -51,10 +52,18 @@ export interface RestoreManyDeps {
 
 const entries = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`;
 
-function manyOf(record: UndoRecord, t: UndoManyTarget): ChangeOf<'moved_many'> {
+/** The call's entries its record does not hold (not moved, or left neither moved nor in place by a kill): never touched by the undo. */
+function notMoved(change: ChangeOf<'moved_many'>): string {
+  const left = change.count - change.entries.length;
+  return left === 0 ? '' : `; ${entries(left)} of the call's ${change.count} ${left === 1 ? 'was' : 'were'} not moved by it and ${left === 1 ? 'was' : 'were'} left as ${left === 1 ? 'it is' : 'they are'}`;
+}
+
+/** The record's bulk move, once the moves named are exactly the call's list (each path as the call named it, in its order). */
+function manyOf(deps: RestoreManyDeps, record: UndoRecord, t: UndoManyTarget): ChangeOf<'moved_many'> {
   const change = changeOf(record);
   if (change.kind !== 'moved_many') throw new ToolRefusal(`${callOf(t)} was not a bulk move; name the path it changed`);
   if (t.moves.length !== change.count) throw new ToolRefusal(`${callOf(t)} made ${change.count} moves and ${t.moves.length} are named; name its whole list of moves`);
+  if (movesDigest(t.moves, deps.roots.configured[0] ?? '/') !== change.list) throw new ToolRefusal(`the moves named are not the list ${callOf(t)} made; name that call's moves as it made them`);
   return change;
 }
 
@@ -85,11 +94,17 @@ async function withEntry<T>(deps: RestoreManyDeps, t: UndoManyTarget, e: Entry, 
   }
 }
 
-function placeOf(e: Entry, from: Pinned, to: Pinned): Place {
-  const { dev, ino } = e.held;
+/**
+ * Where the entry is, told by device and inode (a rename and a link keep
+ * both); `strict` (finishing an undo a kill cut, which checks no content):
+ * a file must keep its modification time too, as a rename does.
+ */
+function placeOf(e: Entry, from: Pinned, to: Pinned, strict = false): Place {
+  const { dev, ino, mtimeMs } = e.held;
   if (dev === undefined || ino === undefined) return { kind: 'problem', why: `the record does not say which entry went to ${to.path}` };
-  const is = (p: Pinned) => p.stats !== null && p.stats.dev === dev && p.stats.ino === ino;
-  if (is(from)) return is(to) ? { kind: 'half' } : to.stats === null ? { kind: 'back' } : { kind: 'problem', why: `${to.path} was taken after its entry went back` };
+  const is = (p: Pinned) => p.stats !== null && p.stats.dev === dev && p.stats.ino === ino && (!strict || mtimeMs === undefined || p.stats.mtimeMs === mtimeMs);
+  // Back: whatever is at the destination now is someone else's (or the same file under both names, an undo cut between its link and its unlink).
+  if (is(from)) return is(to) ? { kind: 'half' } : { kind: 'back' };
   if (from.stats !== null) return { kind: 'problem', why: `${from.path} exists again (made after the move); move or delete it first` };
   if (!is(to)) return { kind: 'problem', why: `${to.path} is not the entry the move put there (moved on or replaced since)` };
   return { kind: 'moved' };
@@ -150,7 +165,7 @@ export function createRestoreMany(deps: RestoreManyDeps) {
     const out: Place[] = [];
     for (const e of change.entries) {
       try {
-        out.push(await withEntry(deps, t, e, async (from, to) => placeOf(e, from, to)));
+        out.push(await withEntry(deps, t, e, async (from, to) => placeOf(e, from, to, true)));
       } catch (err) {
         if (!(err instanceof ToolRefusal)) throw err;
         out.push({ kind: 'problem', why: err.message });
@@ -181,13 +196,13 @@ export function createRestoreMany(deps: RestoreManyDeps) {
   }
 
   /** Moves every entry not back yet back, in order, touching the mark; stops at the first that cannot go, saying how far it got. */
-  async function moveAllBack(t: UndoManyTarget, change: ChangeOf<'moved_many'>, mark: UndoingMark): Promise<{ moved: number; already: number }> {
+  async function moveAllBack(t: UndoManyTarget, change: ChangeOf<'moved_many'>, mark: UndoingMark, strict: boolean): Promise<{ moved: number; already: number }> {
     let moved = 0;
     let already = 0;
     for (const e of change.entries) {
       try {
         await withEntry(deps, t, e, async (from, to) => {
-          const place = placeOf(e, from, to);
+          const place = placeOf(e, from, to, strict);
           if (place.kind === 'problem') throw new ToolRefusal(place.why);
           if (place.kind === 'back') already++;
           else {
@@ -225,7 +240,7 @@ export function createRestoreMany(deps: RestoreManyDeps) {
     if (now.some((p) => p.kind === 'moved') && (await markAge(record, deps.now())) === undefined) return false;
     const mark = await takeMark(record, t, deps.now());
     try {
-      await moveAllBack(t, change, mark);
+      await moveAllBack(t, change, mark, true);
     } finally {
       await mark.done();
     }
@@ -243,7 +258,7 @@ export function createRestoreMany(deps: RestoreManyDeps) {
     return refusing(async () => {
       const record = await recordOf(deps.records, t);
       stillHeld(record, t, deps.now());
-      await check(record, t, manyOf(record, t));
+      await check(record, t, manyOf(deps, record, t));
       return { ok: true as const, type: 'set' as const, bytes: record.held.bytes, files: record.held.files, heldAt: record.heldAt, expiresAt: record.expiresAt };
     });
   }
@@ -251,9 +266,9 @@ export function createRestoreMany(deps: RestoreManyDeps) {
   async function restore(t: UndoManyTarget): Promise<ToolOutcome> {
     const answer = await refusing(async (): Promise<ToolOutcome> => {
       const record = await recordOf(deps.records, t);
-      const change = manyOf(record, t);
+      const change = manyOf(deps, record, t);
       if (record.state === 'held' && (await back(record, t, change))) {
-        if (await settle(record)) return { ok: true, output: `the ${entries(change.entries.length)} ${callOf(t)} moved are back where they were (an earlier attempt had begun moving them back)` };
+        if (await settle(record)) return { ok: true, output: `the ${entries(change.entries.length)} ${callOf(t)} moved are back where they were (put back before this undo moved any)${notMoved(change)}` };
         return { ok: false, output: `Refused: another undo of ${callOf(t)} moved them back at the same time` };
       }
       stillHeld(record, t, deps.now());
@@ -261,11 +276,11 @@ export function createRestoreMany(deps: RestoreManyDeps) {
       const mark = await takeMark(record, t, deps.now());
       let done: { moved: number; already: number };
       try {
-        done = await moveAllBack(t, change, mark);
+        done = await moveAllBack(t, change, mark, false);
       } finally {
         await mark.done();
       }
-      const text = `moved ${entries(done.moved)} back to where ${callOf(t)} moved them from${done.already > 0 ? ` (${done.already} were back already)` : ''}`;
+      const text = `moved ${entries(done.moved)} back to where ${callOf(t)} moved them from${done.already > 0 ? ` (${done.already} were back already)` : ''}${notMoved(change)}`;
       if (await settle(record)) return { ok: true, output: text };
       const settledBy = await deps.records?.undoRecord(record.nonce);
       if (settledBy?.state === 'restored') return { ok: false, output: `Refused: another undo of ${callOf(t)} moved them back at the same time` };
@@ -277,7 +292,7 @@ export function createRestoreMany(deps: RestoreManyDeps) {
   async function restored(t: UndoManyTarget): Promise<{ present: boolean; detail: string }> {
     const answer = await refusing(async () => {
       const record = await recordOf(deps.records, t);
-      const change = manyOf(record, t);
+      const change = manyOf(deps, record, t);
       if (record.state === 'restored') return { present: true, detail: `the entries ${callOf(t)} moved were moved back` };
       if (record.state !== 'held' || !(await back(record, t, change))) return { present: false, detail: `the entries ${callOf(t)} moved are not all back` };
       await settle(record);

@@ -103,7 +103,7 @@ test('at 390×844: a bulk move\'s card says reversible, and its undo from the pa
   const undoJob = undoJobId(jobId, 'call_0_0');
   await page.click('button.undo');
   await page.waitForURL(new RegExp(`/jobs/${undoJob}/requests/`), { timeout: 60_000 });
-  expect(await page.textContent('h1')).toBe(`Undo call call_0_0 of job ${jobId}: move the 20 entries it moved back where they were`);
+  expect(await page.textContent('h1')).toBe(`Undo call call_0_0 of job ${jobId}: move back what its bulk move of 20 entries moved`);
   expect(await page.textContent('main')).toMatch(/phone-out\/clip-0\.mp4\s*→\s*\S*phone-in\/clip-0\.mp4/);
   await page.screenshot({ path: join(outputDir, 'inbox-undo-bulk.png') });
   expect(await decideOnCard(page, 'approve')).toContain('Approved');

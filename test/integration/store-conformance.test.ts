@@ -406,6 +406,23 @@ describe.each(backends)('$name undo records', (backend) => {
     expect((await a.undoRecord(m))?.callId).toBe(`call-${stored.indexOf(true)}`);
   });
 
+  test('a held record revised keeps its times, job and state and takes the new change; a settled one is not revised', async () => {
+    const { stores: [a, b] } = await undoStores();
+    const n = nonce();
+    const entry = (index: number) => ({ index, from: `sha256:${'a'.repeat(63)}${index}`, to: `sha256:${'b'.repeat(63)}${index}`, held: { type: 'file' as const, bytes: 3, files: null, digest: null, mode: '644', dev: 1, ino: 100 + index } });
+    const first = undo(n, { held: { type: 'set', bytes: 3, files: 1, digest: null, mode: '' }, change: { kind: 'moved_many', count: 3, list: 'l', entries: [entry(0)] }, heldAt: '2026-03-01T00:00:00.000Z' });
+    expect(await a.recordUndo(first)).toBe(true);
+    // A retry's revision: more entries moved; its own times, job and state are not the stored ones.
+    const revised = undo(n, { jobId: 'job-forged', state: 'restored', held: { type: 'set', bytes: 9, files: 3, digest: null, mode: '' }, change: { kind: 'moved_many', count: 3, list: 'l', entries: [entry(0), entry(1), entry(2)] }, heldAt: '2026-03-09T00:00:00.000Z' });
+    expect(await b.reviseUndo(revised)).toBe(true);
+    expect(await a.undoRecord(n)).toEqual({ ...revised, jobId: first.jobId, state: 'held', heldAt: first.heldAt, expiresAt: first.expiresAt });
+    expect(nonces(await a.undoRecords({ jobId: first.jobId, state: 'held', limit: 10 }))).toContain(n);
+    expect(await a.settleUndo(n, 'restored')).toBe(true);
+    expect(await b.reviseUndo(first)).toBe(false);
+    expect(await a.undoRecord(n)).toMatchObject({ state: 'restored', change: { entries: [entry(0), entry(1), entry(2)] } });
+    expect(await a.reviseUndo(undo(nonce()))).toBe(false);
+  });
+
   test('records are listed by job and by state, newest first, at most as many as asked', async () => {
     const { stores: [a, b] } = await undoStores();
     const [a1, a2, a3, b1] = [nonce(), nonce(), nonce(), nonce()];

@@ -212,7 +212,7 @@ test('a bulk move of 200 files kept for undo, killed half way, and its undo kill
   const submitted = await h.airlock.submitUndo({ jobId, callId: 'call_0_0', path: join(h.root, 'bulk-in', names[0] ?? ''), moves, requester: 'alice' });
   expect(submitted.view).toMatchObject({ status: 'parked', toolName: 'fs_undo' });
   const show = await h.cli(['show', submitted.undoJobId]);
-  expect(show.stdout).toContain(`Undo call call_0_0 of job ${jobId}: move the 200 entries it moved back where they were`);
+  expect(show.stdout).toContain(`Undo call call_0_0 of job ${jobId}: move back what its bulk move of 200 entries moved`);
   expect(await h.airlock.decide(submitted.undoJobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: true });
   await undoer.waitFor(/execute paused mid-undo:120/);
   // Killed with 120 back and 80 still moved.

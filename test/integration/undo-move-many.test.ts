@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, symlinkSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
 import { actionSentence } from '../../core/reviewer/action-sentence';
@@ -86,7 +86,7 @@ test('200 files and a folder of 50 moved as one set: the card says reversible, a
   expect(await f.nonces.heldBytes(realpathSync(f.root))).toBe(0);
 
   const u = await movedBack(m.callId, moves);
-  expect(u.sentence).toBe(`Undo call ${m.callId} of job job-1: move the 201 entries it moved back where they were`);
+  expect(u.sentence).toBe(`Undo call ${m.callId} of job job-1: move back what its bulk move of 201 entries moved`);
   expect(u.warnings).toBe('');
   expect(u.result).toMatchObject({ ok: true, output: `moved 201 entries back to where call ${m.callId} of job job-1 moved them from` });
   expect(facts('inbox')).toEqual(before);
@@ -128,8 +128,15 @@ test('a bulk move killed part way, resumed by its retry with a destination taken
   const record = await f.nonces.undoRecord(prepared.nonce);
   expect(record?.change?.kind === 'moved_many' ? record.change.entries.map((e) => e.index) : []).toEqual([0, 1, 2, 3, 4, 5, 7, 8, 9]);
 
+  // Every moved entry as recorded, the one it never moved named otherwise: not the call's list, and the card does not offer it.
+  mkdirSync(join(f.root, 'precious'));
+  writeFileSync(join(f.root, 'precious', 'b'), 'keep me here');
+  const forged = moves.map((m, i) => (i === 6 ? { from: 'precious/a', to: 'precious/b' } : m));
+  expect((await movedBack(input.callId, forged)).warnings).toContain(`the moves named are not the list call ${input.callId} of job job-1 made; name that call's moves as it made them`);
+  expect(readFileSync(join(f.root, 'precious', 'b'), 'utf8')).toBe('keep me here');
+
   const u = await movedBack(input.callId, moves);
-  expect(u.result).toMatchObject({ ok: true, output: `moved 9 entries back to where call ${input.callId} of job job-1 moved them from` });
+  expect(u.result).toMatchObject({ ok: true, output: `moved 9 entries back to where call ${input.callId} of job job-1 moved them from; 1 entry of the call's 10 was not moved by it and was left as it is` });
   expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(10);
   expect(readdirSync(join(f.root, 'library'))).toEqual(['episode-006.mkv']);
   expect(readFileSync(join(f.root, 'library', 'episode-006.mkv'), 'utf8')).toBe('someone else');
@@ -148,6 +155,29 @@ test.each([
   expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(5);
 });
 
+test('a bulk move killed part way whose retry finds its grant expired: what moved is recorded before the retry gives up, and can be undone', async () => {
+  const moves = inbox(6);
+  const { prepared, input } = await killedMidBatch(moves, 3);
+  f.gate = await gateOver(f, keys.publicKey, { now: () => Date.now() + 5 * 60_000 });
+  await expect(run(input, 2)).rejects.toThrow(/expired/);
+  const record = await f.nonces.undoRecord(prepared.nonce);
+  expect(record?.change?.kind === 'moved_many' ? record.change.entries.map((e) => e.index) : []).toEqual([0, 1, 2]);
+  f.gate = await gateOver(f, keys.publicKey);
+  expect((await movedBack(input.callId, moves)).result).toMatchObject({ ok: true, output: expect.stringContaining('moved 3 entries back') });
+  expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(6);
+});
+
+test('a path that goes through a symbolic link (an alias another entry may move): the card does not promise undo, and nothing is kept', async () => {
+  const moves = inbox(2);
+  mkdirSync(join(f.root, 'shelf'));
+  symlinkSync('../library', join(f.root, 'shelf', 'lib'));
+  const m = await movedAll([{ from: moves[0]?.from ?? '', to: 'shelf/lib/episode-000.mkv' }, moves[1] ?? { from: '', to: '' }]);
+  expect(m.undo).toEqual({ reversible: false, why: expect.stringContaining(`${realpathSync(f.root)}/shelf/lib/episode-000.mkv goes through a symbolic link (its real place is ${realpathSync(f.root)}/library/episode-000.mkv)`) });
+  expect(m.sentence).toBe('Move 2 entries');
+  expect(m.result).toMatchObject({ ok: true, output: 'moved 2 of 2 entries' });
+  expect(await f.nonces.undoRecord(m.nonce)).toBeUndefined();
+});
+
 test('refused, naming why and moving nothing: one entry changed after the move, one old place taken, a list that is not the call\'s', async () => {
   const moves = inbox(20);
   const m = await movedAll(moves);
@@ -163,7 +193,7 @@ test('refused, naming why and moving nothing: one entry changed after the move, 
 
   expect((await movedBack(m.callId, moves.slice(1))).warnings).toContain(`call ${m.callId} of job job-1 made 20 moves and 19 are named; name its whole list of moves`);
   const other = moves.map((mv, i) => (i === 4 ? { from: 'inbox/elsewhere.mkv', to: mv.to } : mv));
-  expect((await movedBack(m.callId, other)).warnings).toContain(`move 5 (inbox/elsewhere.mkv → library/episode-004.mkv) is not the one call ${m.callId} of job job-1 made`);
+  expect((await movedBack(m.callId, other)).warnings).toContain(`the moves named are not the list call ${m.callId} of job job-1 made`);
   expect((await undoCall('fs_undo', { job: 'job-1', call: m.callId, path: join(f.root, 'inbox/episode-000.mkv') })).prepared.warnings.join('\n')).toContain(`call ${m.callId} of job job-1 was a bulk move: name its moves to undo it`);
   expect(await f.nonces.undoRecord(m.nonce)).toMatchObject({ state: 'held' });
 });
@@ -179,10 +209,11 @@ test('past its undo time: refused, moving nothing', async () => {
   expect(readdirSync(join(f.root, 'library'))).toHaveLength(3);
 });
 
-test('entries someone moved back by hand count as back: the undo moves the rest', async () => {
+test('entries someone moved back by hand count as back (whatever was saved at their destination since): the undo moves the rest', async () => {
   const moves = inbox(12);
   const m = await movedAll(moves);
   for (const mv of moves.slice(0, 3)) renameSync(join(f.root, mv.to), join(f.root, mv.from));
+  writeFileSync(join(f.root, moves[1]?.to ?? ''), 'a new file saved where the entry had gone');
   const u = await movedBack(m.callId, moves);
   expect(u.result).toMatchObject({ ok: true, output: `moved 9 entries back to where call ${m.callId} of job job-1 moved them from (3 were back already)` });
   expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(12);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { isInside, normalizePosix } from '../../util/posix-path';
+import { isInside, normalizePosix, resolvePosix } from '../../util/posix-path';
+import { sha256Hex } from '../../util/sha256';
 
 /**
  * What `fs_move_many` checks of a list of moves before it touches
@@ -55,6 +56,11 @@ export function moveListProblems(moves: readonly Move[], max = MAX_MOVES): strin
     }
   }
   return [...new Set(problems)];
+}
+
+/** sha256 of a list of moves as canonical paths (relative ones taken from `base`, the first root): what a bulk move's undo names must match. */
+export function movesDigest(moves: readonly Move[], base: string): string {
+  return sha256Hex(JSON.stringify(moves.map((m) => [resolvePosix(base, m.from), resolvePosix(base, m.to)])));
 }
 
 /** What the journal knows of an entry's source as it was right before the first move: it is the same entry later only with this identity. */
