@@ -233,18 +233,17 @@ export function createRestoreMany(deps: RestoreManyDeps) {
    * moved entry), then true. False otherwise; refused while another undo
    * is moving them.
    */
-  async function back(record: UndoRecord, t: UndoManyTarget, change: ChangeOf<'moved_many'>): Promise<boolean> {
+  async function back(record: UndoRecord, t: UndoManyTarget, change: ChangeOf<'moved_many'>): Promise<{ moved: number; already: number } | false> {
     const now = await places(t, change);
     if (now.some((p) => p.kind === 'problem')) return false;
     // Entries still moved go back here only for an undo that began (its mark): a new undo checks them all first.
     if (now.some((p) => p.kind === 'moved') && (await markAge(record, deps.now())) === undefined) return false;
     const mark = await takeMark(record, t, deps.now());
     try {
-      await moveAllBack(t, change, mark, true);
+      return await moveAllBack(t, change, mark, true);
     } finally {
       await mark.done();
     }
-    return true;
   }
 
   /** Marks the record restored and clears its call's folder; false when another undo or the purge settled it first. */
@@ -267,8 +266,10 @@ export function createRestoreMany(deps: RestoreManyDeps) {
     const answer = await refusing(async (): Promise<ToolOutcome> => {
       const record = await recordOf(deps.records, t);
       const change = manyOf(deps, record, t);
-      if (record.state === 'held' && (await back(record, t, change))) {
-        if (await settle(record)) return { ok: true, output: `the ${entries(change.entries.length)} ${callOf(t)} moved are back where they were (put back before this undo moved any)${notMoved(change)}` };
+      const finished = record.state === 'held' ? await back(record, t, change) : false;
+      if (finished !== false) {
+        const how = finished.moved === 0 ? 'put back before this undo moved any' : `${finished.moved} of them moved back now, finishing an undo that was cut short`;
+        if (await settle(record)) return { ok: true, output: `the ${entries(change.entries.length)} ${callOf(t)} moved are back where they were (${how})${notMoved(change)}` };
         return { ok: false, output: `Refused: another undo of ${callOf(t)} moved them back at the same time` };
       }
       stillHeld(record, t, deps.now());
@@ -280,7 +281,7 @@ export function createRestoreMany(deps: RestoreManyDeps) {
       } finally {
         await mark.done();
       }
-      const text = `moved ${entries(done.moved)} back to where ${callOf(t)} moved them from${done.already > 0 ? ` (${done.already} were back already)` : ''}${notMoved(change)}`;
+      const text = `moved ${entries(done.moved)} back to where ${callOf(t)} moved them from${done.already > 0 ? ` (${done.already} ${done.already === 1 ? 'was' : 'were'} back already)` : ''}${notMoved(change)}`;
       if (await settle(record)) return { ok: true, output: text };
       const settledBy = await deps.records?.undoRecord(record.nonce);
       if (settledBy?.state === 'restored') return { ok: false, output: `Refused: another undo of ${callOf(t)} moved them back at the same time` };
@@ -294,7 +295,7 @@ export function createRestoreMany(deps: RestoreManyDeps) {
       const record = await recordOf(deps.records, t);
       const change = manyOf(deps, record, t);
       if (record.state === 'restored') return { present: true, detail: `the entries ${callOf(t)} moved were moved back` };
-      if (record.state !== 'held' || !(await back(record, t, change))) return { present: false, detail: `the entries ${callOf(t)} moved are not all back` };
+      if (record.state !== 'held' || (await back(record, t, change)) === false) return { present: false, detail: `the entries ${callOf(t)} moved are not all back` };
       await settle(record);
       return { present: true, detail: `the ${entries(change.entries.length)} ${callOf(t)} moved are back where they were` };
     });

@@ -263,6 +263,16 @@ describe('an undo killed part way', () => {
     expect(readdirSync(join(f.root, '.airlock-undo'))).toEqual([]);
   });
 
+  test('left untouched and never retried: the next undo of the call finishes it, and says so', async () => {
+    const moves = inbox(10);
+    const m = await movedAll(moves);
+    await killedUndo(m.callId, m.nonce, moves, 4, 60_000);
+    const u = await movedBack(m.callId, moves);
+    expect(u.result).toMatchObject({ ok: true, output: `the 10 entries call ${m.callId} of job job-1 moved are back where they were (6 of them moved back now, finishing an undo that was cut short)` });
+    expect(readdirSync(join(f.root, 'library'))).toEqual([]);
+    expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(10);
+  });
+
   test('while its mark is being touched (an undo still running), a second undo refuses and moves nothing', async () => {
     const moves = inbox(10);
     const m = await movedAll(moves);
