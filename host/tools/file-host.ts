@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import type { FileState } from '../../core/tools/observed-state';
 import type { FileCapability, FileContents } from '../../core/tools/capabilities/files';
 import type { Roots } from '../roots';
@@ -126,6 +127,17 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     move: (from, to, overwrite, hold) => fs.fs_move({ from, to, overwrite }, hold),
     remove: (path, recursive, hold) => fs.fs_delete({ path, recursive }, hold),
     holdMoves: (moves, hold) => holdMoveMany(roots, moves, options.undo, hold),
+    dropName: async (path, file) => {
+      const target = pin(roots, path, { follow: false });
+      try {
+        const s = target.stats;
+        if (s === null || !s.isFile() || s.nlink < 2 || s.dev !== file.dev || s.ino !== file.ino) return false;
+        await unlink(target.entryPath());
+        return true;
+      } finally {
+        target.close();
+      }
+    },
     reversibility: (path, bytes, kind) =>
       reversibilityAt(roots, options.undo, path, { hashLimitBytes: hashLimit, ...(options.undoRecords !== undefined ? { records: options.undoRecords } : {}), ...(bytes !== undefined ? { bytes } : {}), ...(kind !== undefined ? { kind } : {}) }),
     held: (key) => findHeld(options.undo, key),

@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, symlinkSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, linkSync, symlinkSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
 import { actionSentence } from '../../core/reviewer/action-sentence';
@@ -153,6 +153,21 @@ test.each([
   expect(record?.change?.kind === 'moved_many' ? record.change.entries.length : 0).toBe(5);
   expect((await movedBack(input.callId, moves)).result).toMatchObject({ ok: true });
   expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(5);
+});
+
+test('a bulk move killed between the link and the unlink of a file: the retry finishes that entry (its old name goes) and the rest, records all, and the undo moves every one back with one name', async () => {
+  const moves = inbox(4);
+  const { prepared, input } = await killedMidBatch(moves, 2);
+  appendFileSync(join(f.dir, 'journals', `${prepared.nonce}.jsonl`), `${JSON.stringify({ schemaVersion: 1, at: new Date().toISOString(), record: { schemaVersion: 1, step: 'moving', index: 2 } })}\n`);
+  linkSync(join(f.root, moves[2]?.from ?? ''), join(f.root, moves[2]?.to ?? ''));
+  expect(await run(input, 2)).toMatchObject({ ok: true, reconciled: 'ran_now', output: expect.stringMatching(/^moved 4 of 4 entries: 3 before an interruption, 1 now/) });
+  expect(readdirSync(join(f.root, 'inbox'))).toEqual([]);
+  expect(statSync(join(f.root, moves[2]?.to ?? '')).nlink).toBe(1);
+  const record = await f.nonces.undoRecord(prepared.nonce);
+  expect(record?.change?.kind === 'moved_many' ? record.change.entries.map((e) => e.index) : []).toEqual([0, 1, 2, 3]);
+  expect((await movedBack(input.callId, moves)).result).toMatchObject({ ok: true, output: `moved 4 entries back to where call ${input.callId} of job job-1 moved them from` });
+  expect(readdirSync(join(f.root, 'library'))).toEqual([]);
+  expect(statSync(join(f.root, moves[2]?.from ?? '')).nlink).toBe(1);
 });
 
 test('a bulk move killed part way whose retry finds its grant expired: what moved is recorded before the retry gives up, and can be undone', async () => {

@@ -132,6 +132,9 @@ test('an entry is moved, not moved or unknown by its identity at both ends', () 
   expect(classifyEntry(planned, gone, { ...entry, mtimeMs: 2000 })).toBe('unknown');
   expect(classifyEntry(planned, gone, gone)).toBe('unknown');
   expect(classifyEntry(planned, entry, { ...entry, ino: 7 })).toBe('unknown');
+  // A file under both names (a move cut between its link and its unlink); a folder never is.
+  expect(classifyEntry(planned, entry, entry)).toBe('linked');
+  expect(classifyEntry({ ...planned, type: 'directory' }, { ...entry, type: 'directory' }, { ...entry, type: 'directory' })).toBe('unknown');
 });
 
 describe('the journal', () => {

@@ -84,6 +84,8 @@ export interface FileCapability {
    * holds what the write meant.
    */
   finishWrite(path: string, content: string, cut: CutWrite): Promise<boolean>;
+  /** Removes `path`, a name of a file that has another (a move cut between its link and its unlink), only while it is that very file (`dev`, `ino`); false, removing nothing, otherwise. */
+  dropName(path: string, file: { readonly dev: number; readonly ino: number }): Promise<boolean>;
   /** A change found not to have happened (its entry still at its path): what its call kept for it goes, so nothing offers to undo it. */
   unhold(key: string): Promise<void>;
   /** What undoing the change would put back at its path, or why it cannot (no record, undone, expired, the path taken, the held entry changed). */

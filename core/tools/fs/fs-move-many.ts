@@ -179,6 +179,7 @@ async function classifyAll(files: FileCapability, plan: readonly PlannedEntry[],
   for (const [i, entry] of plan.entries()) {
     const fs = await statusOf(files, entry);
     if (journal.moved.has(i)) out.push(fs === 'moved' ? 'moved' : 'unknown');
+    // Under both names only while being moved: a kill between its link and its unlink.
     else if (journal.moving.has(i)) out.push(fs);
     else out.push(fs === 'not_moved' ? 'not_moved' : 'unknown');
   }
@@ -298,7 +299,14 @@ export const fsMoveMany = defineTool({
     const movedBefore: number[] = [];
     const todo: number[] = [];
     const unknown: number[] = [];
-    status.forEach((s, i) => (s === 'moved' ? movedBefore : s === 'not_moved' ? todo : unknown).push(i));
+    const linked: number[] = [];
+    status.forEach((s, i) => (s === 'moved' ? movedBefore : s === 'not_moved' ? todo : s === 'linked' ? linked : unknown).push(i));
+    // A file left under both names: its old name goes (only while it is still that file), and the move is done.
+    for (const i of linked) {
+      const entry = plan[i];
+      if (entry !== undefined && (await host.files.dropName(entry.from, { dev: entry.dev, ino: entry.ino }))) movedBefore.push(i);
+      else unknown.push(i);
+    }
     for (const i of movedBefore) if (!view.moved.has(i)) await record(journal, { schemaVersion: 1, step: 'moved', index: i });
     // Kept as the first attempt kept it (a reconciliation that found nothing moved yet may have let it go).
     const kept = await hold(host, args.moves);
@@ -314,6 +322,6 @@ export const fsMoveMany = defineTool({
     const count = (s: EntryStatus) => status.filter((x) => x === s).length;
     const total = view.plan.entries.length;
     if (count('moved') === total) return { present: true, detail: `all ${total} entries are at their destinations (same inode) and their sources are gone` };
-    return { present: false, detail: `${count('moved')} of ${total} entries moved, ${count('not_moved')} not moved, ${count('unknown')} neither` };
+    return { present: false, detail: `${count('moved')} of ${total} entries moved, ${count('not_moved')} not moved, ${count('linked')} under both names, ${count('unknown')} neither` };
   },
 });

@@ -111,8 +111,8 @@ export function readJournal(records: ReadonlyArray<Readonly<Record<string, unkno
   return { plan, moving, moved };
 }
 
-/** Where an entry stands after an interruption, from the journal and the file system. */
-export type EntryStatus = 'moved' | 'not_moved' | 'unknown';
+/** Where an entry stands after an interruption, from the journal and the file system; `linked`: a file under both names (a move cut between its link and its unlink). */
+export type EntryStatus = 'moved' | 'not_moved' | 'linked' | 'unknown';
 
 export interface SeenEntry {
   readonly exists: boolean;
@@ -125,11 +125,13 @@ export interface SeenEntry {
 /**
  * Moved: the destination is the very entry (device, inode, type; a file
  * keeps its mtime too) and the source is gone. Not moved: the source is that
- * entry and the destination is absent. Anything else is unknown.
+ * entry and the destination is absent. Linked: a file that is that entry
+ * under both names. Anything else is unknown.
  */
 export function classifyEntry(plan: PlannedEntry, source: SeenEntry, destination: SeenEntry): EntryStatus {
   const same = (s: SeenEntry) => s.exists && s.dev === plan.dev && s.ino === plan.ino && s.type === plan.type && (plan.type === 'directory' || s.mtimeMs === plan.mtimeMs);
   if (!source.exists && same(destination)) return 'moved';
+  if (plan.type === 'file' && same(source) && same(destination)) return 'linked';
   if (!destination.exists && same(source)) return 'not_moved';
   return 'unknown';
 }
