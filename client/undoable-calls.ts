@@ -81,10 +81,19 @@ async function fromEvents(events: readonly HistoryEvent[], decode: (p: temporal.
       if (input.success && REVERSIBLE[input.data.toolName] !== undefined) scheduled.set(String(event.eventId), input.data);
       continue;
     }
+    const failed = event.activityTaskFailedEventAttributes;
+    const bulk = failed === undefined || failed === null ? undefined : scheduled.get(String(failed.scheduledEventId));
+    // A bulk move may have moved entries before it failed (a retry that found its grant expired): whether it kept them is the tools side's to say.
+    if (bulk?.toolName === 'fs_move_many') {
+      const named = movedOf(bulk.args.moves, '');
+      if (named !== undefined) calls.push({ jobId: bulk.jobId, callId: bulk.callId, toolName: bulk.toolName, ...named, approvedBy: bulk.approved?.reviewer, promised: bulk.approved?.reversible === true, output: failed?.failure?.message ?? '' });
+      continue;
+    }
     const done = event.activityTaskCompletedEventAttributes;
     const input = done === undefined || done === null ? undefined : scheduled.get(String(done.scheduledEventId));
     if (done === undefined || done === null || input === undefined) continue;
     const result = executedResultSchema.safeParse(await decode(done.result));
+    // Refused before it ran (`refused`), nothing of it happened.
     if (!result.success || result.data.refused !== undefined) continue;
     const fields = REVERSIBLE[input.toolName] ?? { path: 'path' };
     const named = 'moves' in fields ? movedOf(input.args[fields.moves], result.data.output) : changedOf(input.args, fields, result.data.ok);
@@ -111,10 +120,11 @@ function changedOf(args: Record<string, unknown>, fields: { readonly path: strin
   return { path, ...(typeof to === 'string' ? { to } : {}) };
 }
 
-/** A bulk move's list: it may have moved some entries even when it stopped part way (not ok), unless it moved none. */
+/** A bulk move's list: it may have moved some entries even when it stopped part way or was refused after an interruption, unless it says it moved none. */
 function movedOf(value: unknown, output: string | undefined): { path: string; moves: Array<{ from: string; to: string }> } | undefined {
   const moves = movesSchema.safeParse(value);
   const first = moves.data?.[0];
-  if (first === undefined || /^(moved 0 of |Refused:|Error:)/.test(output ?? '')) return undefined;
+  const text = output ?? '';
+  if (first === undefined || /^moved 0 of /.test(text) || (/^(Refused|Error):/.test(text) && !/entries had moved before an interruption/.test(text))) return undefined;
   return { path: first.from, moves: moves.data ?? [] };
 }

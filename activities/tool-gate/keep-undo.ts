@@ -104,10 +104,16 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
   }
 }
 
+/** The moved entries as one held set: their bytes and files in total. */
+function setOf(entries: readonly MovedEntry[]): HeldEntry {
+  const sum = (f: (e: MovedEntry) => number) => entries.reduce((n, e) => n + f(e), 0);
+  return { type: 'set', bytes: sum((e) => e.held.bytes), files: sum((e) => (e.held.type === 'file' ? 1 : (e.held.files ?? 0))), digest: null, mode: '' };
+}
+
 /**
- * A bulk move's record: the entries its journal planned that are at their
- * destinations now (the very entry, its source gone), each with what it
- * was before. None moved and all still at their places: what was kept
+ * A bulk move's record: the entries its journal says it moved (or was
+ * moving) that are at their destinations now (the very entry, its source
+ * gone), each with what it was before. None moved and all still at their places: what was kept
  * goes ('dropped'). The journal is read before the call's outcome is
  * stored, which is when it goes. A reconciliation records what moved
  * before it resumes the move (its grant may have expired meanwhile), and
@@ -115,8 +121,9 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
  */
 async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, nonce: string, settling: boolean): Promise<KeptAt | 'none' | 'dropped'> {
   const journal = runner.callHost(toolOrFail(input.toolName), nonce).journal;
-  const plan = journal === undefined ? undefined : readJournal(await journal.read()).plan;
-  if (plan === undefined) {
+  const view = journal === undefined ? undefined : readJournal(await journal.read());
+  const plan = view?.plan;
+  if (view === undefined || plan === undefined) {
     // No plan written: the kill came before the first move.
     if (journal === undefined) return 'none';
     await files.unhold(nonce);
@@ -130,9 +137,14 @@ async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, 
     const from = await files.observe(p.from, { follow: false, hash: false });
     const to = await files.observe(p.to, { follow: false, hash: false });
     first ??= from.path;
-    const status = classifyEntry(p, from, to);
-    if (status === 'not_moved') untouched++;
-    if (status !== 'moved' || p.type === 'other') continue;
+    let status = classifyEntry(p, from, to);
+    const journaled = view.moved.has(index) ? 'moved' : view.moving.has(index) ? 'moving' : 'planned';
+    // A file a kill left under both names (between the link and the unlink of its move): its old name goes, as the approved move meant, only while it is still that file.
+    if (status === 'linked' && journaled === 'moving' && (await files.dropName(p.from, { dev: p.dev, ino: p.ino }))) status = 'moved';
+    if (status === 'not_moved' && journaled !== 'moved') untouched++;
+    // What this call moved, by its journal: one it recorded as moved is at its destination (its inode, edited since or not: the undo then says so); one it was moving is moved as planned. Anything else moved by someone else is not this call's.
+    const moved = journaled === 'moved' ? !from.exists && to.exists && to.dev === p.dev && to.ino === p.ino : journaled === 'moving' && status === 'moved';
+    if (!moved || p.type === 'other') continue;
     const held: HeldEntry = { type: p.type, bytes: p.bytes ?? p.size, files: p.files ?? null, digest: p.digest ?? null, mode: p.mode ?? '', dev: p.dev, ino: p.ino, ...(p.type === 'file' ? { mtimeMs: p.mtimeMs } : {}) };
     entries.push({ index, from: pathDigest(from.path), to: pathDigest(to.path), held });
   }
@@ -142,9 +154,8 @@ async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, 
     await files.unhold(nonce);
     return 'dropped';
   }
-  const sum = (f: (e: MovedEntry) => number) => entries.reduce((n, e) => n + f(e), 0);
   return {
-    held: { type: 'set', bytes: sum((e) => e.held.bytes), files: sum((e) => (e.held.type === 'file' ? 1 : (e.held.files ?? 0))), digest: null, mode: '' },
+    held: setOf(entries),
     change: { kind: 'moved_many', count: plan.entries.length, list: movesDigest(plan.entries, files.roots[0] ?? '/'), entries },
     asideBytes: 0,
     path: first ?? '',
@@ -201,7 +212,12 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
     expiresAt: new Date(heldUntil(now, place.keepDays)).toISOString(),
     state: 'held',
   };
-  // Recorded once; a bulk move resumed after a crash revises it with what it moved since (its times stay).
-  if (!(await runner.deps.nonces.recordUndo(record)) && change.kind === 'moved_many') await runner.deps.nonces.reviseUndo(record);
+  // Recorded once; a bulk move resumed after a crash revises it with what it moved since (its times stay, and no entry recorded before is dropped).
+  if (!(await runner.deps.nonces.recordUndo(record)) && change.kind === 'moved_many') {
+    const before = (await runner.deps.nonces.undoRecord(nonce))?.change;
+    const known = before?.kind === 'moved_many' ? before.entries.filter((e) => !change.entries.some((n) => n.index === e.index)) : [];
+    const entries = [...change.entries, ...known].sort((a, b) => a.index - b.index);
+    await runner.deps.nonces.reviseUndo({ ...record, held: setOf(entries), change: { ...change, entries } });
+  }
   return 'kept';
 }

@@ -215,11 +215,10 @@ export function createRestoreMany(deps: RestoreManyDeps) {
         });
       } catch (err) {
         if (!(err instanceof ToolRefusal)) throw err;
-        const back = moved + already;
         throw new ToolRefusal(
-          back === 0
+          moved === 0
             ? `nothing was moved back: ${err.message}`
-            : `moved ${entries(back)} of ${change.entries.length} back, then stopped: ${err.message}; the rest stay where the move put them (undo again to move them back)`,
+            : `moved ${entries(moved)} of ${change.entries.length} back${already > 0 ? ` (${already} ${already === 1 ? 'was' : 'were'} back already)` : ''}, then stopped: ${err.message}; the rest stay where the move put them (undo again to move them back)`,
         );
       }
       mark.touch();

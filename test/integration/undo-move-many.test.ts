@@ -170,6 +170,43 @@ test('a bulk move killed between the link and the unlink of a file: the retry fi
   expect(statSync(join(f.root, moves[2]?.from ?? '')).nlink).toBe(1);
 });
 
+test('the record is the journal\'s: an entry the call moved and someone edited since stays in it (the undo then refuses, naming it); an entry someone else moved as planned is not the call\'s', async () => {
+  const moves = inbox(6);
+  const { prepared, input } = await killedMidBatch(moves, 3);
+  appendFileSync(join(f.root, moves[1]?.to ?? ''), ' edited after the move');
+  renameSync(join(f.root, moves[4]?.from ?? ''), join(f.root, moves[4]?.to ?? ''));
+  expect(await run(input, 2)).toMatchObject({ reconciled: 'ran_now' });
+  const record = await f.nonces.undoRecord(prepared.nonce);
+  expect(record?.change?.kind === 'moved_many' ? record.change.entries.map((e) => e.index) : []).toEqual([0, 1, 2, 3, 5]);
+  const u = await movedBack(input.callId, moves);
+  expect(u.warnings).toContain(`nothing was moved back: ${realpathSync(f.root)}/library/episode-001.mkv changed after the move`);
+  expect(readdirSync(join(f.root, 'inbox'))).toEqual([]);
+});
+
+test('a file left under both names and a retry that finds its grant expired: the retry still finishes that entry and records it before it gives up', async () => {
+  const moves = inbox(4);
+  const { prepared, input } = await killedMidBatch(moves, 2);
+  appendFileSync(join(f.dir, 'journals', `${prepared.nonce}.jsonl`), `${JSON.stringify({ schemaVersion: 1, at: new Date().toISOString(), record: { schemaVersion: 1, step: 'moving', index: 2 } })}\n`);
+  linkSync(join(f.root, moves[2]?.from ?? ''), join(f.root, moves[2]?.to ?? ''));
+  f.gate = await gateOver(f, keys.publicKey, { now: () => Date.now() + 5 * 60_000 });
+  await expect(run(input, 2)).rejects.toThrow(/expired/);
+  expect(existsSync(join(f.root, moves[2]?.from ?? ''))).toBe(false);
+  expect(statSync(join(f.root, moves[2]?.to ?? '')).nlink).toBe(1);
+  const record = await f.nonces.undoRecord(prepared.nonce);
+  expect(record?.change?.kind === 'moved_many' ? record.change.entries.map((e) => e.index) : []).toEqual([0, 1, 2]);
+});
+
+test('a bulk move promised reversible, resumed by a worker whose root is no longer set up for undo: it moves no more, and says what had moved', async () => {
+  const moves = inbox(5);
+  const { input } = await killedMidBatch(moves, 2);
+  const { Roots } = await import('../../host/roots');
+  const { createToolGateActivities } = await import('../../activities/tool-gate');
+  const { createGrantVerifier } = await import('../../host/grant-keys');
+  f.gate = createToolGateActivities({ roots: await Roots.create([f.root]), nonces: f.nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, undo: { roots: [], keepDays: 7 }, journalDir: join(f.dir, 'journals') });
+  expect(await run(input, 2)).toMatchObject({ ok: false, output: expect.stringMatching(new RegExp(`^Refused: 2 of 5 entries had moved before an interruption, and no more were moved: the approved change was to be reversible, but ${realpathSync(f.root)} is not set up for undo\\n`)) });
+  expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(3);
+});
+
 test('a bulk move killed part way whose retry finds its grant expired: what moved is recorded before the retry gives up, and can be undone', async () => {
   const moves = inbox(6);
   const { prepared, input } = await killedMidBatch(moves, 3);

@@ -309,7 +309,13 @@ export const fsMoveMany = defineTool({
     }
     for (const i of movedBefore) if (!view.moved.has(i)) await record(journal, { schemaVersion: 1, step: 'moved', index: i });
     // Kept as the first attempt kept it (a reconciliation that found nothing moved yet may have let it go).
-    const kept = await hold(host, args.moves);
+    const kept = await hold(host, args.moves).catch((err: unknown) => {
+      // Promised reversible and no longer keepable: nothing more moves, and the refusal says what had.
+      if (err instanceof ToolRefusal && movedBefore.length > 0) {
+        throw new ToolRefusal(`${movedBefore.length} of ${plan.length} entries had moved before an interruption, and no more were moved: ${err.message.replace(/; nothing was changed$/, '')}`);
+      }
+      throw err;
+    });
     const run = await moveEntries(host.files, journal, plan, todo);
     return withKept(report(plan, movedBefore, run, unknown), kept);
   },
