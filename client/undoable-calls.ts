@@ -71,7 +71,8 @@ export async function undoableCalls(client: Client, jobId: string): Promise<Undo
   return [...byCall.values()];
 }
 
-async function fromEvents(events: readonly HistoryEvent[], decode: (p: temporal.api.common.v1.IPayloads | null | undefined) => Promise<unknown>): Promise<UndoableCall[]> {
+/** The calls of one run's events that may be undone (`decode` turns an activity's payloads into its value). */
+export async function fromEvents(events: readonly HistoryEvent[], decode: (p: temporal.api.common.v1.IPayloads | null | undefined) => Promise<unknown>): Promise<UndoableCall[]> {
   const scheduled = new Map<string, z.infer<typeof executedInputSchema>>();
   const calls: UndoableCall[] = [];
   for (const event of events) {
