@@ -206,8 +206,8 @@ export function createRestoreMany(deps: RestoreManyDeps) {
           if (place.kind === 'problem') throw new ToolRefusal(place.why);
           if (place.kind === 'back') already++;
           else {
-            // A file under both names: an undo was cut between its link and its unlink.
             await deps.midUndo?.(moved + already);
+            // A file under both names (an undo cut between its link and its unlink): its destination name goes.
             if (place.kind === 'half') await unlink(to.entryPath());
             else await entryBack(to, from, { dev: e.held.dev ?? -1, ino: e.held.ino ?? -1 }, e.held.type === 'directory');
             moved++;
