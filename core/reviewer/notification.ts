@@ -284,7 +284,7 @@ function withText(notice: Omit<Notice, 'title' | 'text'>): Notice {
       // An undo that ran says what it gave back, not which tool did it.
       if (notice.tool === 'fs_undo') {
         title = `Undone: ${notice.target ?? 'an approved change'}`;
-        lines = [`${notice.target ?? 'The change'} is back as it was before the change (undo job ${notice.jobId}).`, ...request];
+        lines = [`Put back as it was before the change: ${notice.target ?? 'what it changed'} (undo job ${notice.jobId}).`, ...request];
         break;
       }
       title = `Done: ${notice.tool}${on}`;

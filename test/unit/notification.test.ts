@@ -112,7 +112,10 @@ test('closing notices: each ending of a request, and of a job, is told; the requ
   expect(refused?.text).toContain('did not run: refused when checked again');
   // An undo that ran says what came back.
   const undone = noticeFor({ ...envelope, jobId: 'undo-5be0', type: 'tool_executed', data: { ...call, toolName: 'fs_undo', ruleId: 'approve-undo', requestId: 'r-2', target: '/srv/share/photos', ok: true } }, ctx);
-  expect(undone).toMatchObject({ event: 'call_executed', title: 'Undone: /srv/share/photos', text: '/srv/share/photos is back as it was before the change (undo job undo-5be0).\nrequest: r-2' });
+  expect(undone).toMatchObject({ event: 'call_executed', title: 'Undone: /srv/share/photos', text: 'Put back as it was before the change: /srv/share/photos (undo job undo-5be0).\nrequest: r-2' });
+  // A bulk move's undo names the set.
+  const set = noticeFor({ ...envelope, jobId: 'undo-77aa', type: 'tool_executed', data: { ...call, toolName: 'fs_undo', ruleId: 'approve-undo', requestId: 'r-3', target: '200 moved entries', ok: true } }, ctx);
+  expect(set).toMatchObject({ title: 'Undone: 200 moved entries', text: 'Put back as it was before the change: 200 moved entries (undo job undo-77aa).\nrequest: r-3' });
   // An allowed call (no request) notifies nobody.
   expect(noticeFor({ ...envelope, type: 'tool_executed', data: { ...call, ok: true } }, ctx)).toBeUndefined();
 
