@@ -82,12 +82,12 @@ export async function fromEvents(events: readonly HistoryEvent[], decode: (p: te
       if (input.success && REVERSIBLE[input.data.toolName] !== undefined) scheduled.set(String(event.eventId), input.data);
       continue;
     }
-    const failed = event.activityTaskFailedEventAttributes;
-    const bulk = failed === undefined || failed === null ? undefined : scheduled.get(String(failed.scheduledEventId));
-    // A bulk move may have moved entries before it failed (a retry that found its grant expired): whether it kept them is the tools side's to say.
+    const ended = event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
+    const bulk = ended === undefined || ended === null ? undefined : scheduled.get(String(ended.scheduledEventId));
+    // A bulk move may have moved entries before it failed or timed out (a retry that found its grant expired): whether it kept them is the tools side's to say.
     if (bulk?.toolName === 'fs_move_many') {
       const named = movedOf(bulk.args.moves, '');
-      if (named !== undefined) calls.push({ jobId: bulk.jobId, callId: bulk.callId, toolName: bulk.toolName, ...named, approvedBy: bulk.approved?.reviewer, promised: bulk.approved?.reversible === true, output: failed?.failure?.message ?? '' });
+      if (named !== undefined) calls.push({ jobId: bulk.jobId, callId: bulk.callId, toolName: bulk.toolName, ...named, approvedBy: bulk.approved?.reviewer, promised: bulk.approved?.reversible === true, output: ended?.failure?.message ?? '' });
       continue;
     }
     const done = event.activityTaskCompletedEventAttributes;
@@ -121,11 +121,14 @@ function changedOf(args: Record<string, unknown>, fields: { readonly path: strin
   return { path, ...(typeof to === 'string' ? { to } : {}) };
 }
 
-/** A bulk move's list: it may have moved some entries even when it stopped part way or was refused after an interruption, unless it says it moved none. */
+/**
+ * A bulk move's list: it may have moved entries even when it stopped part
+ * way, failed (a full disk under its journal) or was refused after an
+ * interruption; only one that says it moved nothing is left out.
+ */
 function movedOf(value: unknown, output: string | undefined): { path: string; moves: Array<{ from: string; to: string }> } | undefined {
   const moves = movesSchema.safeParse(value);
   const first = moves.data?.[0];
-  const text = output ?? '';
-  if (first === undefined || /^moved 0 of /.test(text) || (/^(Refused|Error):/.test(text) && !/entries had moved before an interruption/.test(text))) return undefined;
+  if (first === undefined || /^(moved 0 of |Refused: nothing was moved|Refused: the approved change was to be reversible)/.test(output ?? '')) return undefined;
   return { path: first.from, moves: moves.data ?? [] };
 }

@@ -134,8 +134,10 @@ async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, 
   // The record's path: the first source, as observed (canonical).
   let first: string | undefined;
   for (const [index, p] of plan.entries.entries()) {
-    const from = await files.observe(p.from, { follow: false, hash: false });
-    const to = await files.observe(p.to, { follow: false, hash: false });
+    // An entry that cannot be observed now (its folder swapped for a link out of the roots) is neither moved nor untouched: the others are still recorded.
+    const seen = await Promise.all([p.from, p.to].map((path) => files.observe(path, { follow: false, hash: false }).catch(() => undefined)));
+    const [from, to] = seen;
+    if (from === undefined || to === undefined) continue;
     first ??= from.path;
     let status = classifyEntry(p, from, to);
     const journaled = view.moved.has(index) ? 'moved' : view.moving.has(index) ? 'moving' : 'planned';

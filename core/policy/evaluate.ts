@@ -179,8 +179,10 @@ export function argViews(ctx: CallContext): unknown[] {
   const tool = getTool(ctx.toolName);
   const fields = tool?.pathFields ?? [];
   const args = ctx.args;
-  // Paths nested in a list (a bulk move's entries): `path` stands for each of them, as written and as resolved.
-  if (tool?.pathsOf !== undefined && args !== null && typeof args === 'object' && !Array.isArray(args)) return nestedViews(ctx, pathTargets(tool, args), args);
+  // Paths nested in a list (a bulk move's entries, an undo of one): `path` stands for each of them, as written and as resolved. A call naming its paths at the top level (an undo of one change) is viewed field by field.
+  if (tool?.pathsOf !== undefined && args !== null && typeof args === 'object' && !Array.isArray(args) && fields.every((f) => ownString(args, f) === undefined)) {
+    return nestedViews(ctx, pathTargets(tool, args), args);
+  }
   if (fields.length === 0 || args === null || typeof args !== 'object' || Array.isArray(args)) return [args];
   const only = fields.length === 1 ? fields[0] : undefined;
   if (only === 'path') {

@@ -54,12 +54,15 @@ export function changeOf(request: Pick<PendingRequestView, 'toolName' | 'args' |
       return [back ? { from: to, to: from } : { from, to }];
     });
     const set = request.observed.find((o) => !isFileState(o) && o.kind === 'subject');
-    const bytes = set !== undefined && !isFileState(set) && set.kind === 'subject' && typeof set.facts.bytes === 'number' ? `, ${humanSize(set.facts.bytes)} in total` : '';
+    const facts = set !== undefined && !isFileState(set) && set.kind === 'subject' ? set.facts : {};
+    const bytes = typeof facts.bytes === 'number' ? `, ${humanSize(facts.bytes)} in total` : '';
+    // An undo moves back only what the call moved: said when it moved fewer than it was asked to.
+    const count = back && typeof facts.moved === 'number' && facts.moved < moves.length ? `${facts.moved} of ${moves.length}` : `${moves.length}`;
     return {
       kind: 'moves',
       rows: moves.slice(0, MOVE_ROWS).map((m) => ({ from: maskString(m.from), to: maskString(m.to) })),
       more: Math.max(0, moves.length - MOVE_ROWS),
-      total: `${moves.length} ${moves.length === 1 ? 'entry' : 'entries'}${bytes}`,
+      total: `${count} ${moves.length === 1 ? 'entry' : 'entries'}${bytes}`,
     };
   }
   const action = SERVICE_ACTIONS[request.toolName];

@@ -70,6 +70,8 @@ export type Undoable =
       readonly bytes: number;
       /** Files below a folder; null for a file. */
       readonly files: number | null;
+      /** A set: how many of the call's entries it moved (the undo moves back those). */
+      readonly entries?: number;
       /** ISO 8601: when the entry was moved aside, and when its undo time ends. */
       readonly heldAt: string;
       readonly expiresAt: string;

@@ -256,8 +256,9 @@ export function createRestoreMany(deps: RestoreManyDeps) {
     return refusing(async () => {
       const record = await recordOf(deps.records, t);
       stillHeld(record, t, deps.now());
-      await check(record, t, manyOf(deps, record, t));
-      return { ok: true as const, type: 'set' as const, bytes: record.held.bytes, files: record.held.files, heldAt: record.heldAt, expiresAt: record.expiresAt };
+      const change = manyOf(deps, record, t);
+      await check(record, t, change);
+      return { ok: true as const, type: 'set' as const, bytes: record.held.bytes, files: record.held.files, entries: change.entries.length, heldAt: record.heldAt, expiresAt: record.expiresAt };
     });
   }
 

@@ -3,6 +3,7 @@ import { appendFileSync, chmodSync, existsSync, linkSync, symlinkSync, mkdirSync
 import { join } from 'node:path';
 import type { ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
 import { actionSentence } from '../../core/reviewer/action-sentence';
+import { changeOf } from '../../core/reviewer/change-view';
 import { approvedCalls } from '../helpers/approved-call';
 import { gateOver, runAttempt, undoFixture } from '../helpers/undo-root';
 import { treeListing } from '../helpers/tree-listing';
@@ -128,6 +129,10 @@ test('a bulk move killed part way, resumed by its retry with a destination taken
   const record = await f.nonces.undoRecord(prepared.nonce);
   expect(record?.change?.kind === 'moved_many' ? record.change.entries.map((e) => e.index) : []).toEqual([0, 1, 2, 3, 4, 5, 7, 8, 9]);
 
+  // The undo's card says how many of the call's entries go back, and their size.
+  const card = await undoCard(input.callId, moves);
+  expect(changeOf({ toolName: 'fs_undo', args: card.input.args, observed: card.prepared.observed })).toMatchObject({ kind: 'moves', total: expect.stringMatching(/^9 of 10 entries, \d+ bytes in total$/) });
+
   // Every moved entry as recorded, the one it never moved named otherwise: not the call's list, and the card does not offer it.
   mkdirSync(join(f.root, 'precious'));
   writeFileSync(join(f.root, 'precious', 'b'), 'keep me here');
@@ -205,6 +210,23 @@ test('a bulk move promised reversible, resumed by a worker whose root is no long
   f.gate = createToolGateActivities({ roots: await Roots.create([f.root]), nonces: f.nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, undo: { roots: [], keepDays: 7 }, journalDir: join(f.dir, 'journals') });
   expect(await run(input, 2)).toMatchObject({ ok: false, output: expect.stringMatching(new RegExp(`^Refused: 2 of 5 entries had moved before an interruption, and no more were moved: the approved change was to be reversible, but ${realpathSync(f.root)} is not set up for undo\\n`)) });
   expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(3);
+});
+
+test('an entry that cannot be observed after a kill (its folder swapped for a link out of the roots): the retry moves no more and says so; what moved is recorded and can be undone', async () => {
+  const moves = inbox(4);
+  mkdirSync(join(f.root, 'library', 'late'));
+  moves[3] = { from: moves[3]?.from ?? '', to: 'library/late/episode-003.mkv' };
+  const { prepared, input } = await killedMidBatch(moves, 2);
+  const outside = join(f.dir, 'elsewhere');
+  mkdirSync(outside);
+  renameSync(join(f.root, 'library', 'late'), join(f.dir, 'late-moved-away'));
+  symlinkSync(outside, join(f.root, 'library', 'late'));
+  expect(await run(input, 2)).toMatchObject({ ok: false, output: expect.stringMatching(/^Refused: 2 of 4 entries had moved before an interruption, and no more were moved: library\/late\/episode-003.mkv leads outside the allowed roots/) });
+  const record = await f.nonces.undoRecord(prepared.nonce);
+  expect(record?.change?.kind === 'moved_many' ? record.change.entries.map((e) => e.index) : []).toEqual([0, 1]);
+  expect(readdirSync(outside)).toEqual([]);
+  expect((await movedBack(input.callId, moves)).result).toMatchObject({ ok: true, output: expect.stringContaining('moved 2 entries back') });
+  expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(4);
 });
 
 test('a bulk move killed part way whose retry finds its grant expired: what moved is recorded before the retry gives up, and can be undone', async () => {

@@ -347,3 +347,27 @@ describe('detectors in rules', () => {
     expect(result).toMatchObject({ decision: 'allow', matches: [], detectors: [] });
   });
 });
+
+describe('an undo\'s paths, as written and where they really lead', () => {
+  const rule = (arg: string) => snapshot([{ id: 'no-secret', version: 1, name: 'never the secret folder', when: { arg, glob: '/srv/secret/**' }, action: 'deny_current_tool' }]);
+  const real = (path: string, to: string) => ({ path, real: to, exists: true, symlink: true });
+  const decide = (toolName: string, args: Record<string, unknown>, targets: Array<ReturnType<typeof real>>, on = 'path') =>
+    evaluateCall(rule(on), 'tool.before', { ...call(toolName, 'file_change', args), facts: { targets } }, {}, 0).decision;
+
+  test('a rule on `to` sees the real place of an undo of one move, as it does for the move', () => {
+    const facts = [real('/srv/link/x', '/srv/secret/x')];
+    expect(decide('fs_move', { from: '/srv/a', to: '/srv/link/x', overwrite: false }, facts, 'to')).toBe('deny');
+    expect(decide('fs_undo', { job: 'j', call: 'c', path: '/srv/a', to: '/srv/link/x' }, facts, 'to')).toBe('deny');
+    expect(decide('fs_undo', { job: 'j', call: 'c', path: '/srv/a', to: '/srv/b' }, [], 'to')).toBe('allow');
+  });
+
+  test('every path of an undo of a bulk move, as `path`, as written and as resolved', () => {
+    const moves = [
+      { from: '/srv/a', to: '/srv/b' },
+      { from: '/srv/c', to: '/srv/link/d' },
+    ];
+    expect(decide('fs_undo', { job: 'j', call: 'c', moves }, [real('/srv/link/d', '/srv/secret/d')])).toBe('deny');
+    expect(decide('fs_move_many', { moves }, [real('/srv/link/d', '/srv/secret/d')])).toBe('deny');
+    expect(decide('fs_undo', { job: 'j', call: 'c', moves }, [])).toBe('allow');
+  });
+});

@@ -41,9 +41,15 @@ test('a bulk move that ran, stopped part way, failed after a kill, or was refuse
       completed(12, 11, { ok: false, output: '', refused: 'the target changed since it was approved' }),
       execute(13, 'fs_delete', { path: '/srv/in/c' }),
       failed(14, 13, 'execute refused: the grant has expired'),
+      execute(15, 'fs_move_many', { moves }),
+      completed(16, 15, { ok: false, output: 'Error: ENOSPC: no space left on device, write' }),
+      execute(17, 'fs_move_many', { moves }),
+      { eventId: Long.fromNumber(18), activityTaskTimedOutEventAttributes: { scheduledEventId: Long.fromNumber(17), failure: { message: 'activity Heartbeat timeout' } } },
+      execute(19, 'fs_move_many', { moves }),
+      completed(20, 19, { ok: false, output: 'Refused: the approved change was to be reversible, but /srv/in is not set up for undo; nothing was changed' }),
     ],
     decode,
   );
-  expect(calls.map((c) => c.callId)).toEqual(['call-1', 'call-3', 'call-5']);
+  expect(calls.map((c) => c.callId)).toEqual(['call-1', 'call-3', 'call-5', 'call-15', 'call-17']);
   expect(calls[1]).toMatchObject({ toolName: 'fs_move_many', path: '/srv/in/a', moves, approvedBy: 'alice', promised: true, output: 'execute refused: the grant has expired' });
 });

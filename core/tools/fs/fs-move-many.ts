@@ -164,9 +164,14 @@ async function hold(host: { readonly files: FileCapability; readonly hold?: Hold
 }
 
 async function statusOf(files: FileCapability, entry: PlannedEntry): Promise<EntryStatus> {
-  const source = await files.observe(entry.from, { follow: false, hash: false });
-  const destination = await files.observe(entry.to, { follow: false, hash: false });
-  return classifyEntry(entry, source, destination);
+  try {
+    const source = await files.observe(entry.from, { follow: false, hash: false });
+    const destination = await files.observe(entry.to, { follow: false, hash: false });
+    return classifyEntry(entry, source, destination);
+  } catch {
+    // Cannot be observed now (a folder on its way swapped for a link out of the roots): neither moved nor as planned, and the others are still settled.
+    return 'unknown';
+  }
 }
 
 /**

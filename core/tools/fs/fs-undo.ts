@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { sha256Hex } from '../../util/sha256';
 import type { Prepared } from '../tool-module';
 import { defineTool } from '../tool-module';
-import type { UndoTarget } from '../undo';
+import type { Undoable, UndoTarget } from '../undo';
+import { humanSize } from '../../util/human-size';
 import { fileAt, pathArg, prepareFiles } from './file-targets';
 import { MAX_MOVES } from './move-plan';
 
@@ -36,8 +37,8 @@ const undoTarget = (args: Args): UndoTarget =>
 
 const setName = (count: number) => `${count} moved ${count === 1 ? 'entry' : 'entries'}`;
 
-/** The moved entries as one state: where each is now (inode, type, size, time), pinned by a digest; content is compared when the undo runs. */
-async function observeMoves(files: Parameters<typeof prepareFiles>[0], moves: NonNullable<Args['moves']>): Promise<Prepared> {
+/** The moved entries as one state: where each is now (inode, type, size, time), pinned by a digest, and what the undo would move back (`can`); content is compared when the undo runs. */
+async function observeMoves(files: Parameters<typeof prepareFiles>[0], moves: NonNullable<Args['moves']>, can: Undoable): Promise<Prepared> {
   const lines: string[] = [];
   for (const m of moves) {
     const line: unknown[] = [m.from, m.to];
@@ -53,6 +54,8 @@ async function observeMoves(files: Parameters<typeof prepareFiles>[0], moves: No
   }
   const digest = sha256Hex(`${lines.join('\n')}\n`);
   const first = moves[0];
+  const moved = can.ok ? (can.entries ?? moves.length) : undefined;
+  const what = moved === undefined ? `${moves.length} ${moves.length === 1 ? 'entry' : 'entries'}` : `${moved} of ${moves.length} ${moves.length === 1 ? 'entry' : 'entries'} (${can.ok ? humanSize(can.bytes) : ''})`;
   return {
     observed: [
       {
@@ -60,8 +63,8 @@ async function observeMoves(files: Parameters<typeof prepareFiles>[0], moves: No
         subject: setName(moves.length),
         exists: true,
         identity: digest,
-        summary: `${moves.length} ${moves.length === 1 ? 'entry' : 'entries'} to move back${first !== undefined ? `, first ${first.to} → ${first.from}` : ''}`,
-        facts: { count: moves.length, digest },
+        summary: `${what} to move back${first !== undefined ? `, first ${first.to} → ${first.from}` : ''}`,
+        facts: { count: moves.length, digest, ...(can.ok ? { moved: moved ?? null, bytes: can.bytes } : {}) },
       },
     ],
     problems: [undefined],
@@ -90,8 +93,8 @@ export const fsUndo = defineTool({
   }),
 
   async prepare(host, args) {
-    const prepared = args.moves !== undefined ? await observeMoves(host.files, args.moves) : await prepareFiles(host.files, args.to === undefined ? [args.path ?? ''] : [args.path ?? '', args.to], false);
     const can = await host.files.undoable(undoTarget(args));
+    const prepared = args.moves !== undefined ? await observeMoves(host.files, args.moves, can) : await prepareFiles(host.files, args.to === undefined ? [args.path ?? ''] : [args.path ?? '', args.to], false);
     // What cannot be undone is told to the reviewer, and refused when it runs: the card never offers it as if it could.
     return can.ok ? prepared : { ...prepared, problems: [{ kind: 'refused', reason: can.reason }] };
   },
