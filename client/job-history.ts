@@ -419,10 +419,6 @@ export async function readJob(jobId: string, runs: readonly RunHistory[], decode
   return { job, skipped };
 }
 
-/**
- * Every listed run's history, grouped by job and read in start order. A
- * run whose history cannot be fetched or decoded is skipped with the reason.
- */
 /** The histories of a job's runs, in the order given; a run whose history cannot be fetched is skipped, said why. */
 export async function runHistories(client: Client, jobId: string, runs: readonly ListedRun[]): Promise<{ histories: RunHistory[]; skipped: SkippedRun[] }> {
   const histories: RunHistory[] = [];
@@ -438,6 +434,10 @@ export async function runHistories(client: Client, jobId: string, runs: readonly
   return { histories, skipped };
 }
 
+/**
+ * Every listed run's history, grouped by job and read in start order. A
+ * run whose history cannot be fetched or decoded is skipped with the reason.
+ */
 export async function readJobs(client: Client, runs: readonly ListedRun[]): Promise<ReadJobs> {
   const decode: DecodePayloads = (payloads) => decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads);
   const byJob = new Map<string, ListedRun[]>();

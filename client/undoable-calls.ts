@@ -4,6 +4,7 @@ import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { JobError } from './errors';
 import { jobsQuery, listRuns, runHistories } from './job-history';
+import type { Move } from '../core/tools/fs/move-plan';
 
 /**
  * The changes of a past job that `airlock undo` may take back, read from
@@ -47,7 +48,7 @@ export interface UndoableCall {
   /** A move's destination, as it named it. */
   readonly to?: string;
   /** A bulk move's whole list, as it named it (`path` is its first source). */
-  readonly moves?: ReadonlyArray<{ readonly from: string; readonly to: string }>;
+  readonly moves?: readonly Move[];
   /** The reviewer who approved it; undefined for a call no reviewer was asked about. */
   readonly approvedBy: string | undefined;
   /** The card promised it reversible. */

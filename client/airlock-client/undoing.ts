@@ -9,6 +9,7 @@ import { undoArgs } from '../../core/tools/undo';
 import { clientCallsQuery, submitCallUpdate } from '../../workflows/messages';
 import { JobError } from '../errors';
 import { result } from './jobs';
+import type { Move } from '../../core/tools/fs/move-plan';
 
 /**
  * An undo is a call of its own: `fs_undo` in a client-driven job that
@@ -70,7 +71,7 @@ export interface UndoRequest {
   /** A move's destination, as the call named it: where the entry is now. */
   readonly to?: string;
   /** A bulk move's whole list, as the call named it. */
-  readonly moves?: ReadonlyArray<{ readonly from: string; readonly to: string }>;
+  readonly moves?: readonly Move[];
   /** Who asks: the undo job's requester (a rule may keep them from deciding it). */
   readonly requester: string;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Move } from './fs/move-plan';
 
 /**
  * Whether an approved change can be taken back with `airlock undo`,
@@ -21,7 +22,7 @@ export type KeptKind =
   | { readonly kind: 'append'; readonly adds: number }
   | { readonly kind: 'mode' }
   | { readonly kind: 'move'; readonly to: string }
-  | { readonly kind: 'move_many'; readonly moves: ReadonlyArray<{ readonly from: string; readonly to: string }> };
+  | { readonly kind: 'move_many'; readonly moves: readonly Move[] };
 
 /** When an entry held at `heldAtMs` may be purged: its undo time is over. */
 export function heldUntil(heldAtMs: number, keepDays: number): number {
@@ -54,7 +55,7 @@ export interface UndoOneTarget {
 export interface UndoManyTarget {
   readonly job: string;
   readonly call: string;
-  readonly moves: ReadonlyArray<{ readonly from: string; readonly to: string }>;
+  readonly moves: readonly Move[];
 }
 
 export type UndoTarget = UndoOneTarget | UndoManyTarget;
@@ -84,7 +85,7 @@ export function undoArgs(call: {
   readonly callId: string;
   readonly path: string;
   readonly to?: string | undefined;
-  readonly moves?: ReadonlyArray<{ readonly from: string; readonly to: string }> | undefined;
+  readonly moves?: readonly Move[] | undefined;
 }): UndoTarget {
   if (call.moves !== undefined) return { job: call.jobId, call: call.callId, moves: call.moves.map((m) => ({ from: m.from, to: m.to })) };
   return { job: call.jobId, call: call.callId, path: call.path, ...(call.to !== undefined ? { to: call.to } : {}) };

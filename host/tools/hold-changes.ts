@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { link, lstat, unlink } from 'node:fs/promises';
 import { z } from 'zod';
 import type { CutWrite } from '../../core/tools/capabilities/files';
+import type { Move } from '../../core/tools/fs/move-plan';
 import type { HoldSlot } from '../../core/tools/undo';
 import { humanSize } from '../../core/util/human-size';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
@@ -179,7 +180,7 @@ export async function holdMove(from: Pinned, to: Pinned, settings: UndoSettings 
  * link on the way), every source a file or a folder. The root of the first
  * source keeps its mark.
  */
-export async function movesKeptIn(roots: Roots, moves: ReadonlyArray<{ readonly from: string; readonly to: string }>, settings: UndoSettings | undefined): Promise<{ readonly home: string } | { readonly why: string }> {
+export async function movesKeptIn(roots: Roots, moves: readonly Move[], settings: UndoSettings | undefined): Promise<{ readonly home: string } | { readonly why: string }> {
   let home: string | undefined;
   for (const [path, source] of moves.flatMap((m): Array<[string, boolean]> => [[m.from, true], [m.to, false]])) {
     const why = await withPinned(roots, path, { follow: false }, async (p) => {
@@ -202,7 +203,7 @@ export async function movesKeptIn(roots: Roots, moves: ReadonlyArray<{ readonly 
  * moves are kept for undo (the journal says which moved and what each
  * was). Nothing is set aside, so no quota is asked.
  */
-export async function holdMoveMany(roots: Roots, moves: ReadonlyArray<{ readonly from: string; readonly to: string }>, settings: UndoSettings | undefined, slot: HoldSlot): Promise<boolean> {
+export async function holdMoveMany(roots: Roots, moves: readonly Move[], settings: UndoSettings | undefined, slot: HoldSlot): Promise<boolean> {
   const kept = await movesKeptIn(roots, moves, settings);
   if ('why' in kept) return notKept(slot, kept.why);
   const marker = { kind: 'moved_many' as const, count: moves.length };

@@ -32,6 +32,14 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
+/** A tools worker's own data folder, and the environment that starts it with the root kept for undo for 7 days. */
+function undoWorker(): { dataDir: string; env: Record<string, string> } {
+  const dataDir = mkdtempSync(join(h.dir, 'tools-data-'));
+  const config = join(dataDir, 'tools.yaml');
+  writeFileSync(config, `version: 1\nroots: [${h.root}]\nundo: { keepDays: 7 }\n`);
+  return { dataDir, env: { AIRLOCK_DATA_DIR: dataDir, AIRLOCK_TOOLS_CONFIG: config } };
+}
+
 function undoRows(store: string, jobId: string): Array<{ nonce: string; state: string }> {
   const db = new Database(store, { fileMustExist: true });
   try {
@@ -42,16 +50,13 @@ function undoRows(store: string, jobId: string): Array<{ nonce: string; state: s
 }
 
 async function killedDuringDelete(name: string, point: 'after-consume' | 'after-effect' | undefined) {
-  const dataDir = mkdtempSync(join(h.dir, 'tools-data-'));
-  const config = join(dataDir, 'tools.yaml');
-  writeFileSync(config, `version: 1\nroots: [${h.root}]\nundo: { keepDays: 7 }\n`);
+  const { dataDir, env } = undoWorker();
   const folder = join(h.root, name);
   for (let d = 0; d < 10; d++) {
     mkdirSync(join(folder, `d${d}`), { recursive: true });
     for (let f = 0; f < 100; f++) writeFileSync(join(folder, `d${d}`, `f${f}.txt`), `${name} ${d}/${f}`);
   }
   const before = treeListing(folder);
-  const env = { AIRLOCK_DATA_DIR: dataDir, AIRLOCK_TOOLS_CONFIG: config };
   const first = h.spawnToolsWorker({ ...env, ...(point !== undefined ? { AIRLOCK_TEST_CRASH_AT: point } : {}) });
   await first.waitFor(/workers polling airlock-tools/);
   const { jobId } = await h.start({
@@ -135,15 +140,12 @@ test('its undo killed after the rename back, before its outcome: the retry finds
 });
 
 test('an overwrite kept for undo, its worker killed half way through writing the file: the retry finishes the write, once; its undo puts the content before back byte for byte, on the same inode', async () => {
-  const dataDir = mkdtempSync(join(h.dir, 'tools-data-'));
-  const config = join(dataDir, 'tools.yaml');
-  writeFileSync(config, `version: 1\nroots: [${h.root}]\nundo: { keepDays: 7 }\n`);
+  const { dataDir, env } = undoWorker();
   const file = join(h.root, 'ledger.csv');
   const old = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `${i},old entry ${i}\n`).join(''));
   writeFileSync(file, old);
   const ino = statSync(file).ino;
   const content = Array.from({ length: 30_000 }, (_, i) => `${i},new ${i}\n`).join('');
-  const env = { AIRLOCK_DATA_DIR: dataDir, AIRLOCK_TOOLS_CONFIG: config };
   const first = h.spawnToolsWorker({ ...env, AIRLOCK_TEST_CRASH_AT: 'mid-write' });
   await first.waitFor(/workers polling airlock-tools/);
   const { jobId } = await h.start({
@@ -181,10 +183,7 @@ test('an overwrite kept for undo, its worker killed half way through writing the
 });
 
 test('a bulk move of 200 files kept for undo, killed half way, and its undo killed half way: each finished once by a fresh worker; every file back at its place with its bytes and inode', async () => {
-  const dataDir = mkdtempSync(join(h.dir, 'tools-data-'));
-  const config = join(dataDir, 'tools.yaml');
-  writeFileSync(config, `version: 1\nroots: [${h.root}]\nundo: { keepDays: 7 }\n`);
-  const env = { AIRLOCK_DATA_DIR: dataDir, AIRLOCK_TOOLS_CONFIG: config };
+  const { dataDir, env } = undoWorker();
   mkdirSync(join(h.root, 'bulk-in'));
   mkdirSync(join(h.root, 'bulk-out'));
   const names = Array.from({ length: 200 }, (_, i) => `track-${String(i).padStart(3, '0')}.flac`);

@@ -1,6 +1,7 @@
 import type { FileState } from '../observed-state';
 import type { CallFacts } from '../facts';
 import type { ToolOutcome } from '../outcome';
+import type { Move } from '../fs/move-plan';
 import type { HoldSlot, KeptKind, Reversibility, Undoable, UndoTarget } from '../undo';
 
 /** Where a call's kept state is: the root whose holding folder keeps it, and what the change did. */
@@ -71,7 +72,7 @@ export interface FileCapability {
   /** With a hold slot, in roots set up for undo: a file it replaces is kept, and what it moved is noted for the move back. */
   move(from: string, to: string, overwrite: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
   /** Before a bulk move, with a hold slot, in roots set up for undo: notes that its moves are kept for undo (false: not kept, and not promised). */
-  holdMoves(moves: ReadonlyArray<{ readonly from: string; readonly to: string }>, hold: HoldSlot): Promise<boolean>;
+  holdMoves(moves: readonly Move[], hold: HoldSlot): Promise<boolean>;
   /** With a hold slot, in a root set up for undo: moved into the root's holding folder instead of removed. */
   remove(path: string, recursive: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
   /** Whether a change of the entry at `path` (what it keeps: `kind`, a delete's by default), keeping `bytes`, can be kept for undo now (its root set up for it, the same file system, within the root's quota). */

@@ -54,8 +54,10 @@ async function observeMoves(files: Parameters<typeof prepareFiles>[0], moves: No
   }
   const digest = sha256Hex(`${lines.join('\n')}\n`);
   const first = moves[0];
-  const moved = can.ok ? (can.entries ?? moves.length) : undefined;
-  const what = moved === undefined ? `${moves.length} ${moves.length === 1 ? 'entry' : 'entries'}` : `${moved} of ${moves.length} ${moves.length === 1 ? 'entry' : 'entries'} (${can.ok ? humanSize(can.bytes) : ''})`;
+  const entries = `${moves.length} ${moves.length === 1 ? 'entry' : 'entries'}`;
+  // What the undo would move back, when it can: how many of the call's entries, and their size.
+  const back = can.ok ? { moved: can.entries ?? moves.length, bytes: can.bytes } : undefined;
+  const what = back === undefined ? entries : `${back.moved} of ${entries} (${humanSize(back.bytes)})`;
   return {
     observed: [
       {
@@ -64,7 +66,7 @@ async function observeMoves(files: Parameters<typeof prepareFiles>[0], moves: No
         exists: true,
         identity: digest,
         summary: `${what} to move back${first !== undefined ? `, first ${first.to} → ${first.from}` : ''}`,
-        facts: { count: moves.length, digest, ...(can.ok ? { moved: moved ?? null, bytes: can.bytes } : {}) },
+        facts: { count: moves.length, digest, ...back },
       },
     ],
     problems: [undefined],
