@@ -13,9 +13,16 @@ import { pairedRatios, summary } from './stats';
  * and `temporal workflow list` (one round trip from a native binary) on
  * the same server. Rounds interleave the commands; `approve` runs last in
  * each round, on a job parked for it beforehand (its parking is not timed).
+ * The CLI keeps its compile cache in the bench's folder (the warm-up round
+ * fills it); `pending` also runs without it, paired per round.
  */
 
-type Command = { readonly label: string; readonly airlock: boolean; readonly argv: (tag: string) => [string, string[]] };
+type Command = {
+  readonly label: string;
+  readonly airlock: boolean;
+  readonly argv: (tag: string) => [string, string[]];
+  readonly env?: Readonly<Record<string, string>>;
+};
 
 async function park(stack: Stack, jobId: string): Promise<void> {
   const name = `${jobId}.txt`;
@@ -37,14 +44,15 @@ export async function cliPart(stack: Stack, options: BenchOptions): Promise<Figu
     { label: 'temporal workflow list', airlock: false, argv: () => [stack.temporalCli, ['workflow', 'list', '--address', stack.server.address, '--namespace', 'default', '--limit', '10']] },
     { label: 'airlock --help', airlock: true, argv: () => [node, [bin, '--help']] },
     { label: 'airlock pending', airlock: true, argv: () => [node, [bin, 'pending']] },
+    { label: 'airlock pending, no compile cache', airlock: true, argv: () => [node, [bin, 'pending']], env: { AIRLOCK_COMPILE_CACHE: 'off' } },
     { label: 'airlock show JOB', airlock: true, argv: () => [node, [bin, 'show', standing]] },
   ];
   const approve: Command = { label: 'airlock approve JOB', airlock: true, argv: (tag) => [node, [bin, 'approve', approveId(tag), '--reviewer', 'bench']] };
-  const env = stack.processEnv();
+  const env = stack.processEnv({ AIRLOCK_COMPILE_CACHE: join(stack.dir, 'compile-cache') });
 
   const runCommand = async (command: Command, tag: string): Promise<number> => {
     const [file, args] = command.argv(tag);
-    const run = await timedRun(file, args, env);
+    const run = await timedRun(file, args, { ...env, ...command.env });
     if (run.code !== 0) throw new Error(`${command.label} exited ${run.code}: ${run.stderr.trim() || run.stdout.trim()}`);
     return run.ms;
   };
@@ -67,8 +75,10 @@ export async function cliPart(stack: Stack, options: BenchOptions): Promise<Figu
   }
   const all: Array<[Command, number[]]> = [...rotated.map((c, i): [Command, number[]] => [c, byCommand[i] ?? []]), [approve, approveSamples]];
 
-  const nodeMs = byCommand[0] ?? [];
-  const floor = nodeMs.map((ms, i) => ms + (byCommand[1]?.[i] ?? Number.NaN));
+  const samplesOf = (label: string): number[] => byCommand[rotated.findIndex((c) => c.label === label)] ?? [];
+  const nodeMs = samplesOf('node -e 0');
+  const temporalMs = samplesOf('temporal workflow list');
+  const floor = nodeMs.map((ms, i) => ms + (temporalMs[i] ?? Number.NaN));
   const figures: Figure[] = [];
   for (const [command, samples] of all) {
     const s = summary(samples);
@@ -80,6 +90,10 @@ export async function cliPart(stack: Stack, options: BenchOptions): Promise<Figu
     figures.push({ part: 'cli', name: `${command.label} / node -e 0`, unit: 'ratio', value: toNode.median, p95: toNode.p95, n: toNode.n, note: 'paired per round' });
     const toFloor = summary(pairedRatios(samples, floor));
     figures.push({ part: 'cli', name: `${command.label} / (node -e 0 + temporal workflow list)`, unit: 'ratio', value: toFloor.median, p95: toFloor.p95, n: toFloor.n, note: 'paired per round' });
+    const toTemporal = summary(pairedRatios(samples, temporalMs));
+    figures.push({ part: 'cli', name: `${command.label} / temporal workflow list`, unit: 'ratio', value: toTemporal.median, p95: toTemporal.p95, n: toTemporal.n, note: 'paired per round' });
   }
+  const cached = summary(pairedRatios(samplesOf('airlock pending'), samplesOf('airlock pending, no compile cache')));
+  figures.push({ part: 'cli', name: 'airlock pending: compile cache / none', unit: 'ratio', value: cached.median, p95: cached.p95, n: cached.n, note: 'paired per round' });
   return figures;
 }

@@ -46,6 +46,8 @@ interface Loaded {
   /** Packages from node_modules, by name (`@scope/name` or `name`). */
   readonly packages: string[];
   readonly files: string[];
+  /** Which protobuf tree the CLI's stand-in gave `@temporalio/proto`: unread, smaller or package (undefined: no stand-in). */
+  readonly protoTree: string | undefined;
 }
 
 let runs = 0;
@@ -64,9 +66,11 @@ async function cli(args: string[]): Promise<Loaded> {
     const e = err as { code?: unknown; stdout?: string; stderr?: string };
     out = { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
-  const files = readFileSync(report, 'utf8').split('\n').filter((f) => f !== '');
+  const lines = readFileSync(report, 'utf8').split('\n').filter((f) => f !== '');
+  const files = lines.filter((l) => !l.startsWith('proto-tree: '));
   const packages = new Set(files.map(packageOf).filter((p) => p !== undefined));
-  return { ...out, packages: [...packages].sort(), files };
+  const tree = lines.find((l) => l.startsWith('proto-tree: '))?.slice('proto-tree: '.length);
+  return { ...out, packages: [...packages].sort(), files, protoTree: tree };
 }
 
 /** The package a loaded file belongs to (the innermost node_modules), if any. */
@@ -94,6 +98,7 @@ test('--help loads no package at all, so it starts about as fast as node itself'
   expect(out.stdout).toMatch(/approve .*Approve a pending request/);
   expect(temporalPackages(out)).toEqual([]);
   expect(out.packages).toEqual([]);
+  expect(out.protoTree).toBe('unread');
   const sub = await cli(['rules', 'test', '--help']);
   expect(sub.stdout).toMatch(/^Dry-run one call/);
   expect(sub.packages).toEqual([]);
@@ -160,6 +165,8 @@ test('pending, show and approve load the Temporal client and nothing of the work
 
   for (const out of [pending, show, approve]) {
     expect(out.packages).toContain('@temporalio/client');
+    // The Temporal API's tree without Temporal Cloud's part (client/proto-tree.ts), built by `npm run build`.
+    expect(out.protoTree).toBe('smaller');
     expect(heavyPackages(out)).toEqual([]);
     expect(devStackFiles(out)).toEqual([]);
   }

@@ -1,0 +1,208 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { repoRoot } from '../helpers/processes';
+
+/**
+ * The CLI's compile cache, in real Node processes on real folders: a run
+ * writes what it compiled, the next compiles from it, and nothing it holds
+ * is ever run for a file that changed since, nor taken from a folder
+ * someone else could write.
+ */
+
+const compileCache = join(repoRoot, 'dist', 'client', 'compile-cache.js');
+let dir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'airlock-compile-cache-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function node(args: string[], env: NodeJS.ProcessEnv = {}): Run {
+  const run = spawnSync(process.execPath, args, { cwd: dir, env: { PATH: process.env.PATH, HOME: join(dir, 'home'), ...env }, encoding: 'utf8', timeout: 60_000 });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** A program that loads `main.js` of `app` through the cache in `folder` and prints what it got and what the cache did. */
+function loader(folder: string | undefined): string {
+  const file = join(dir, 'load.js');
+  writeFileSync(
+    file,
+    `const cc = require(${JSON.stringify(compileCache)});
+const stats = cc.installCompileCache(${folder === undefined ? 'undefined' : JSON.stringify(folder)});
+process.on('exit', () => process.stdout.write(JSON.stringify({ stats: stats ?? null }) + '\\n'));
+const main = require(${JSON.stringify(join(dir, 'app', 'main.js'))});
+Promise.resolve(main.run()).then((value) => process.stdout.write(JSON.stringify({ value }) + '\\n'));
+`,
+  );
+  return file;
+}
+
+interface Loaded {
+  readonly value: unknown;
+  readonly stats: { fromCache: number; compiled: number; written: number } | null;
+  readonly stderr: string;
+}
+
+function load(folder: string | undefined): Loaded {
+  const run = node([loader(folder)]);
+  const lines = run.stdout.split('\n').filter((l) => l !== '').map((l): Record<string, unknown> => z.record(z.string(), z.unknown()).parse(JSON.parse(l)));
+  const value = lines.find((l) => 'value' in l)?.value;
+  const reported = lines.find((l) => 'stats' in l);
+  if (reported === undefined) throw new Error(`the loader did not finish (${run.status}): ${run.stderr}`);
+  const counts = z.object({ fromCache: z.number(), compiled: z.number(), written: z.number() });
+  return { value, stats: counts.nullable().parse(reported.stats), stderr: run.stderr };
+}
+
+/** An app of three CommonJS modules, a fourth that imports an ES module dynamically (so Node compiles it), and that ES module. */
+function writeApp(answer: string): void {
+  mkdirSync(join(dir, 'app', 'lib'), { recursive: true });
+  writeFileSync(join(dir, 'app', 'lib', 'answer.js'), `exports.answer = ${JSON.stringify(answer)};\n`);
+  writeFileSync(join(dir, 'app', 'lib', 'esm.mjs'), 'export const kind = "esm";\n');
+  writeFileSync(join(dir, 'app', 'lib', 'dynamic.js'), 'exports.kind = async () => (await import("./esm.mjs")).kind;\n');
+  writeFileSync(
+    join(dir, 'app', 'lib', 'where.js'),
+    'module.exports = { file: __filename, dir: __dirname, resolved: require.resolve("./answer"), parentIsMain: module.parent === require.cache[require.resolve("../main")] };\n',
+  );
+  writeFileSync(
+    join(dir, 'app', 'main.js'),
+    `const { answer } = require('./lib/answer');
+const where = require('./lib/where');
+function shout(n) { return n <= 0 ? answer.toUpperCase() : shout(n - 1); }
+exports.run = async () => ({ answer: shout(3), where, esm: await require('./lib/dynamic').kind(), children: module.children.length });
+`,
+  );
+}
+
+const folder = () => join(dir, 'cache');
+const entries = () => readdirSync(folder()).filter((f) => f.endsWith('.bin'));
+
+test('the first run writes an entry per module it compiled; the next compiles every module from them and behaves the same', () => {
+  writeApp('forty-two');
+  const first = load(folder());
+  expect(first.stats).toMatchObject({ fromCache: 0, compiled: 3, written: 3 });
+  const expected = {
+    answer: 'FORTY-TWO',
+    where: { file: join(dir, 'app', 'lib', 'where.js'), dir: join(dir, 'app', 'lib'), resolved: join(dir, 'app', 'lib', 'answer.js'), parentIsMain: true },
+    esm: 'esm',
+    children: 3,
+  };
+  expect(first.value).toEqual(expected);
+  expect(entries()).toHaveLength(3);
+  expect(statSync(folder()).mode & 0o777).toBe(0o700);
+  for (const entry of entries()) expect(statSync(join(folder(), entry)).mode & 0o777).toBe(0o600);
+
+  const second = load(folder());
+  expect(second.stats).toMatchObject({ fromCache: 3, compiled: 0, written: 0 });
+  expect(second.value).toEqual(expected);
+  // Node's own loading gives the same.
+  expect(load(undefined)).toEqual({ value: expected, stats: null, stderr: '' });
+  expect(first.stderr).toBe('');
+  expect(second.stderr).toBe('');
+});
+
+test('a module rewritten since its entry was made compiles from its new source, even at the same size', () => {
+  writeApp('aaaa');
+  const file = join(dir, 'app', 'lib', 'answer.js');
+  const before = new Date('2020-01-01T00:00:00Z');
+  utimesSync(file, before, before);
+  load(folder());
+  writeFileSync(file, readFileSync(file, 'utf8').replace('aaaa', 'bbbb'));
+  // Even with its modification time put back: the change time still says it was written.
+  utimesSync(file, before, before);
+  expect(statSync(file, { bigint: true }).mtimeNs).toBe(BigInt(before.getTime()) * 1_000_000n);
+  const after = load(folder());
+  expect(after.value).toMatchObject({ answer: 'BBBB' });
+  expect(after.stats).toMatchObject({ fromCache: 2, compiled: 1, written: 1 });
+  expect(load(folder()).stats).toMatchObject({ fromCache: 3, compiled: 0, written: 0 });
+});
+
+test('an entry cut short or of another kind is compiled past and written again', () => {
+  writeApp('x');
+  load(folder());
+  const [cut, garbage] = entries().map((e) => join(folder(), e));
+  if (cut === undefined || garbage === undefined) throw new Error('expected entries');
+  truncateSync(cut, statSync(cut).size - 100);
+  writeFileSync(garbage, 'not an entry');
+  const after = load(folder());
+  expect(after.value).toMatchObject({ answer: 'X' });
+  expect(after.stats).toMatchObject({ fromCache: 1, compiled: 2, written: 2 });
+  expect(load(folder()).stats).toMatchObject({ fromCache: 3, compiled: 0, written: 0 });
+});
+
+test('a folder another user or group could write, or a link, is not used: nothing is read from it or written', () => {
+  writeApp('x');
+  mkdirSync(folder(), { mode: 0o700 });
+  chmodSync(folder(), 0o770);
+  expect(load(folder()).stats).toBeNull();
+  expect(entries()).toEqual([]);
+
+  // The folder is private, but anyone may swap it out of a world-writable parent without the sticky bit.
+  const open = join(dir, 'open');
+  mkdirSync(join(open, 'cache'), { recursive: true, mode: 0o700 });
+  chmodSync(open, 0o777);
+  expect(load(join(open, 'cache')).stats).toBeNull();
+
+  const real = join(dir, 'real');
+  mkdirSync(real, { mode: 0o700 });
+  symlinkSync(real, join(dir, 'linked'));
+  expect(load(join(dir, 'linked')).stats).toBeNull();
+  expect(readdirSync(real)).toEqual([]);
+});
+
+test('errors a module throws and syntax errors read as without the cache', () => {
+  mkdirSync(join(dir, 'app'), { recursive: true });
+  writeFileSync(join(dir, 'app', 'main.js'), 'exports.run = () => 1;\nrequire("./broken");\n');
+  writeFileSync(join(dir, 'app', 'broken.js'), 'const a = 1;\nthrow new Error("broken at load");\n');
+  const thrown = node([loader(folder())]);
+  expect(thrown.status).not.toBe(0);
+  expect(thrown.stderr).toContain('Error: broken at load');
+  expect(thrown.stderr).toContain(`${join(dir, 'app', 'broken.js')}:2`);
+
+  writeFileSync(join(dir, 'app', 'broken.js'), 'const a = ;\n');
+  const bad = node([loader(folder())]);
+  expect(bad.status).not.toBe(0);
+  expect(bad.stderr).toContain('SyntaxError: Unexpected token');
+  expect(bad.stderr).toContain(join(dir, 'app', 'broken.js'));
+});
+
+describe('the CLI', () => {
+  const cli = join(repoRoot, 'bin', 'airlock.js');
+
+  test('keeps its cache under ~/.cache/airlock by default and prints the same with it, without it, and from it', () => {
+    const off = node([cli, 'rules', 'list', '--json'], { AIRLOCK_COMPILE_CACHE: 'off' });
+    expect(off.status).toBe(0);
+    expect(readdirSync(dir)).not.toContain('home');
+    const first = node([cli, 'rules', 'list', '--json']);
+    const home = join(dir, 'home', '.cache', 'airlock', 'compile', `node-${process.version}-${process.arch}`);
+    const written = readdirSync(home).filter((f) => f.endsWith('.bin'));
+    // Airlock's own modules, zod, yaml: far more than a handful.
+    expect(written.length).toBeGreaterThan(50);
+    const stamps = written.map((f) => statSync(join(home, f)).mtimeMs);
+    const second = node([cli, 'rules', 'list', '--json']);
+    expect([first, second]).toEqual([off, off]);
+    // Every entry was taken as it was: none rewritten.
+    expect(written.map((f) => statSync(join(home, f)).mtimeMs)).toEqual(stamps);
+  });
+
+  test('AIRLOCK_COMPILE_CACHE names the folder; a value that is neither off nor absolute is one clear error', () => {
+    const chosen = join(dir, 'chosen');
+    expect(node([cli, 'rules', 'list'], { AIRLOCK_COMPILE_CACHE: chosen }).status).toBe(0);
+    expect(readdirSync(join(chosen, `node-${process.version}-${process.arch}`)).length).toBeGreaterThan(50);
+
+    const bad = node([cli, 'rules', 'list'], { AIRLOCK_COMPILE_CACHE: 'cache' });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr.trim().split('\n')).toEqual([expect.stringContaining('AIRLOCK_COMPILE_CACHE: expected off or an absolute folder')]);
+    expect(readdirSync(dir)).not.toContain('cache');
+  });
+});
