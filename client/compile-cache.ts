@@ -6,8 +6,9 @@ import { Script } from 'node:vm';
 /**
  * V8's code cache for the CLI's CommonJS modules, kept between runs.
  *
- * Node 20 compiles every module it loads from source on every start (it has
- * no `module.enableCompileCache`), and a reviewer's `airlock pending` loads
+ * Node 20 compiles every module it loads from source on every start (its
+ * `module.enableCompileCache` came in Node 22.1, which this hands the folder
+ * to instead), and a reviewer's `airlock pending` loads
  * some 450 files: the Temporal client with its protobuf tree, grpc-js, zod
  * and airlock's own. Here each module is compiled with the cache V8 made of
  * it on an earlier run (bytecode of the functions that run used), and the
@@ -140,12 +141,19 @@ let installed: CompileCacheStats | undefined;
 /**
  * Compiles this process's CommonJS modules through the cache in `folder`
  * from now on. Returns undefined, changing nothing, when the folder is not
- * private or this Node has no `_compile` to wrap. Once per process.
+ * private or this Node has no `_compile` to wrap; also when this Node keeps
+ * its own compile cache, which then keeps it in `folder`. Once per process.
  */
 export function installCompileCache(folder: string | undefined): CompileCacheStats | undefined {
   if (installed !== undefined) return installed;
   const original = originalCompile();
   if (folder === undefined || original === undefined || !privateFolder(folder)) return undefined;
+  // Node 22.1 and later keep such a cache themselves: theirs, in the same private folder, over this one.
+  const own: unknown = Reflect.get(Module, 'enableCompileCache');
+  if (typeof own === 'function') {
+    Reflect.apply(own, Module, [folder]);
+    return undefined;
+  }
   const stats: CompileCacheStats = { folder, fromCache: 0, compiled: 0, written: 0 };
   const toWrite: Array<{ script: Script; path: string; stamp: string }> = [];
 

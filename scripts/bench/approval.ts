@@ -1,3 +1,4 @@
+import { WorkflowUpdateStage } from '@temporalio/client';
 import { existsSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -5,13 +6,17 @@ import { stateQuery } from '../../workflows/messages';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
 import { approval, call, completeTurn, completed, startJob, waitParked } from './jobs';
+import { PLAIN_PARKED_WORKFLOW, plainDecideUpdate } from './plain-workflow';
+import { PLAIN_TASK_QUEUE } from './plain-worker';
 import type { Stack } from './stack';
 import { interleaved, pairedRatios, sleep, summary, timed } from './stats';
 
 /**
  * Approval latency: from sending the `decide` update to the approved file
  * being gone (the job revalidates, gets a grant, and the tools worker
- * deletes it), one parked job at a time. Then what a reviewer waits for to
+ * deletes it), one parked job at a time, each beside a plain workflow parked
+ * on an update that deletes its file with the same tool code in one
+ * activity (Temporal's own floor under it). Then what a reviewer waits for to
  * see a parked write: the state query of a job parked on a small write and
  * of one parked on a megabyte (the most a write takes; the query handler
  * masks the whole argument), interleaved round by round.
@@ -45,6 +50,8 @@ export async function approvalPart(stack: Stack, options: BenchOptions): Promise
   const toUnlink: number[] = [];
   const update: number[] = [];
   const toResult: number[] = [];
+  const plainToUnlink: number[] = [];
+  const plainUpdate: number[] = [];
   // The first run warms up and does not count.
   for (let i = -1; i < options.approvals; i++) {
     const jobId = `approval-${i < 0 ? 'warm' : i}`;
@@ -73,6 +80,11 @@ export async function approvalPart(stack: Stack, options: BenchOptions): Promise
     } finally {
       watcher.close();
     }
+    const plain = await plainDecision(stack, i < 0 ? 'warm' : String(i));
+    if (i >= 0) {
+      plainToUnlink.push(plain.unlinked);
+      plainUpdate.push(plain.update);
+    }
   }
   const row = (name: string, values: number[], note: string, unit = 'ms'): Figure => {
     const s = summary(values);
@@ -82,11 +94,35 @@ export async function approvalPart(stack: Stack, options: BenchOptions): Promise
   return [
     row('decide update sent -> approved file unlinked', toUnlink, 'revalidate, grant, execute'),
     row('decide update round trip', update, 'until the client has the update result'),
+    row('plain workflow: update sent -> file unlinked', plainToUnlink, 'the same delete in one activity, nothing else'),
+    row('plain workflow: update round trip', plainUpdate, 'a handler that only records the decision'),
+    row('decide -> unlinked: airlock / plain', pairedRatios(toUnlink, plainToUnlink), 'paired per round', 'ratio'),
     row('decide update sent -> job result', toResult, 'one more model turn (complete)'),
     row('state query, job parked on a small write', queries.small, 'the reviewer view, its arguments masked'),
     row('state query, job parked on a 1 MiB write', queries.big, 'the whole megabyte masked in the query handler'),
     row('1 MiB / small write, state query', pairedRatios(queries.big, queries.small), 'paired per round', 'ratio'),
   ];
+}
+
+/** A plain workflow parked on an update, decided as airlock's job is: update sent → its file unlinked, and the update's round trip. */
+async function plainDecision(stack: Stack, tag: string): Promise<{ unlinked: number; update: number }> {
+  const name = `plain-approve-${tag}.txt`;
+  writeFileSync(join(stack.root, name), 'to be deleted\n');
+  const handle = await stack.client.workflow.start(PLAIN_PARKED_WORKFLOW, { taskQueue: PLAIN_TASK_QUEUE, workflowId: `approval-plain-${tag}`, args: [name] });
+  await sleep(300);
+  const watcher = whenGone(stack.root, name);
+  try {
+    const t0 = performance.now();
+    const decided = await handle.startUpdate(plainDecideUpdate, { args: ['approve'], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await decided.result();
+    const t1 = performance.now();
+    const unlinked = await Promise.race([watcher.gone, sleep(60_000).then(() => Number.NaN)]);
+    if (Number.isNaN(unlinked)) throw new Error(`plain ${tag}: the file was not deleted within 60 s`);
+    await handle.result();
+    return { unlinked: unlinked - t0, update: t1 - t0 };
+  } finally {
+    watcher.close();
+  }
 }
 
 /** The largest write: `api_token: …` and a URL with a user and no "@", a shape that once made masking hang. */

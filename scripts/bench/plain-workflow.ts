@@ -1,4 +1,4 @@
-import { ApplicationFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ApplicationFailure, condition, defineUpdate, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { ChatMessage } from '../../core/model/chat';
 import type { PlainActivities } from './plain-worker';
 
@@ -54,4 +54,24 @@ const localNoops = proxyLocalActivities<PlainActivities>({ startToCloseTimeout: 
 export async function plainNoops(count: number, local: boolean): Promise<void> {
   const run = local ? localNoops : noops;
   for (let i = 0; i < count; i++) await run.plainNoop();
+}
+
+export const PLAIN_PARKED_WORKFLOW = 'plainParked';
+/** A decision, plainly: `approve` or anything else (deny). */
+export const plainDecideUpdate = defineUpdate<'approved' | 'denied', [string]>('plainDecide');
+
+/**
+ * Parks until an update decides, then deletes `path` with the tool code
+ * airlock's tools worker runs, in one activity: the floor under airlock's
+ * decide → effect (the `approval` part), with no revalidation, grant,
+ * audit, memo or search attributes.
+ */
+export async function plainParked(path: string): Promise<void> {
+  let decision: string | undefined;
+  setHandler(plainDecideUpdate, (given) => {
+    decision = given;
+    return given === 'approve' ? 'approved' : 'denied';
+  });
+  await condition(() => decision !== undefined);
+  if (decision === 'approve') await tools.plainTool({ name: 'fs_delete', arguments: JSON.stringify({ path }) });
 }
