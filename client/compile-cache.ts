@@ -1,26 +1,31 @@
-import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import * as crypto from 'node:crypto';
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join, parse } from 'node:path';
 import { Script } from 'node:vm';
 
 /**
  * V8's code cache for the CLI's CommonJS modules, kept between runs.
  *
  * Node 20 compiles every module it loads from source on every start (its
- * `module.enableCompileCache` came in Node 22.1, which this hands the folder
- * to instead), and a reviewer's `airlock pending` loads
- * some 450 files: the Temporal client with its protobuf tree, grpc-js, zod
- * and airlock's own. Here each module is compiled with the cache V8 made of
- * it on an earlier run (bytecode of the functions that run used), and the
+ * `module.enableCompileCache` came in Node 22.1, which this hands the
+ * folder to instead), and a reviewer's `airlock pending` loads some 450
+ * files: the Temporal client with its protobuf tree, grpc-js, zod and
+ * airlock's own. Here each module is compiled with the cache V8 made of it
+ * on an earlier run (bytecode of the functions that run used), and the
  * caches a run lacked are written when it exits. Only node builtins are
  * imported: this module loads before everything it speeds up.
  *
- * What a cache may be used for is checked twice: V8 refuses one made by
- * another V8 or with other flags, and an entry names the file it was made
- * from with its size, times and inode, so a file rewritten since (a new
- * build, an upgraded package) compiles from source and gets a new entry.
- * Cached bytecode runs as code, so the folder must be this user's alone
- * (0700, no link); otherwise the cache is not used.
+ * An entry is used only for the very source it was made from: it names the
+ * file and the SHA-256 of the text Node read (V8 itself checks no more than
+ * the source's length), and V8 refuses one made by another V8 or under
+ * other flags (each set of Node options gets its own folder, so runs with
+ * different options do not rewrite each other's entries). Cached bytecode
+ * runs as code, so the folder, every folder above it and every entry must
+ * be this user's alone (or root's, for the folders above; a folder others
+ * may write only with the sticky bit), and nothing on the way a link;
+ * otherwise the cache is not used. Not used either where Node checks or
+ * maps modules itself (`--experimental-policy`, source maps).
  *
  * `AIRLOCK_COMPILE_CACHE`: unset keeps it under `$XDG_CACHE_HOME/airlock`
  * (or `~/.cache/airlock`), an absolute folder keeps it there, `off` turns
@@ -32,10 +37,12 @@ export interface CompileCacheStats {
   readonly folder: string;
   /** Modules compiled with an entry V8 accepted. */
   fromCache: number;
-  /** Modules compiled from source: no entry, another file's, or refused by V8. */
+  /** Modules compiled from source: no entry, another source's, or refused by V8. */
   compiled: number;
   /** Entries written when the process exited. */
   written: number;
+  /** Entries of files that are gone, removed when the process exited. */
+  removed: number;
 }
 
 type CompileFn = (this: LoadingModule, content: string, filename: string, format?: string) => unknown;
@@ -44,31 +51,52 @@ interface LoadingModule {
   require(id: string): unknown;
 }
 
-const ENTRY_MAGIC = 'airlock-compile-cache 1';
+const ENTRY_MAGIC = 'airlock-compile-cache 2';
 /** `import(`, also with space or a comment before the parenthesis; a match in a string or comment only costs the cache. */
 const DYNAMIC_IMPORT = /\bimport\s*[(/]/;
+/** The longest header read back: magic, a path and a digest. */
+const HEADER_MAX = 8192;
+
+/** The options V8 compiled under: part of the folder's name, since V8 refuses a cache made under others. */
+function optionsTag(env: NodeJS.ProcessEnv): string {
+  const options = [...process.execArgv, '\0', env.NODE_OPTIONS ?? ''].join(' ');
+  return crypto.createHash('sha256').update(options).digest('hex').slice(0, 12);
+}
 
 /** The folder `AIRLOCK_COMPILE_CACHE` and the home folders name, or undefined when the cache is off. */
 export function compileCacheFolder(env: NodeJS.ProcessEnv): string | undefined {
   const setting = env.AIRLOCK_COMPILE_CACHE;
-  const version = `node-${process.version}-${process.arch}`;
+  const version = `node-${process.version}-${process.arch}-${optionsTag(env)}`;
   if (setting === 'off') return undefined;
   if (setting !== undefined && setting !== '') return isAbsolute(setting) ? join(setting, version) : undefined;
   const base = env.XDG_CACHE_HOME !== undefined && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : env.HOME !== undefined && isAbsolute(env.HOME) ? join(env.HOME, '.cache') : undefined;
   return base === undefined ? undefined : join(base, 'airlock', 'compile', version);
 }
 
-/** Made (0700) if missing; used only if it is a real folder of this user's that nobody else can write, nor swap out. */
-function privateFolder(folder: string): boolean {
+/** Where Node checks modules against a policy or maps their stack traces: its own loader only. */
+function nodeChecksModules(env: NodeJS.ProcessEnv): boolean {
+  const options = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
+  return Reflect.get(process, 'sourceMapsEnabled') === true || options.some((o) => o.startsWith('--experimental-policy') || o.startsWith('--policy-integrity') || o === '--enable-source-maps');
+}
+
+/**
+ * Made (0700) if missing; used only if it is a real folder of this user's
+ * that only this user can write, and every folder above it is this user's
+ * or root's and writable by no one else (or sticky, as /tmp is): then no
+ * one else can put anything in it or swap it, or a folder above, for theirs.
+ */
+function privateFolder(folder: string, uid: number): boolean {
   try {
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     const own = lstatSync(folder);
-    const uid = process.getuid?.();
-    if (!own.isDirectory() || uid === undefined || own.uid !== uid || (own.mode & 0o077) !== 0) return false;
-    // Whoever may write the parent may rename this folder away and put another in its place.
-    const parent = lstatSync(dirname(folder));
-    const sticky = (parent.mode & 0o1000) !== 0;
-    return (parent.uid === uid || parent.uid === 0) && ((parent.mode & 0o022) === 0 || sticky);
+    if (!own.isDirectory() || own.uid !== uid || (own.mode & 0o077) !== 0) return false;
+    const { root } = parse(folder);
+    for (let above = dirname(folder); ; above = dirname(above)) {
+      const s = lstatSync(above);
+      const othersMayWrite = (s.mode & 0o022) !== 0 && (s.mode & 0o1000) === 0;
+      if (!s.isDirectory() || (s.uid !== uid && s.uid !== 0) || othersMayWrite) return false;
+      if (above === root) return true;
+    }
   } catch {
     return false;
   }
@@ -86,27 +114,30 @@ function entryName(filename: string): string {
   return `${a.toString(16).padStart(8, '0')}${b.toString(16).padStart(8, '0')}.bin`;
 }
 
-/** The file as it is now: what its entry must have been made from. */
-function stampOf(filename: string): string | undefined {
-  try {
-    const s = statSync(filename, { bigint: true });
-    return `${ENTRY_MAGIC}\t${filename}\t${s.size}\t${s.mtimeNs}\t${s.ctimeNs}\t${s.dev}\t${s.ino}\n`;
-  } catch {
-    return undefined;
+/** The SHA-256 of the source, one-shot where this Node has it. */
+function digestOf(content: string): string {
+  const hash: unknown = Reflect.get(crypto, 'hash');
+  if (typeof hash === 'function') {
+    const digest: unknown = Reflect.apply(hash, crypto, ['sha256', content, 'base64']);
+    if (typeof digest === 'string') return digest;
   }
+  return crypto.createHash('sha256').update(content).digest('base64');
 }
 
-/** The cached data of an entry made from exactly this file, if there is one. */
-function readEntry(path: string, stamp: string): Buffer | undefined {
+/** What an entry made from exactly this source begins with. */
+const headerOf = (filename: string, content: string): string => `${ENTRY_MAGIC}\t${filename}\t${digestOf(content)}\n`;
+
+/** An entry's bytes, only from a regular file of this user's that no one else may write, reached by no link. */
+function readOwnFile(path: string, uid: number, limit = Number.POSITIVE_INFINITY): Buffer | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'r');
-    const size = fstatSync(fd).size;
-    const head = Buffer.byteLength(stamp);
-    if (size <= head) return undefined;
+    // Non-blocking: a FIFO planted in its place must not stall the CLI (it is refused below).
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    const s = fstatSync(fd);
+    if (!s.isFile() || s.uid !== uid || (s.mode & 0o022) !== 0) return undefined;
+    const size = Math.min(s.size, limit);
     const data = Buffer.allocUnsafe(size);
-    if (readSync(fd, data, 0, size, 0) !== size) return undefined;
-    return data.toString('utf8', 0, head) === stamp ? data.subarray(head) : undefined;
+    return readSync(fd, data, 0, size, 0) === size ? data : undefined;
   } catch {
     return undefined;
   } finally {
@@ -114,11 +145,19 @@ function readEntry(path: string, stamp: string): Buffer | undefined {
   }
 }
 
+/** The cached data of an entry made from exactly this source, if there is one. */
+function readEntry(path: string, header: string, uid: number): Buffer | undefined {
+  const data = readOwnFile(path, uid);
+  const head = Buffer.byteLength(header);
+  if (data === undefined || data.length <= head) return undefined;
+  return data.toString('utf8', 0, head) === header ? data.subarray(head) : undefined;
+}
+
 /** Written whole or not at all: another run may read it at any moment. */
-function writeEntry(path: string, stamp: string, data: Buffer): boolean {
+function writeEntry(path: string, header: string, data: Buffer): boolean {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync(temporary, Buffer.concat([Buffer.from(stamp), data]), { mode: 0o600, flag: 'wx' });
+    writeFileSync(temporary, Buffer.concat([Buffer.from(header), data]), { mode: 0o600, flag: 'wx' });
     renameSync(temporary, path);
     return true;
   } catch {
@@ -131,9 +170,52 @@ function writeEntry(path: string, stamp: string, data: Buffer): boolean {
   }
 }
 
+/** Removes the entries of files that no longer exist (an old checkout, a package removed): the folder holds no more than what is installed. */
+function removeGone(folder: string, uid: number): number {
+  let removed = 0;
+  try {
+    for (const name of readdirSync(folder)) {
+      if (!name.endsWith('.bin')) continue;
+      const head = readOwnFile(join(folder, name), uid, HEADER_MAX)?.toString('utf8');
+      const filename = head?.startsWith(`${ENTRY_MAGIC}\t`) === true ? head.split('\t')[1] : undefined;
+      let gone = filename === undefined;
+      if (filename !== undefined) {
+        try {
+          statSync(filename);
+        } catch {
+          gone = true;
+        }
+      }
+      if (gone) {
+        unlinkSync(join(folder, name));
+        removed++;
+      }
+    }
+  } catch {
+    // A folder that cannot be read through is left as it is.
+  }
+  return removed;
+}
+
 function originalCompile(): CompileFn | undefined {
   const compile: unknown = Reflect.get(Module.prototype, '_compile');
   return typeof compile === 'function' ? (compile as CompileFn) : undefined;
+}
+
+/** Node's resolution for `module` itself (its own `paths`), as Node's require of that module has. */
+function resolverFor(module: LoadingModule, filename: string): NodeJS.RequireResolve {
+  const resolveFilename: unknown = Reflect.get(Module, '_resolveFilename');
+  const lookupPaths: unknown = Reflect.get(Module, '_resolveLookupPaths');
+  if (typeof resolveFilename !== 'function' || typeof lookupPaths !== 'function') return Module.createRequire(filename).resolve;
+  const resolve = (request: string, options?: { paths?: string[] }): string => {
+    const resolved: unknown = Reflect.apply(resolveFilename, Module, [request, module, false, options]);
+    return String(resolved);
+  };
+  const paths = (request: string): string[] | null => {
+    const found: unknown = Reflect.apply(lookupPaths, Module, [request, module]);
+    return Array.isArray(found) ? found.map(String) : null;
+  };
+  return Object.assign(resolve, { paths });
 }
 
 let installed: CompileCacheStats | undefined;
@@ -141,49 +223,55 @@ let installed: CompileCacheStats | undefined;
 /**
  * Compiles this process's CommonJS modules through the cache in `folder`
  * from now on. Returns undefined, changing nothing, when the folder is not
- * private or this Node has no `_compile` to wrap; also when this Node keeps
- * its own compile cache, which then keeps it in `folder`. Once per process.
+ * private, Node checks or maps modules itself, or this Node has no
+ * `_compile` to wrap; also when this Node keeps its own compile cache,
+ * which then keeps it in `folder`. Once per process.
  */
-export function installCompileCache(folder: string | undefined): CompileCacheStats | undefined {
+export function installCompileCache(folder: string | undefined, env: NodeJS.ProcessEnv = process.env): CompileCacheStats | undefined {
   if (installed !== undefined) return installed;
   const original = originalCompile();
-  if (folder === undefined || original === undefined || !privateFolder(folder)) return undefined;
+  const uid = process.getuid?.();
+  if (folder === undefined || original === undefined || uid === undefined || nodeChecksModules(env) || !privateFolder(folder, uid)) return undefined;
   // Node 22.1 and later keep such a cache themselves: theirs, in the same private folder, over this one.
   const own: unknown = Reflect.get(Module, 'enableCompileCache');
   if (typeof own === 'function') {
     Reflect.apply(own, Module, [folder]);
     return undefined;
   }
-  const stats: CompileCacheStats = { folder, fromCache: 0, compiled: 0, written: 0 };
-  const toWrite: Array<{ script: Script; path: string; stamp: string }> = [];
+  const stats: CompileCacheStats = { folder, fromCache: 0, compiled: 0, written: 0, removed: 0 };
+  const toWrite: Array<{ script: Script; path: string; header: string }> = [];
+  // What Module.wrap puts before the source, on its first line.
+  const prefixLength = Module.wrap('\u0000').indexOf('\u0000');
 
   const compile: CompileFn = function (this: LoadingModule, content, filename, format) {
     // ES modules, scripts with a #! line or a dynamic import() (a script compiled from V8's cache has no loader for
-    // it in Node 20), and files that cannot be stat'ed take Node's own way.
+    // it in Node 20) take Node's own way.
     const plain = (format === undefined || format === 'commonjs') && !content.startsWith('#!') && !DYNAMIC_IMPORT.test(content);
-    const stamp = plain ? stampOf(filename) : undefined;
-    if (stamp === undefined) return original.call(this, content, filename, format);
+    if (!plain) return original.call(this, content, filename, format);
+    const header = headerOf(filename, content);
     const path = join(folder, entryName(filename));
-    const cachedData = readEntry(path, stamp);
+    const cachedData = readEntry(path, header, uid);
     let script: Script;
     try {
-      script = new Script(Module.wrap(content), { filename, cachedData });
+      // The wrapper shares the first line: columns there are counted from where the source starts, as Node counts them.
+      script = new Script(Module.wrap(content), { filename, cachedData, columnOffset: -prefixLength });
     } catch {
       // Not CommonJS as it stands (ES syntax Node would detect, say): Node's own way reports or handles it.
       return original.call(this, content, filename, format);
     }
     if (cachedData === undefined || script.cachedDataRejected === true) {
       stats.compiled++;
-      toWrite.push({ script, path, stamp });
+      toWrite.push({ script, path, header });
     } else {
       stats.fromCache++;
     }
     const wrapper: unknown = script.runInThisContext({ displayErrors: true });
     if (typeof wrapper !== 'function') return original.call(this, content, filename, format);
-    // Node's own require for this module, calling back into it so parent and children are kept as Node keeps them.
+    // Node's own require for this module: loads through it (parent and children kept as Node keeps them) and
+    // resolves from its own paths.
     const resolving = Module.createRequire(filename);
     const require = Object.assign((id: string) => this.require(id), {
-      resolve: resolving.resolve,
+      resolve: resolverFor(this, filename),
       main: resolving.main,
       extensions: resolving.extensions,
       cache: resolving.cache,
@@ -194,9 +282,11 @@ export function installCompileCache(folder: string | undefined): CompileCacheSta
   Reflect.set(Module.prototype, '_compile', compile);
   // At exit the scripts hold the bytecode of every function the run called, not only of their top level.
   process.once('exit', () => {
-    for (const { script, path, stamp } of toWrite) {
-      if (writeEntry(path, stamp, script.createCachedData())) stats.written++;
+    for (const { script, path, header } of toWrite) {
+      if (writeEntry(path, header, script.createCachedData())) stats.written++;
     }
+    // Only when something changed (a new build, an upgrade): the files left behind are checked then.
+    if (stats.written > 0) stats.removed = removeGone(folder, uid);
   });
   installed = stats;
   return stats;

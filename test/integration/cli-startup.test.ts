@@ -99,6 +99,10 @@ test('--help loads no package at all, so it starts about as fast as node itself'
   expect(temporalPackages(out)).toEqual([]);
   expect(out.packages).toEqual([]);
   expect(out.protoTree).toBe('unread');
+  // The commands that serve or run workers keep the package's own tree (client/proto-tree.ts): no stand-in at all.
+  for (const serving of ['dev', 'worker', 'topology', 'inbox', 'mcp', 'codec-server', 'replay']) {
+    expect({ serving, tree: (await cli([serving, '--help'])).protoTree }).toEqual({ serving, tree: undefined });
+  }
   const sub = await cli(['rules', 'test', '--help']);
   expect(sub.stdout).toMatch(/^Dry-run one call/);
   expect(sub.packages).toEqual([]);

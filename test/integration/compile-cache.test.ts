@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -50,17 +50,17 @@ Promise.resolve(main.run()).then((value) => process.stdout.write(JSON.stringify(
 
 interface Loaded {
   readonly value: unknown;
-  readonly stats: { fromCache: number; compiled: number; written: number } | null;
+  readonly stats: { fromCache: number; compiled: number; written: number; removed: number } | null;
   readonly stderr: string;
 }
 
-function load(folder: string | undefined): Loaded {
-  const run = node([loader(folder)]);
+function load(folder: string | undefined, nodeOptions: string[] = []): Loaded {
+  const run = node([...nodeOptions, loader(folder)]);
   const lines = run.stdout.split('\n').filter((l) => l !== '').map((l): Record<string, unknown> => z.record(z.string(), z.unknown()).parse(JSON.parse(l)));
   const value = lines.find((l) => 'value' in l)?.value;
   const reported = lines.find((l) => 'stats' in l);
   if (reported === undefined) throw new Error(`the loader did not finish (${run.status}): ${run.stderr}`);
-  const counts = z.object({ fromCache: z.number(), compiled: z.number(), written: z.number() });
+  const counts = z.object({ fromCache: z.number(), compiled: z.number(), written: z.number(), removed: z.number() });
   return { value, stats: counts.nullable().parse(reported.stats), stderr: run.stderr };
 }
 
@@ -85,6 +85,11 @@ exports.run = async () => ({ answer: shout(3), where, esm: await require('./lib/
 }
 
 const folder = () => join(dir, 'cache');
+/** The folder the CLI would use, as a Node started with these options computes it. */
+const compileCacheFolderOf = (env: NodeJS.ProcessEnv): string | undefined => {
+  const run = node(['-e', `process.stdout.write(require(${JSON.stringify(compileCache)}).compileCacheFolder(process.env) ?? '')`], env);
+  return run.stdout === '' ? undefined : run.stdout;
+};
 const entries = () => readdirSync(folder()).filter((f) => f.endsWith('.bin'));
 
 test('the first run writes an entry per module it compiled; the next compiles every module from them and behaves the same', () => {
@@ -111,7 +116,7 @@ test('the first run writes an entry per module it compiled; the next compiles ev
   expect(second.stderr).toBe('');
 });
 
-test('a module rewritten since its entry was made compiles from its new source, even at the same size', () => {
+test('an entry serves only the very source it was made from: a rewrite of the same size and times compiles anew', () => {
   writeApp('aaaa');
   const file = join(dir, 'app', 'lib', 'answer.js');
   const before = new Date('2020-01-01T00:00:00Z');
@@ -153,11 +158,89 @@ test('a folder another user or group could write, or a link, is not used: nothin
   chmodSync(open, 0o777);
   expect(load(join(open, 'cache')).stats).toBeNull();
 
+  // As root: a private folder of another user's (who could put their entries in it).
+  if (process.getuid?.() === 0) {
+    const theirs = join(dir, 'theirs');
+    mkdirSync(theirs, { mode: 0o700 });
+    chownSync(theirs, 65534, 65534);
+    expect(load(theirs).stats).toBeNull();
+  }
+
+  // Any folder above, however far: whoever may write it may swap what is below.
+  const far = join(dir, 'far');
+  mkdirSync(join(far, 'a', 'b', 'cache'), { recursive: true, mode: 0o700 });
+  chmodSync(far, 0o757);
+  expect(load(join(far, 'a', 'b', 'cache')).stats).toBeNull();
+  // A sticky folder others may write (as /tmp) lets no one else rename what is ours.
+  chmodSync(far, 0o1777);
+  expect(load(join(far, 'a', 'b', 'cache')).stats).toMatchObject({ compiled: 3 });
+
   const real = join(dir, 'real');
   mkdirSync(real, { mode: 0o700 });
   symlinkSync(real, join(dir, 'linked'));
   expect(load(join(dir, 'linked')).stats).toBeNull();
   expect(readdirSync(real)).toEqual([]);
+});
+
+test('an entry that is a link, a FIFO, or (as root) another user\'s file is never read', () => {
+  writeApp('x');
+  load(folder());
+  const [linked, fifo, foreign] = entries().map((e) => join(folder(), e));
+  if (linked === undefined || fifo === undefined || foreign === undefined) throw new Error('expected three entries');
+  // A link to a good entry: were it followed, the module would count as compiled from the cache.
+  renameSync(linked, `${linked}.kept`);
+  symlinkSync(`${linked}.kept`, linked);
+  rmSync(fifo);
+  spawnSync('mkfifo', [fifo]);
+  expect(statSync(fifo).isFIFO()).toBe(true);
+  const expectedFromCache = process.getuid?.() === 0 ? 0 : 1;
+  if (process.getuid?.() === 0) chownSync(foreign, 65534, 65534);
+  const after = load(folder());
+  expect(after.value).toMatchObject({ answer: 'X' });
+  expect(after.stats).toMatchObject({ fromCache: expectedFromCache, compiled: 3 - expectedFromCache });
+});
+
+test('where Node checks or maps modules itself (a policy, source maps), the cache stays out of the way', () => {
+  writeApp('x');
+  expect(load(folder(), ['--enable-source-maps']).stats).toBeNull();
+  const policy = join(dir, 'policy.json');
+  writeFileSync(policy, JSON.stringify({ onerror: 'log', resources: {} }));
+  expect(load(folder(), [`--experimental-policy=${policy}`]).stats).toBeNull();
+  expect(existsSync(folder())).toBe(false);
+});
+
+test('stack traces and module resolution read as under Node\'s own loader', () => {
+  mkdirSync(join(dir, 'app', 'extra', 'only-here'), { recursive: true });
+  writeFileSync(join(dir, 'app', 'extra', 'only-here', 'index.js'), 'module.exports = "found";\n');
+  // One line, as minified code is: the column of the throw must be the source's own.
+  writeFileSync(
+    join(dir, 'app', 'main.js'),
+    'module.paths.unshift(require("path").join(__dirname, "extra")); exports.run = () => { let column; try { throw new Error("here"); } catch (e) { column = e.stack.split("\\n")[1].split(":").slice(-2).join(":"); } return { column, resolved: require.resolve("only-here"), loaded: require("only-here") }; };\n',
+  );
+  const own = load(undefined).value;
+  expect(own).toMatchObject({ column: expect.stringMatching(/^1:\d+\)?$/), loaded: 'found' });
+  load(folder());
+  const cached = load(folder());
+  expect(cached.stats).toMatchObject({ fromCache: 2, compiled: 0 });
+  expect(cached.value).toEqual(own);
+});
+
+test('runs with other Node options keep their own folder; entries of files that are gone are removed', () => {
+  writeApp('x');
+  const cli = compileCacheFolderOf({ AIRLOCK_COMPILE_CACHE: folder() });
+  expect(cli).toMatch(new RegExp(`^${folder()}/node-${process.version}-${process.arch}-[0-9a-f]{12}$`));
+  const other = compileCacheFolderOf({ AIRLOCK_COMPILE_CACHE: folder(), NODE_OPTIONS: '--max-old-space-size=1000' });
+  expect(other).not.toBe(cli);
+
+  load(folder());
+  writeFileSync(join(dir, 'app', 'lib', 'gone.js'), 'exports.gone = true;\n');
+  writeFileSync(join(dir, 'app', 'main.js'), `${readFileSync(join(dir, 'app', 'main.js'), 'utf8')}require('./lib/gone');\n`);
+  expect(load(folder()).stats).toMatchObject({ fromCache: 2, compiled: 2, written: 2, removed: 0 });
+  expect(entries()).toHaveLength(4);
+  rmSync(join(dir, 'app', 'lib', 'gone.js'));
+  writeFileSync(join(dir, 'app', 'main.js'), readFileSync(join(dir, 'app', 'main.js'), 'utf8').replace("require('./lib/gone');\n", ''));
+  expect(load(folder()).stats).toMatchObject({ compiled: 1, written: 1, removed: 1 });
+  expect(entries()).toHaveLength(3);
 });
 
 test('errors a module throws and syntax errors read as without the cache', () => {
@@ -184,7 +267,10 @@ describe('the CLI', () => {
     expect(off.status).toBe(0);
     expect(readdirSync(dir)).not.toContain('home');
     const first = node([cli, 'rules', 'list', '--json']);
-    const home = join(dir, 'home', '.cache', 'airlock', 'compile', `node-${process.version}-${process.arch}`);
+    const compile = join(dir, 'home', '.cache', 'airlock', 'compile');
+    const [version = ''] = readdirSync(compile);
+    expect(version).toMatch(new RegExp(`^node-${process.version}-${process.arch}-[0-9a-f]{12}$`));
+    const home = join(compile, version);
     const written = readdirSync(home).filter((f) => f.endsWith('.bin'));
     // Airlock's own modules, zod, yaml: far more than a handful.
     expect(written.length).toBeGreaterThan(50);
@@ -198,7 +284,8 @@ describe('the CLI', () => {
   test('AIRLOCK_COMPILE_CACHE names the folder; a value that is neither off nor absolute is one clear error', () => {
     const chosen = join(dir, 'chosen');
     expect(node([cli, 'rules', 'list'], { AIRLOCK_COMPILE_CACHE: chosen }).status).toBe(0);
-    expect(readdirSync(join(chosen, `node-${process.version}-${process.arch}`)).length).toBeGreaterThan(50);
+    const [version = ''] = readdirSync(chosen);
+    expect(readdirSync(join(chosen, version)).length).toBeGreaterThan(50);
 
     const bad = node([cli, 'rules', 'list'], { AIRLOCK_COMPILE_CACHE: 'cache' });
     expect(bad.status).not.toBe(0);
