@@ -29,7 +29,7 @@ export type ProtoTreeState = 'unread' | 'smaller' | 'package';
 /** The tree file, beside this module in dist/. */
 export const protoTreeFile = (): string => join(__dirname, 'proto-tree.json');
 
-/** The module `@temporalio/proto` loads its tree from; its package.json is two folders up. */
+/** The module `@temporalio/proto` loads its tree from (in its `protos/` folder, beside its package.json's folder). */
 function treeModule(): string {
   return join(dirname(require.resolve('@temporalio/proto')), 'json-module.js');
 }
@@ -55,7 +55,11 @@ export function installedProtoVersion(): string {
   return typeof version === 'string' ? version : 'unknown';
 }
 
-/** The header read as it must be; the tree itself protobufjs checks as it adds it. */
+/**
+ * The header read as it must be; the tree itself protobufjs checks as it
+ * adds it. Read without zod: this module loads before the CLI does, for
+ * `--help` too, and zod would add its own start to every command.
+ */
 function parseTreeFile(text: string): ProtoTreeFile | undefined {
   const file: unknown = JSON.parse(text);
   if (typeof file !== 'object' || file === null) return undefined;
