@@ -57,26 +57,29 @@ const DYNAMIC_IMPORT = /\bimport\s*[(/]/;
 /** The longest header read back: magic, a path and a digest. */
 const HEADER_MAX = 8192;
 
-/** The options V8 compiled under: part of the folder's name, since V8 refuses a cache made under others. */
-function optionsTag(env: NodeJS.ProcessEnv): string {
-  const options = [...process.execArgv, '\0', env.NODE_OPTIONS ?? ''].join(' ');
-  return crypto.createHash('sha256').update(options).digest('hex').slice(0, 12);
+/** The options this Node runs under: its command line's, then NODE_OPTIONS'. */
+const nodeOptions = (env: NodeJS.ProcessEnv): string[] => [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o !== '')];
+
+/** Where the entries of every Node go: `AIRLOCK_COMPILE_CACHE`, or under the user's cache folder. */
+function baseFolder(env: NodeJS.ProcessEnv): string | undefined {
+  const setting = env.AIRLOCK_COMPILE_CACHE;
+  if (setting !== undefined && setting !== '') return isAbsolute(setting) ? setting : undefined;
+  if (env.XDG_CACHE_HOME !== undefined && isAbsolute(env.XDG_CACHE_HOME)) return join(env.XDG_CACHE_HOME, 'airlock', 'compile');
+  return env.HOME !== undefined && isAbsolute(env.HOME) ? join(env.HOME, '.cache', 'airlock', 'compile') : undefined;
 }
 
 /** The folder `AIRLOCK_COMPILE_CACHE` and the home folders name, or undefined when the cache is off. */
 export function compileCacheFolder(env: NodeJS.ProcessEnv): string | undefined {
-  const setting = env.AIRLOCK_COMPILE_CACHE;
-  const version = `node-${process.version}-${process.arch}-${optionsTag(env)}`;
-  if (setting === 'off') return undefined;
-  if (setting !== undefined && setting !== '') return isAbsolute(setting) ? join(setting, version) : undefined;
-  const base = env.XDG_CACHE_HOME !== undefined && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : env.HOME !== undefined && isAbsolute(env.HOME) ? join(env.HOME, '.cache') : undefined;
-  return base === undefined ? undefined : join(base, 'airlock', 'compile', version);
+  const base = env.AIRLOCK_COMPILE_CACHE === 'off' ? undefined : baseFolder(env);
+  if (base === undefined) return undefined;
+  // The options are part of the name: V8 refuses a cache made under other options.
+  const options = crypto.createHash('sha256').update(nodeOptions(env).join('\0')).digest('hex').slice(0, 12);
+  return join(base, `node-${process.version}-${process.arch}-${options}`);
 }
 
 /** Where Node checks modules against a policy or maps their stack traces: its own loader only. */
 function nodeChecksModules(env: NodeJS.ProcessEnv): boolean {
-  const options = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return Reflect.get(process, 'sourceMapsEnabled') === true || options.some((o) => o.startsWith('--experimental-policy') || o.startsWith('--policy-integrity') || o === '--enable-source-maps');
+  return Reflect.get(process, 'sourceMapsEnabled') === true || nodeOptions(env).some((o) => o.startsWith('--experimental-policy') || o.startsWith('--policy-integrity') || o === '--enable-source-maps');
 }
 
 /**
@@ -202,20 +205,26 @@ function originalCompile(): CompileFn | undefined {
   return typeof compile === 'function' ? (compile as CompileFn) : undefined;
 }
 
-/** Node's resolution for `module` itself (its own `paths`), as Node's require of that module has. */
-function resolverFor(module: LoadingModule, filename: string): NodeJS.RequireResolve {
+/**
+ * Makes, for a module, Node's resolution from that module itself (its own
+ * `paths`), as Node's require of that module has; Node's internals are
+ * looked up once.
+ */
+function resolvers(): (module: LoadingModule, filename: string) => NodeJS.RequireResolve {
   const resolveFilename: unknown = Reflect.get(Module, '_resolveFilename');
   const lookupPaths: unknown = Reflect.get(Module, '_resolveLookupPaths');
-  if (typeof resolveFilename !== 'function' || typeof lookupPaths !== 'function') return Module.createRequire(filename).resolve;
-  const resolve = (request: string, options?: { paths?: string[] }): string => {
-    const resolved: unknown = Reflect.apply(resolveFilename, Module, [request, module, false, options]);
-    return String(resolved);
+  if (typeof resolveFilename !== 'function' || typeof lookupPaths !== 'function') return (_module, filename) => Module.createRequire(filename).resolve;
+  return (module) => {
+    const resolve = (request: string, options?: { paths?: string[] }): string => {
+      const resolved: unknown = Reflect.apply(resolveFilename, Module, [request, module, false, options]);
+      return String(resolved);
+    };
+    const paths = (request: string): string[] | null => {
+      const found: unknown = Reflect.apply(lookupPaths, Module, [request, module]);
+      return Array.isArray(found) ? found.map(String) : null;
+    };
+    return Object.assign(resolve, { paths });
   };
-  const paths = (request: string): string[] | null => {
-    const found: unknown = Reflect.apply(lookupPaths, Module, [request, module]);
-    return Array.isArray(found) ? found.map(String) : null;
-  };
-  return Object.assign(resolve, { paths });
 }
 
 let installed: CompileCacheStats | undefined;
@@ -242,6 +251,9 @@ export function installCompileCache(folder: string | undefined, env: NodeJS.Proc
   const toWrite: Array<{ script: Script; path: string; header: string }> = [];
   // What Module.wrap puts before the source, on its first line.
   const prefixLength = Module.wrap('\u0000').indexOf('\u0000');
+  const resolverFor = resolvers();
+  // The process's main module, extensions and module cache: the same for every module's require.
+  const shared = Module.createRequire(folder);
 
   const compile: CompileFn = function (this: LoadingModule, content, filename, format) {
     // ES modules, scripts with a #! line or a dynamic import() (a script compiled from V8's cache has no loader for
@@ -269,12 +281,11 @@ export function installCompileCache(folder: string | undefined, env: NodeJS.Proc
     if (typeof wrapper !== 'function') return original.call(this, content, filename, format);
     // Node's own require for this module: loads through it (parent and children kept as Node keeps them) and
     // resolves from its own paths.
-    const resolving = Module.createRequire(filename);
     const require = Object.assign((id: string) => this.require(id), {
       resolve: resolverFor(this, filename),
-      main: resolving.main,
-      extensions: resolving.extensions,
-      cache: resolving.cache,
+      main: shared.main,
+      extensions: shared.extensions,
+      cache: shared.cache,
     });
     return Reflect.apply(wrapper, this.exports, [this.exports, require, this, filename, dirname(filename)]);
   };

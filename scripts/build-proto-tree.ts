@@ -12,17 +12,12 @@ function main(): void {
   // The package's tree as it generated it, before its namespaces are flattened for the generated types.
   const generated: unknown = createRequire(__filename)('@temporalio/proto/protos/json-module');
   if (!(generated instanceof protobuf.Root)) throw new Error('@temporalio/proto/protos/json-module is not a protobufjs Root');
-  const nested = generated.toJSON({ keepComments: false }).nested ?? {};
   for (const name of LEFT_OUT) {
-    const path = name.split('.');
-    const last = path.pop();
-    let at: unknown = { nested };
-    for (const part of path) at = Reflect.get(Reflect.get(Object(at), 'nested') ?? {}, part);
-    const parent: unknown = Reflect.get(Object(at), 'nested');
-    if (last === undefined || typeof parent !== 'object' || parent === null || !Reflect.deleteProperty(parent, last) || Reflect.has(parent, last)) {
-      throw new Error(`${name} is not in @temporalio/proto's tree: update LEFT_OUT in client/proto-tree.ts`);
-    }
+    const left = generated.lookup(name);
+    if (left === null || left.parent === null) throw new Error(`${name} is not in @temporalio/proto's tree: update LEFT_OUT in client/proto-tree.ts`);
+    left.parent.remove(left);
   }
+  const nested = generated.toJSON({ keepComments: false }).nested ?? {};
   // Every reference left must resolve: a type that pointed into what was left out fails here, not in a reviewer's CLI.
   new protobuf.Root().addJSON(nested).resolveAll();
   const file: ProtoTreeFile = { schemaVersion: PROTO_TREE_SCHEMA_VERSION, protoVersion: installedProtoVersion(), leftOut: [...LEFT_OUT], nested };

@@ -22,8 +22,8 @@ import { interleaved, pairedRatios, sleep, summary, timed } from './stats';
  * masks the whole argument), interleaved round by round.
  */
 
-/** Resolves with the moment `file` stops existing: inotify, with a short poll in case an event is missed. */
-export function whenGone(dir: string, name: string): { gone: Promise<number>; close(): void } {
+/** Watches for the moment `file` stops existing: inotify, with a short poll in case an event is missed. */
+export function whenGone(dir: string, name: string): { goneWithin(what: string): Promise<number>; close(): void } {
   const file = join(dir, name);
   let resolve: (at: number) => void = () => undefined;
   const gone = new Promise<number>((r) => {
@@ -37,7 +37,12 @@ export function whenGone(dir: string, name: string): { gone: Promise<number>; cl
   });
   const poll = setInterval(check, 5);
   return {
-    gone,
+    /** The moment it went, or an error saying `what` was not deleted within 60 s. */
+    async goneWithin(what: string): Promise<number> {
+      const at = await Promise.race([gone, sleep(60_000).then(() => Number.NaN)]);
+      if (Number.isNaN(at)) throw new Error(`${what} was not deleted within 60 s`);
+      return at;
+    },
     close() {
       watcher.close();
       clearInterval(poll);
@@ -68,8 +73,7 @@ export async function approvalPart(stack: Stack, options: BenchOptions): Promise
       const outcome = await stack.airlock.sendDecision(jobId, approval(request));
       const t1 = performance.now();
       if (!outcome.accepted) throw new Error(`${jobId}: decision rejected: ${outcome.code} ${outcome.reason}`);
-      const unlinked = await Promise.race([watcher.gone, sleep(60_000).then(() => Number.NaN)]);
-      if (Number.isNaN(unlinked)) throw new Error(`${jobId}: the approved file was not deleted within 60 s`);
+      const unlinked = await watcher.goneWithin(`${jobId}: the approved file`);
       await completed(stack.client, jobId);
       const t2 = performance.now();
       if (i >= 0) {
@@ -116,8 +120,7 @@ async function plainDecision(stack: Stack, tag: string): Promise<{ unlinked: num
     const decided = await handle.startUpdate(plainDecideUpdate, { args: ['approve'], waitForStage: WorkflowUpdateStage.ACCEPTED });
     await decided.result();
     const t1 = performance.now();
-    const unlinked = await Promise.race([watcher.gone, sleep(60_000).then(() => Number.NaN)]);
-    if (Number.isNaN(unlinked)) throw new Error(`plain ${tag}: the file was not deleted within 60 s`);
+    const unlinked = await watcher.goneWithin(`plain ${tag}: the file`);
     await handle.result();
     return { unlinked: unlinked - t0, update: t1 - t0 };
   } finally {

@@ -84,8 +84,7 @@ async function approvedCall(stack: Stack, side: Side, jobId: string): Promise<nu
     const t0 = performance.now();
     const outcome = await side.airlock.sendDecision(jobId, approval(request));
     if (!outcome.accepted) throw new Error(`${jobId}: decision rejected: ${outcome.code} ${outcome.reason}`);
-    const gone = await Promise.race([watcher.gone, sleep(60_000).then(() => Number.NaN)]);
-    if (Number.isNaN(gone)) throw new Error(`${jobId}: the approved file was not deleted within 60 s`);
+    const gone = await watcher.goneWithin(`${jobId}: the approved file`);
     await completed(side.client, jobId);
     return gone - t0;
   } finally {
