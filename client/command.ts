@@ -83,11 +83,16 @@ function configModule(): { parseConfig: typeof parseConfig } {
   return require('../core/config/config') as { parseConfig: typeof parseConfig };
 }
 
-export function createIo(env: NodeJS.ProcessEnv = process.env): CommandIo {
+/** Where a command's lines go: this process's stdout and stderr, unless a resident process passes them on. */
+export type LineSink = (stream: 'out' | 'err', text: string) => void;
+
+const toThisProcess: LineSink = (stream, text) => writeLine(stream === 'out' ? process.stdout : process.stderr, text);
+
+export function createIo(env: NodeJS.ProcessEnv = process.env, sink: LineSink = toThisProcess): CommandIo {
   let config: AirlockConfig | undefined;
   return {
-    out: (text) => writeLine(process.stdout, text),
-    err: (text) => writeLine(process.stderr, text),
+    out: (text) => sink('out', text),
+    err: (text) => sink('err', text),
     env,
     config: () => (config ??= configModule().parseConfig(env)),
   };

@@ -1,8 +1,9 @@
 import * as crypto from 'node:crypto';
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
-import { dirname, isAbsolute, join, parse } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { Script } from 'node:vm';
+import { privateFolder } from './private-folder';
 
 /**
  * V8's code cache for the CLI's CommonJS modules, kept between runs.
@@ -80,29 +81,6 @@ export function compileCacheFolder(env: NodeJS.ProcessEnv): string | undefined {
 /** Where Node checks modules against a policy or maps their stack traces: its own loader only. */
 function nodeChecksModules(env: NodeJS.ProcessEnv): boolean {
   return Reflect.get(process, 'sourceMapsEnabled') === true || nodeOptions(env).some((o) => o.startsWith('--experimental-policy') || o.startsWith('--policy-integrity') || o === '--enable-source-maps');
-}
-
-/**
- * Made (0700) if missing; used only if it is a real folder of this user's
- * that only this user can write, and every folder above it is this user's
- * or root's and writable by no one else (or sticky, as /tmp is): then no
- * one else can put anything in it or swap it, or a folder above, for theirs.
- */
-function privateFolder(folder: string, uid: number): boolean {
-  try {
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const own = lstatSync(folder);
-    if (!own.isDirectory() || own.uid !== uid || (own.mode & 0o077) !== 0) return false;
-    const { root } = parse(folder);
-    for (let above = dirname(folder); ; above = dirname(above)) {
-      const s = lstatSync(above);
-      const othersMayWrite = (s.mode & 0o022) !== 0 && (s.mode & 0o1000) === 0;
-      if (!s.isDirectory() || (s.uid !== uid && s.uid !== 0) || othersMayWrite) return false;
-      if (above === root) return true;
-    }
-  } catch {
-    return false;
-  }
 }
 
 /** A short, stable name for a module's entry; the entry itself names the file, so a collision is only a miss. */

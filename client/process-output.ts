@@ -44,11 +44,16 @@ function sinkOf(stream: NodeJS.WriteStream): Sink {
   return sink;
 }
 
+/** One line as the CLI writes it: control characters shown escaped (newlines kept), and a newline. */
+export function lineText(text: string): string {
+  return `${displayText(text, { newlines: 'keep' })}\n`;
+}
+
 /** Writes `text` and a newline; control characters in it are shown escaped (newlines kept). */
 export function writeLine(stream: NodeJS.WriteStream, text: string): void {
   const sink = sinkOf(stream);
   if (sink.closed) return;
-  const data = `${displayText(text, { newlines: 'keep' })}\n`;
+  const data = lineText(text);
   const previous = sink.written;
   sink.written = new Promise<void>((resolve) => {
     try {

@@ -156,6 +156,9 @@ const variables = {
     .string()
     .refine((v) => v === 'off' || v.startsWith('/'), 'expected off or an absolute folder, for example /var/cache/airlock')
     .optional(),
+  // Read by the CLI's short client and its resident process (client/resident/); checked here so a wrong value is said.
+  AIRLOCK_CLI_RESIDENT: z.enum(['auto', 'always', 'off'], { error: 'expected auto, always or off' }).default('auto'),
+  AIRLOCK_CLI_RESIDENT_IDLE: durationText.default(600_000),
   // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.
   AIRLOCK_TEST_CRASH_AT: z
     .string()

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 const children = new Set<ChildProcess>();
@@ -109,4 +109,24 @@ export function cpuSeconds(pid: number): number {
 export function ownCpuSeconds(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1e6;
+}
+
+/**
+ * Stops the resident CLI processes (client/resident/) that CLI runs with
+ * `XDG_RUNTIME_DIR` set to this folder started: they are detached from the
+ * bench, so they are found by their title and environment.
+ */
+export function stopResidents(runtimeDir: string): number {
+  let stopped = 0;
+  for (const entry of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').startsWith('airlock resident CLI')) continue;
+      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`XDG_RUNTIME_DIR=${runtimeDir}`)) continue;
+      process.kill(Number(entry), 'SIGTERM');
+      stopped++;
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return stopped;
 }

@@ -38,6 +38,8 @@ export function partWorkerEnv(w: PartWorkers): NodeJS.ProcessEnv {
     AIRLOCK_RULES_FILE: w.rulesFile,
     OPENAI_BASE_URL: w.modelUrl,
     AIRLOCK_LOG_LEVEL: 'warn',
+    // The parts' own `airlock pending` runs are timed in their process, as before the resident CLI process came.
+    AIRLOCK_CLI_RESIDENT: 'off',
   };
 }
 

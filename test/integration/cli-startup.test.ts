@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { promisify } from 'node:util';
@@ -175,6 +175,36 @@ test('pending, show and approve load the Temporal client and nothing of the work
     expect(devStackFiles(out)).toEqual([]);
   }
   expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+});
+
+test('a command the resident CLI process runs loads nothing in its own process but node builtins and the short client', async () => {
+  // One report file and one runtime folder for both runs: the environment is part of the resident process's identity.
+  const runtime = mkdtempSync(join(dir, 'run-'));
+  const report = join(dir, 'resident-modules.txt');
+  const env = h.processEnv({ LOADED_MODULES_REPORT: report, XDG_RUNTIME_DIR: runtime, AIRLOCK_CLI_RESIDENT: 'always' });
+  const show = () => run(process.execPath, ['--require', reporter, join(repoRoot, 'bin', 'airlock.js'), 'show', 'no-such-job'], { env, timeout: 60_000 }).catch((e: { stderr?: string }) => e);
+  const loaded = () => readFileSync(report, 'utf8').split('\n').filter((f) => f !== '' && !f.startsWith('proto-tree: '));
+  try {
+    await show();
+    expect(loaded().some((f) => f.includes(`${sep}@temporalio${sep}client${sep}`))).toBe(true);
+    // The first run started the resident process; the next one is passed to it once it listens.
+    const sockets = () => (existsSync(join(runtime, 'airlock')) ? readdirSync(join(runtime, 'airlock')).filter((f) => f.endsWith('.sock')) : []);
+    for (let i = 0; i < 200 && sockets().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(sockets()).toHaveLength(1);
+    expect(await show()).toMatchObject({ stderr: expect.stringContaining('no job no-such-job') });
+    const own = loaded().map((f) => f.slice(repoRoot.length + 1));
+    expect(own.sort()).toEqual(
+      ['bin/airlock.js', 'dist/client/cli-name.js', 'dist/client/private-folder.js', 'dist/client/resident/client.js', 'dist/client/resident/place.js', 'dist/client/resident/protocol.js', 'dist/test/helpers/report-loaded-modules.js'].sort(),
+    );
+  } finally {
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      try {
+        if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`XDG_RUNTIME_DIR=${runtime}`)) process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // Gone, or not ours to read.
+      }
+    }
+  }
 });
 
 test('agent add, list and revoke load no Temporal client or worker: tokens are a local store', async () => {
