@@ -9,11 +9,11 @@ import { privateFolder } from '../private-folder';
  * the short client reads this before anything else loads.
  *
  * One resident process serves one identity: the same user, groups,
- * capabilities and namespaces (a sandboxed process of the same user has
- * its own), the same Node with the same options, the same build of airlock
+ * capabilities, seccomp filters, no_new_privs, resource limits and
+ * namespaces (a sandboxed process of the same user has its own), the same
+ * Node with the same options, the same build of airlock
  * (its package file and compiled entry points, as they are on disk now),
- * and the same values of the variables read when a process starts (Node's,
- * OpenSSL's, gRPC's, the locale, and airlock's few). A rebuild, another
+ * and the same values of the variables read when a process starts. A rebuild, another
  * `NODE_OPTIONS` or a container names another socket, so a process never
  * serves code or settings other than the caller's; one left behind ends
  * when idle. Every other variable comes with each request: the resident
@@ -22,9 +22,15 @@ import { privateFolder } from '../private-folder';
 
 export const RESIDENT_PROTOCOL = 1;
 
-/** Variables read when a process starts, not when a command runs: part of the identity. */
+/**
+ * Variables read when a process starts, not when a command runs: part of
+ * the identity. Node's, libuv's, OpenSSL's, gRPC's, the dynamic loader's
+ * and libc's (`LD_PRELOAD` wrappers such as torsocks act on the process
+ * they start in), the resolver's, the locale and airlock's own two.
+ */
 const readAtStart = (name: string): boolean =>
-  /^(NODE_|UV_|OPENSSL_|SSL_CERT_|GRPC_)/i.test(name) || /^(LANG|LANGUAGE|TZ|AIRLOCK_COMPILE_CACHE|AIRLOCK_CLI_RESIDENT_IDLE)$/.test(name) || name.startsWith('LC_');
+  /^(NODE_|UV_|OPENSSL_|SSL_CERT_|GRPC_|LD_|MALLOC_|GLIBC_|LC_)/.test(name) ||
+  /^(LANG|LANGUAGE|TZ|RES_OPTIONS|LOCALDOMAIN|HOSTALIASES|AIRLOCK_COMPILE_CACHE|AIRLOCK_CLI_RESIDENT_IDLE)$/.test(name);
 
 /** The files whose change is a new build: what the client and the resident process run. */
 const buildFiles = ['package.json', 'dist/.tsbuildinfo', 'dist/client/cli.js', 'dist/client/resident/serve.js', 'dist/client/resident/client.js'];
@@ -64,15 +70,20 @@ function readOr(read: () => string, otherwise = 'none'): string {
   }
 }
 
+/** The lines of /proc/self/status that say what this process may do: capabilities, seccomp filters, no_new_privs (a Landlock sandbox needs it). */
+const confinement = /^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp|Seccomp_filters):.*$/gm;
+
 /**
- * What this process may do and sees, beyond its user: groups, effective
- * capabilities, namespaces and root folder (Linux; elsewhere the user alone).
+ * What this process may do and sees, beyond its user: groups, capabilities,
+ * seccomp and no_new_privs, resource limits, namespaces and root folder
+ * (Linux; elsewhere the user alone).
  */
 function standing(): unknown {
   return {
     gid: process.getgid?.(),
     groups: process.getgroups?.().sort((a, b) => a - b),
-    caps: readOr(() => /^CapEff:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 'none'),
+    confined: readOr(() => (readFileSync('/proc/self/status', 'utf8').match(confinement) ?? []).join('\n')),
+    limits: readOr(() => readFileSync('/proc/self/limits', 'utf8')),
     ns: namespaces.map((ns) => readOr(() => readlinkSync(`/proc/self/ns/${ns}`))),
     root: readOr(() => {
       const s = statSync('/', { bigint: true });

@@ -127,6 +127,38 @@ function replaceEnv(next: Readonly<Record<string, string | undefined>>): void {
   for (const [name, value] of Object.entries(next)) if (value !== undefined) process.env[name] = value;
 }
 
+/**
+ * What else the command's process writes while it runs — Node's warnings,
+ * gRPC's log lines, `NODE_DEBUG` traces — goes to the caller too, as from
+ * its own process; the returned function puts the streams back.
+ */
+function captureOutput(socket: Socket): () => void {
+  const streams = [
+    { stream: process.stdout, kind: 'out' as const },
+    { stream: process.stderr, kind: 'err' as const },
+  ];
+  // Normally `write` is the prototype's: putting it back is removing the stand-in.
+  const own = streams.map(({ stream }) => Object.getOwnPropertyDescriptor(stream, 'write'));
+  for (const { stream, kind } of streams) {
+    const writeHere = (chunk: unknown, ...rest: unknown[]): boolean => {
+      const encoding = typeof rest[0] === 'string' && Buffer.isEncoding(rest[0]) ? rest[0] : 'utf8';
+      const data = typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString(encoding) : String(chunk);
+      send(socket, { kind, data });
+      const done = rest.find((r): r is () => void => typeof r === 'function');
+      if (done !== undefined) process.nextTick(done);
+      return true;
+    };
+    Object.defineProperty(stream, 'write', { value: writeHere, configurable: true, writable: true });
+  }
+  return () => {
+    streams.forEach(({ stream }, i) => {
+      const before = own[i];
+      if (before !== undefined) Object.defineProperty(stream, 'write', before);
+      else Reflect.deleteProperty(stream, 'write');
+    });
+  };
+}
+
 /** Whether some process listens on the socket. */
 function listening(path: string): Promise<boolean> {
   return new Promise((resolve) => {
@@ -266,15 +298,14 @@ export async function serveResident(input: { readonly packageRoot: string }): Pr
     const callerGone = () => {
       if (running) abandon();
     };
-    // Node's own warnings (a deprecation) go to the caller, as they would have from its own process.
-    const warn = (w: Error & { code?: string }) => send(socket, { kind: 'err', data: `(node:${process.pid}) ${w.code !== undefined ? `[${w.code}] ` : ''}${w.name}: ${w.message}\n` });
+    let release: () => void = () => undefined;
     try {
       send(socket, { kind: 'ready' });
       // Nothing runs unless the client committed to this process running it.
       if ((await lines.next(CLIENT_SILENT_MS)) !== GO_LINE) return void socket.destroy();
       running = true;
       socket.once('close', callerGone);
-      process.on('warning', warn);
+      release = captureOutput(socket);
       const io = createIo(request.env, (stream, text) => send(socket, { kind: stream, data: lineText(text) }));
       let code: number;
       try {
@@ -288,7 +319,7 @@ export async function serveResident(input: { readonly packageRoot: string }): Pr
       socket.end();
     } finally {
       running = false;
-      process.removeListener('warning', warn);
+      release();
       restore();
     }
   }
@@ -304,6 +335,8 @@ export async function serveResident(input: { readonly packageRoot: string }): Pr
     server.close();
     return;
   }
+  // Stopped (SIGTERM, or a signal a terminal sends): the name goes with the process, as when it retires.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, abandon);
   process.title = title(0);
   timers.idle = setTimeout(retire, idleMs);
   timers.ownSocket = setInterval(() => {

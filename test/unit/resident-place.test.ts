@@ -27,6 +27,8 @@ test('what a command reads when it runs leaves the identity alone; what a proces
     // Set per call or per login by sudo, npx and ssh: each would otherwise start a process of its own.
     { SUDO_COMMAND: '/usr/bin/airlock show j', INIT_CWD: '/srv', SSH_CONNECTION: '10.0.0.2 5 10.0.0.1 22', SSH_TTY: '/dev/pts/3' },
     { HOME: '/home/s', PATH: '/bin' },
+    // Read per call by gRPC, so a command brings them.
+    { grpc_proxy: 'http://proxy:3128', https_proxy: 'http://proxy:3128', no_proxy: 'nas' },
   ]) {
     expect({ same, id: residentIdentity({ ...env, ...same }, root) }).toEqual({ same, id });
   }
@@ -41,6 +43,9 @@ test('what a command reads when it runs leaves the identity alone; what a proces
     { TZ: 'Asia/Tokyo' },
     { UV_THREADPOOL_SIZE: '8' },
     { SSL_CERT_FILE: '/etc/ssl/other.pem' },
+    // A wrapper that acts on the process it starts in (torsocks, proxychains, libfaketime).
+    { LD_PRELOAD: '/usr/lib/torsocks/libtorsocks.so' },
+    { RES_OPTIONS: 'ndots:2' },
   ]) {
     expect({ other, differs: residentIdentity({ ...env, ...other }, root) !== id }).toEqual({ other, differs: true });
   }
