@@ -11,13 +11,15 @@ import { privateFolder } from '../private-folder';
  * One resident process serves one identity: the same user, groups,
  * capabilities, seccomp filters, no_new_privs, resource limits and
  * namespaces (a sandboxed process of the same user has its own), the same
- * Node with the same options, the same build of airlock
- * (its package file and compiled entry points, as they are on disk now),
- * and the same values of the variables read when a process starts. A rebuild, another
+ * Node with the same options, the same build of airlock (its package file
+ * and compiled entry points, as they are on disk now), and the same values
+ * of the variables read when a process starts. A rebuild, another
  * `NODE_OPTIONS` or a container names another socket, so a process never
  * serves code or settings other than the caller's; one left behind ends
  * when idle. Every other variable comes with each request: the resident
- * process runs the command under the request's whole environment.
+ * process runs the command under the request's whole environment. The
+ * identity is what the caller says of itself (Node cannot ask the kernel
+ * who is at the other end of a Unix socket).
  */
 
 export const RESIDENT_PROTOCOL = 1;
