@@ -3,7 +3,7 @@ import { closeSync, constants, lstatSync, openSync, unlinkSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { isatty } from 'node:tty';
 import { cliName } from '../cli-name';
-import { GO_LINE, RESIDENT_REQUEST_VERSION, type ResidentReply, type ResidentRequest } from './protocol';
+import { GO_LINE, RESIDENT_REQUEST_VERSION, SERVED_COMMANDS, type ResidentReply, type ResidentRequest } from './protocol';
 import { residentPlace, residentSetting, type ResidentPlace } from './place';
 
 /**
@@ -21,8 +21,6 @@ export type ResidentOutcome = { readonly kind: 'done'; readonly code: number } |
 
 const HERE: ResidentOutcome = { kind: 'here' };
 
-/** The commands a resident process runs; the others (and `--watch`, `--help`) run here. */
-const served = new Set(['pending', 'show', 'approve', 'deny']);
 /** Of those, the ones that only read: run again here if the resident process dies while it runs them. */
 const readOnly = new Set(['pending', 'show']);
 
@@ -33,7 +31,8 @@ const STARTING_FOR_MS = 30_000;
 
 export function servedByResident(argv: readonly string[]): boolean {
   const [command, ...rest] = argv;
-  if (command === undefined || !served.has(command)) return false;
+  // `--watch` runs until Ctrl-C and `--help` needs nothing loaded: both run here.
+  if (command === undefined || !SERVED_COMMANDS.includes(command)) return false;
   return !rest.some((a) => a === '--' || a === '--help' || a === '-h' || a === '--watch' || a.startsWith('--watch='));
 }
 

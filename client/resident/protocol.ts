@@ -18,6 +18,9 @@
 
 export const RESIDENT_REQUEST_VERSION = 1;
 
+/** The commands a resident process runs (a reviewer waits on these most); every other runs in its own process. */
+export const SERVED_COMMANDS: readonly string[] = ['pending', 'show', 'approve', 'deny'];
+
 /** The longest request line accepted (the environment is most of it). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 

@@ -8,7 +8,7 @@ import { isGroup } from '../command';
 import { lineText } from '../process-output';
 import { describeError } from '../../core/temporal/describe-error';
 import { parseDuration } from '../../core/util/duration';
-import { GO_LINE, MAX_REQUEST_BYTES, type ResidentReply, type ResidentRequest } from './protocol';
+import { GO_LINE, MAX_REQUEST_BYTES, SERVED_COMMANDS, type ResidentReply, type ResidentRequest } from './protocol';
 import { residentRequestSchema } from './request-schema';
 import { residentPlace, type ResidentPlace } from './place';
 
@@ -200,7 +200,7 @@ async function listen(server: Server, place: ResidentPlace): Promise<number | un
 /** Loads what the served commands need (the Temporal client with them), so the first command does not wait for it. */
 async function warm(): Promise<void> {
   for (const entry of commands) {
-    if (!isGroup(entry) && ['pending', 'show', 'approve', 'deny'].includes(entry.name)) await entry.load();
+    if (!isGroup(entry) && SERVED_COMMANDS.includes(entry.name)) await entry.load();
   }
   await import('../airlock-client');
 }
@@ -250,31 +250,27 @@ export async function serveResident(input: { readonly packageRoot: string }): Pr
   });
 
   let ino: number | undefined;
+  /** Whether the socket's name is still this process's: a newer process may hold it now. */
+  const holdsName = (): boolean => {
+    try {
+      return ino !== undefined && lstatSync(place.socket).ino === ino;
+    } catch {
+      return false;
+    }
+  };
+  const giveUpName = () => {
+    if (holdsName()) removeQuietly(place.socket);
+  };
   const retire = () => {
     clearTimeout(timers.idle);
     clearInterval(timers.ownSocket);
     server.close();
-    // The name is given up only if it is still this process's: a newer process may hold it now.
-    try {
-      if (ino !== undefined && lstatSync(place.socket).ino === ino) unlinkSync(place.socket);
-    } catch {
-      // Gone already.
-    }
+    giveUpName();
     void queue.then(done);
   };
   const abandon = () => {
-    try {
-      if (ino !== undefined && lstatSync(place.socket).ino === ino) unlinkSync(place.socket);
-    } finally {
-      process.exit(1);
-    }
-  };
-  const ownSocket = (): boolean => {
-    try {
-      return lstatSync(place.socket).ino === ino;
-    } catch {
-      return false;
-    }
+    giveUpName();
+    process.exit(1);
   };
 
   async function turn(socket: Socket, lines: Lines, request: ResidentRequest): Promise<void> {
@@ -340,7 +336,7 @@ export async function serveResident(input: { readonly packageRoot: string }): Pr
   process.title = title(0);
   timers.idle = setTimeout(retire, idleMs);
   timers.ownSocket = setInterval(() => {
-    if (!ownSocket()) retire();
+    if (!holdsName()) retire();
   }, OWN_SOCKET_CHECK_MS);
   await finished;
 }
