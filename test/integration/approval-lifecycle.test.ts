@@ -1,6 +1,11 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import type { History } from '@temporalio/common/lib/proto-utils';
+import type { AgentJobStateView } from '../../core/job/job-view';
 import { JobHarness } from '../helpers/job-harness';
+import { testServer } from '../helpers/temporal-env';
 
 let h: JobHarness;
 
@@ -135,11 +140,11 @@ test('a job that continues as new while parked keeps its request, nonce and deci
   expect(before.counters.continuedAsNew).toBe(0);
   const request = before.pending[0]!;
   // While parked, history grows only with what arrives: stray decisions (each audited) push it past the limit.
-  let after = await h.state(jobId);
+  let after = await stateOf(jobId);
   let strays = 0;
   for (; strays < 30 && after.counters.continuedAsNew === 0; strays++) {
     await h.airlock.sendDecision(jobId, { requestId: 'stray', fingerprint: request.fingerprint, nonce: request.nonce, decision: 'approve', reviewer: 'nobody' });
-    after = await h.state(jobId);
+    after = await stateOf(jobId);
   }
   // Every stray is counted once, in the run that took it, and the count is carried across continue-as-new.
   // (On a loaded machine, timed-out workflow tasks can fill history first: then fewer strays are sent.)
@@ -158,8 +163,39 @@ test('a job that continues as new while parked keeps its request, nonce and deci
   const final = await h.state(jobId);
   expect(final.decided.find((d) => d.requestId === request.requestId)).toMatchObject({ status: 'approved', reviewer: 'alice' });
 
-  // The baseline carries no patch: changes ship as new builds, and a patch marker here would mean one slipped in.
+  // Both runs replay: the decision to continue as new is read from history alone, so a worker that restarts
+  // (or answers a query on the closed first run) takes the same path.
   const history = await h.env.client.workflow.getHandle(jobId, handle.firstExecutionRunId).fetchHistory();
+  await replays(`${jobId}-run1`, history);
+  await replays(`${jobId}-run2`, await h.env.client.workflow.getHandle(jobId, described.runId).fetchHistory());
+  // The baseline carries no patch: changes ship as new builds, and a patch marker here would mean one slipped in.
   const patches = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
   expect(patches).toEqual([]);
 });
+
+/**
+ * The state query while stray decisions push the run over its limit. A
+ * query that reaches the run in the moment it continues as new may fail on
+ * the worker answering it (the run's histories replay, checked above); the
+ * next one reaches the current run.
+ */
+async function stateOf(jobId: string): Promise<AgentJobStateView> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await h.state(jobId);
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+/** Replays a history; a failure names the events, so the interleaving that did not replay can be rebuilt. */
+async function replays(name: string, history: History): Promise<void> {
+  try {
+    await Worker.runReplayHistory({ workflowBundle: { codePath: testServer.bundle }, replayName: name }, history, name);
+  } catch (err) {
+    const events = (history.events ?? []).map((e) => `${String(e.eventId)}:${temporal.api.enums.v1.EventType[e.eventType ?? 0]?.replace('EVENT_TYPE_', '') ?? String(e.eventType)}`).join(' ');
+    throw new Error(`${name} did not replay: ${String(err)}\nevents: ${events}`);
+  }
+}
