@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { alive, gone } from '../helpers/dev-stack';
 import { JobHarness } from '../helpers/job-harness';
 import { repoRoot } from '../helpers/processes';
+import { killResidentsUnder, residentsUnder } from '../helpers/resident-processes';
 
 /**
  * The resident CLI process (client/resident/): `pending`, `show`, `approve`
@@ -29,7 +30,7 @@ beforeAll(async () => {
   base = mkdtempSync(join(tmpdir(), 'airlock-resident-'));
 });
 afterEach(async () => {
-  for (const pid of residents()) process.kill(pid, 'SIGKILL');
+  killResidentsUnder(base);
   await h.terminateRunning();
 });
 afterAll(async () => {
@@ -59,26 +60,6 @@ async function cli(runtime: string, args: string[], extra: Record<string, string
     return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
 }
-
-/** Resident processes started under the test's folder: pid → commands run. */
-function residentsUnder(runtime: string | undefined = undefined): Map<number, number> {
-  const found = new Map<number, number>();
-  for (const entry of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const served = /^airlock resident CLI: (\d+) commands/.exec(title);
-      if (served === null) continue;
-      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      const place = environ.find((v) => v.startsWith('XDG_RUNTIME_DIR='))?.slice('XDG_RUNTIME_DIR='.length);
-      if (place !== undefined && place.startsWith(runtime ?? base)) found.set(Number(entry), Number(served[1]));
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  return found;
-}
-
-const residents = (): number[] => [...residentsUnder().keys()];
 
 /** Waits until one resident process serves the folder; its pid and commands run. */
 async function residentOf(runtime: string): Promise<{ pid: number; served: number }> {

@@ -8,6 +8,7 @@ import { isGroup } from '../../client/command';
 import { auditEventTypes } from '../../core/audit/events';
 import { JobHarness } from '../helpers/job-harness';
 import { repoRoot } from '../helpers/processes';
+import { killResidentsUnder } from '../helpers/resident-processes';
 
 /**
  * The CLI starts fast because each command loads only what it uses. These
@@ -197,13 +198,7 @@ test('a command the resident CLI process runs loads nothing in its own process b
       ['bin/airlock.js', 'dist/client/cli-name.js', 'dist/client/private-folder.js', 'dist/client/resident/client.js', 'dist/client/resident/place.js', 'dist/client/resident/protocol.js', 'dist/test/helpers/report-loaded-modules.js'].sort(),
     );
   } finally {
-    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-      try {
-        if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`XDG_RUNTIME_DIR=${runtime}`)) process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // Gone, or not ours to read.
-      }
-    }
+    killResidentsUnder(runtime);
   }
 });
 
