@@ -24,21 +24,26 @@ export function failureConverterSource(failures: FailureMessages): string {
   return join(sourceRoot, 'core', 'temporal', failures === 'encoded' ? 'failure-converter.ts' : 'plain-failure-converter.ts');
 }
 
-/** The module each workflow thread loads before its first workflow: zod, once (see workflow-preload.ts). */
-export function workflowPreloadSource(): string {
-  return join(sourceRoot, 'workers', 'workflow-preload.ts');
+/**
+ * What each workflow thread loads once, before its first workflow, in
+ * order: zod (workflow-preload.ts), the workflows with all they import,
+ * then the pass that readies their exported schemas for the SDK's freeze
+ * (workflow-share.ts).
+ */
+export function workflowPreloadSources(workflowsPath: string): string[] {
+  return [join(sourceRoot, 'workers', 'workflow-preload.ts'), workflowsPath, join(sourceRoot, 'workers', 'workflow-share.ts')];
 }
 
 /**
  * How every workflow bundle of airlock is built (the prebuilt ones, the
- * tests', a worker bundling on the fly). zod's own modules are preloaded
- * once per workflow thread and frozen there by the SDK. airlock's schemas
- * are not shared: zod fills some of a schema's properties in lazily.
+ * tests', a worker bundling on the fly). Everything the workflows load is
+ * preloaded once per workflow thread, shared by its jobs and frozen there
+ * by the SDK; a new job evaluates none of it again.
  */
 export function workflowBundleOptions(workflowsPath: string, failures: FailureMessages) {
   return {
     workflowsPath,
     failureConverterPath: failureConverterSource(failures),
-    preloadModules: [workflowPreloadSource()],
+    preloadModules: workflowPreloadSources(workflowsPath),
   };
 }

@@ -13,11 +13,13 @@
  * `new Function` may be used, which only its JIT asks). One parse of an
  * object that fails fills them now, while they can still be written.
  *
- * zod's JIT is off in workflows: every job builds its own schemas (they
- * are not shared) and parses with each a few times, so compiling a fast
- * path per schema and job cost more than it saved (bench `parked`, 300
- * jobs, A/B twice: agent CPU per parked job 74 → 63 and 65 → 60 ms, approve
- * and complete all 15.4 → 11.3 and 13.7 → 11.8 s).
+ * zod's JIT is off in workflows: schemas built inside a job are its own
+ * and parsed a few times each, so compiling a fast path per schema and job
+ * cost more than it saved (bench `parked`, 300 jobs, A/B twice, measured
+ * when airlock's own modules were still evaluated per job: agent CPU per
+ * parked job 74 → 63 and 65 → 60 ms, approve and complete all 15.4 → 11.3
+ * and 13.7 → 11.8 s). The workflows themselves are preloaded after this
+ * (workflow-share.ts).
  */
 import * as z from 'zod';
 
