@@ -85,11 +85,15 @@ function visit(value: unknown): void {
     }
   }
   for (const key of Reflect.ownKeys(value)) {
+    let child: unknown;
     try {
-      visit(Reflect.get(value, key));
+      child = Reflect.get(value, key);
     } catch {
       // The freeze skips what it cannot read as well.
+      continue;
     }
+    // Outside the catch: a schema that cannot be readied fails the thread's preload, loudly, not a job later.
+    visit(child);
   }
 }
 
