@@ -23,7 +23,7 @@ const ACTIVITIES = 20;
 
 const Event = temporal.api.enums.v1.EventType;
 
-interface Split {
+export interface Split {
   readonly activityHandOff: number[];
   readonly activityRun: number[];
   readonly workflowTaskHandOff: number[];

@@ -1,7 +1,9 @@
+import { tsToMs } from '@temporalio/common/lib/time';
 import { COMPLETE_TOOL, sideEffectToolNames } from '../../core/tools/registry';
 import type { ReplayScript } from '../../core/model/replay-script';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
+import { splitHistory, type Split } from './floor';
 import { completed, readBatch, readTurns, startJob } from './jobs';
 import { PLAIN_WORKFLOW, type PlainAgentInput } from './plain-workflow';
 import { PLAIN_TASK_QUEUE } from './plain-worker';
@@ -50,6 +52,63 @@ async function runOnce(stack: Stack, { shape, kind }: Variant, id: string): Prom
   return ms;
 }
 
+const phases = [
+  ['activityHandOff', 'activity hand-offs'],
+  ['activityRun', 'activities on the workers'],
+  ['workflowTaskHandOff', 'workflow task hand-offs'],
+  ['workflowTaskRun', 'workflow tasks on the worker'],
+] as const satisfies ReadonlyArray<readonly [keyof Split, string]>;
+
+function medianP95(values: readonly number[]): { value: number; p95: number; n: number } {
+  const s = summary(values);
+  return { value: s.median, p95: s.p95, n: s.n };
+}
+
+/**
+ * Where the difference between airlock and the plain workflow goes, for the
+ * turns shape: each job's history split as the `floor` part splits it,
+ * summed per job, airlock (built-in rules) minus plain, paired per round.
+ * The first workflow task (the job's start, its policy snapshot) is its
+ * own row; what the history's span leaves out is the client's start and
+ * result.
+ */
+async function phaseFigures(stack: Stack, options: BenchOptions, id: (v: Variant, round: number) => string): Promise<Figure[]> {
+  const sums = async (kind: Kind, round: number) => {
+    const split: Split = { activityHandOff: [], activityRun: [], workflowTaskHandOff: [], workflowTaskRun: [] };
+    const history = await stack.client.workflow.getHandle(id({ shape: 'turns', kind }, round)).fetchHistory();
+    splitHistory(history, split);
+    const total = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+    const events = history.events ?? [];
+    const time = (index: number) => tsToMs(events.at(index)?.eventTime);
+    return {
+      split: Object.fromEntries(phases.map(([key]) => [key, total(split[key])])),
+      workflowTasks: split.workflowTaskRun.length,
+      // Started to the first workflow task completed: the job's start on the worker.
+      firstTask: time(3) - time(0),
+      span: time(-1) - time(0),
+    };
+  };
+  const diffs: Record<string, number[]> = Object.fromEntries(phases.map(([key]) => [key, []]));
+  const extraTasks: number[] = [];
+  const firstTask: number[] = [];
+  const span: number[] = [];
+  for (let round = 0; round < options.gateRounds; round++) {
+    const airlock = await sums('builtIn', round);
+    const plain = await sums('plain', round);
+    for (const [key] of phases) diffs[key]?.push((airlock.split[key] ?? 0) - (plain.split[key] ?? 0));
+    extraTasks.push(airlock.workflowTasks - plain.workflowTasks);
+    firstTask.push(airlock.firstTask - plain.firstTask);
+    span.push(airlock.span - plain.span);
+  }
+  const label = `${shapes.turns.label}: airlock - plain`;
+  return [
+    ...phases.map(([key, name]): Figure => ({ part: 'gate', name: `${label}, ${name}`, unit: 'ms', ...medianP95(diffs[key] ?? []), note: 'per job, from its history' })),
+    { part: 'gate', name: `${label}, first workflow task`, unit: 'ms', ...medianP95(firstTask), note: 'started to its completion' },
+    { part: 'gate', name: `${label}, history start to close`, unit: 'ms', ...medianP95(span), note: 'the rest of the wall time is the client' },
+    { part: 'gate', name: `${label}, workflow tasks`, unit: 'tasks', value: summary(extraTasks).median, n: extraTasks.length, note: 'after the first' },
+  ];
+}
+
 export async function gatePart(stack: Stack, options: BenchOptions): Promise<Figure[]> {
   const variants: Variant[] = shapeNames.flatMap((shape) => kinds.map((kind) => ({ shape, kind })));
   const id = (v: Variant, tag: string) => `gate-${v.shape}-${v.kind}-${tag}`;
@@ -69,5 +128,6 @@ export async function gatePart(stack: Stack, options: BenchOptions): Promise<Fig
       figures.push({ part: 'gate', name: `${shapes[shape].label}: ${kindLabel[kind]} / plain`, unit: 'ratio', value: s.median, p95: s.p95, n: s.n, note: 'paired per round' });
     }
   }
+  figures.push(...(await phaseFigures(stack, options, (v, round) => id(v, String(round)))));
   return figures;
 }
