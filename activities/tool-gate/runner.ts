@@ -11,7 +11,7 @@ import type { GrantVerifier } from '../../host/grant-keys';
 import type { NonceStore } from '../../host/nonces/nonce-store';
 import { messageOf } from '../../host/tools/descriptors';
 import { createCallJournal, journalFile } from '../../host/tools/move-journal';
-import { rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
 import { createToolHost, type ToolHostDeps } from '../../host/tools/tool-host';
 import type { AirlockMetrics } from '../metrics';
 import { attemptAbandoned } from '../heartbeat';
@@ -170,7 +170,13 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
     lent,
     callHost,
     async forgetJournal(nonce) {
-      if (deps.journalDir !== undefined) await rm(journalFile(deps.journalDir, nonce), { force: true }).catch(() => undefined);
+      if (deps.journalDir === undefined) return;
+      // Synchronous: almost every call has no journal, and one unlink is cheaper than a trip through libuv's thread pool.
+      try {
+        rmSync(journalFile(deps.journalDir, nonce), { force: true });
+      } catch {
+        // Best effort, as above.
+      }
     },
     async observeTargets(tool, args) {
       const prepared = await tool.prepare(lent(tool), args);
