@@ -1,7 +1,7 @@
 import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importRules from './scripts/lint/import-rules.cjs';
+import airlockLint from './scripts/lint/plugin.cjs';
 
 // workflows/ and core/ run inside the deterministic workflow sandbox (core/ is imported by it):
 // no Node built-ins, no network clients, no non-workflow Temporal packages.
@@ -33,11 +33,16 @@ export default tseslint.config(
   {
     // No import circles anywhere in the sources (tests may import what they like).
     files: ['core/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts', 'host/**/*.ts', 'workers/**/*.ts', 'client/**/*.ts', 'scripts/**/*.ts'],
-    plugins: { airlock: importRules.plugin },
+    plugins: { airlock: airlockLint.plugin },
     rules: { 'airlock/no-import-cycle': 'error' },
   },
   {
     // core/ is pure; each of its folders imports only the folders its header lists ("May import: ...").
+    // What workflow threads load is shared by every job they run: no state at a module's top level.
+    files: ['core/**/*.ts', 'workflows/**/*.ts'],
+    rules: { 'airlock/no-module-state': 'error' },
+  },
+  {
     files: ['core/**/*.ts'],
     rules: {
       'airlock/core-layers': 'error',

@@ -13,8 +13,11 @@ interface GlobMatcher {
 type Reader = (args: unknown) => unknown;
 
 // Shared by text across snapshots, so compiling a copy of the rules does no pattern work twice.
+// eslint-disable-next-line airlock/no-module-state -- compiled matchers, keyed by the pattern they compile: the same for every job
 const globCache = new Map<string, GlobMatcher>();
+// eslint-disable-next-line airlock/no-module-state -- as above; compiled without g or y, so a match keeps no position
 const regexCache = new Map<string, RegExp>();
+// eslint-disable-next-line airlock/no-module-state -- as above, keyed by the path they read
 const readerCache = new Map<string, Reader>();
 
 function cached<T>(cache: Map<string, T>, key: string, make: () => T): T {

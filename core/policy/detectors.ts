@@ -71,6 +71,7 @@ export interface DetectorInput {
 }
 
 // Zero-width and other format characters would let "r\u200bm" pass for another word.
+// eslint-disable-next-line airlock/no-module-state -- used only by String#replace, which starts at 0 and leaves lastIndex at 0
 const invisible = /[\p{Cf}]/gu;
 
 function clean(text: string): string {
@@ -195,6 +196,7 @@ export function isNormalAbsolute(path: string): boolean {
   return path.startsWith('/') && !path.endsWith('/') && !/\/\.{0,2}(?=\/|$)/.test(path);
 }
 
+// eslint-disable-next-line airlock/no-module-state -- keyed by a job's own roots array, holding only what is computed from it
 const rootsSeen = new WeakMap<readonly string[], ReadonlyArray<{ path: string; prefix: string }>>();
 
 /**

@@ -96,6 +96,7 @@ export function inJobScope(rule: Rule, job: JobScope, machine?: string): boolean
 }
 
 // Snapshots are frozen for a job; the index lives as long as the snapshot object does.
+// eslint-disable-next-line airlock/no-module-state -- keyed by a job's own snapshot, holding only what is computed from it
 const indexes = new WeakMap<PolicySnapshot, RuleIndex>();
 
 function indexOf(snapshot: PolicySnapshot): RuleIndex {

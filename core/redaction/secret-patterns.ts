@@ -263,8 +263,10 @@ function maskQuerySecrets(text: string): string {
 }
 
 /** Found first by the assignment pass; each hit is then checked where it stands. */
+// eslint-disable-next-line airlock/no-module-state -- every use sets lastIndex first and finishes synchronously
 const SETTING_SECRET_WORD = /PASS|SECRET|TOKEN|API_?KEY|AUTH|CREDENTIAL|PRIVATE_?KEY/gi;
 /** A value that is an authorization scheme; the bearer pass already masked its credential. */
+// eslint-disable-next-line airlock/no-module-state -- as SETTING_SECRET_WORD
 const SCHEME_VALUE = /(?:bearer|basic|token)\s/iy;
 
 /** Whether the value at `start` is `bearer …`, `basic …` or `token …`. */

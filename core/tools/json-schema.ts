@@ -13,6 +13,7 @@ export interface ToolSpec {
  * never changes, and converting it on every model turn cost about 1.5 ms of
  * the agent worker's CPU per turn (a CPU profile of `npm run bench -- --only parked`).
  */
+// eslint-disable-next-line airlock/no-module-state -- keyed by a tool module, holding only what is computed from its schema
 const parameterSchemas = new WeakMap<AnyTool, Readonly<Record<string, unknown>>>();
 
 function parametersOf(tool: AnyTool): Readonly<Record<string, unknown>> {

@@ -8,6 +8,7 @@
  * written, and `pattern-cost` refuses the shapes known to backtrack.
  */
 
+// eslint-disable-next-line airlock/no-module-state -- a fact of the process (a V8 flag), the same for every job
 let available: boolean | undefined;
 
 /** V8's flag for the linear-time engine (not in the ECMAScript standard, so lint does not know it). */

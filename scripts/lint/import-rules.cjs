@@ -250,7 +250,7 @@ const coreLayersRule = {
 };
 
 module.exports = {
-  plugin: { meta: { name: 'airlock' }, rules: { 'no-import-cycle': noImportCycle, 'core-layers': coreLayersRule } },
+  rules: { 'no-import-cycle': noImportCycle, 'core-layers': coreLayersRule },
   importGraph,
   circles,
   coreLayers,

@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 
 // The project's own lint rules (plain CommonJS, so ESLint's config loads them without a build).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { plugin } = require('../../scripts/lint/import-rules.cjs') as { plugin: ESLint.Plugin };
+const { plugin } = require('../../scripts/lint/plugin.cjs') as { plugin: ESLint.Plugin };
 
 /** A small project on disk, linted with exactly the two rules as the project configures them. */
 async function lint(files: Record<string, string>): Promise<string[]> {

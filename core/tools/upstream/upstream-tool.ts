@@ -67,6 +67,7 @@ function build(spec: UpstreamToolSpec): AnyTool {
   });
 }
 
+// eslint-disable-next-line airlock/no-module-state -- keyed by a spec object, holding only what is built from it
 const built = new WeakMap<UpstreamToolSpec, AnyTool>();
 
 /** The module of a spec, built once per spec object (the registry holds each spec in use once): a schema conversion is not free. */
