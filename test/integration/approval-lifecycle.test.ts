@@ -1,11 +1,8 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
-import type { History } from '@temporalio/common/lib/proto-utils';
 import type { AgentJobStateView } from '../../core/job/job-view';
 import { JobHarness } from '../helpers/job-harness';
-import { testServer } from '../helpers/temporal-env';
+import { expectRunReplays } from '../helpers/replays';
 
 let h: JobHarness;
 
@@ -166,8 +163,8 @@ test('a job that continues as new while parked keeps its request, nonce and deci
   // Both runs replay: the decision to continue as new is read from history alone, so a worker that restarts
   // (or answers a query on the closed first run) takes the same path.
   const history = await h.env.client.workflow.getHandle(jobId, handle.firstExecutionRunId).fetchHistory();
-  await replays(`${jobId}-run1`, history);
-  await replays(`${jobId}-run2`, await h.env.client.workflow.getHandle(jobId, described.runId).fetchHistory());
+  await expectRunReplays(history, jobId, `${jobId}-run1`);
+  await expectRunReplays(await h.env.client.workflow.getHandle(jobId, described.runId).fetchHistory(), jobId, `${jobId}-run2`);
   // The baseline carries no patch: changes ship as new builds, and a patch marker here would mean one slipped in.
   const patches = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
   expect(patches).toEqual([]);
@@ -187,15 +184,5 @@ async function stateOf(jobId: string): Promise<AgentJobStateView> {
       if (attempt >= 5) throw err;
       await new Promise((r) => setTimeout(r, 200));
     }
-  }
-}
-
-/** Replays a history; a failure names the events, so the interleaving that did not replay can be rebuilt. */
-async function replays(name: string, history: History): Promise<void> {
-  try {
-    await Worker.runReplayHistory({ workflowBundle: { codePath: testServer.bundle }, replayName: name }, history, name);
-  } catch (err) {
-    const events = (history.events ?? []).map((e) => `${String(e.eventId)}:${temporal.api.enums.v1.EventType[e.eventType ?? 0]?.replace('EVENT_TYPE_', '') ?? String(e.eventType)}`).join(' ');
-    throw new Error(`${name} did not replay: ${String(err)}\nevents: ${events}`);
   }
 }

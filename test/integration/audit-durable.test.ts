@@ -3,10 +3,9 @@ import { join } from 'node:path';
 import type { AuditEvent } from '../../core/audit/events';
 import type { AgentJobStateView } from '../../core/job/job-view';
 import type { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import { JobHarness } from '../helpers/job-harness';
-import { testServer } from '../helpers/temporal-env';
 import { smallFolder, type SmallFolder } from '../helpers/small-fs';
+import { expectRunReplays } from '../helpers/replays';
 
 /**
  * The audit log on a real folder that runs full (a 64 KiB tmpfs; a
@@ -76,7 +75,7 @@ async function expectReplays(jobId: string): Promise<History[]> {
   const runs: History[] = [];
   while (runId !== undefined) {
     const history: History = await h.env.client.workflow.getHandle(jobId, runId).fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: testServer.bundle }, replayName: `audit-durable ${runId}` }, history, jobId);
+    await expectRunReplays(history, jobId, `audit-durable ${runId}`);
     runs.push(history);
     const previous: string | null | undefined = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
     runId = previous === undefined || previous === null || previous === '' ? undefined : previous;

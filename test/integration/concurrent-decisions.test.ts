@@ -1,13 +1,11 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from '@temporalio/worker';
-import type { History } from '@temporalio/common/lib/proto-utils';
 import { decisionSigningText, type DecisionPayload } from '../../core/approval/approvals';
 import type { PendingRequestView } from '../../core/job/job-view';
 import { approvalDecisionSignal, decideUpdate } from '../../workflows/messages';
 import { JobHarness } from '../helpers/job-harness';
-import { testServer } from '../helpers/temporal-env';
+import { expectRunReplays } from '../helpers/replays';
 
 /**
  * Many reviewers deciding one parked request at the same moment, through
@@ -52,9 +50,7 @@ function signed(jobId: string, request: PendingRequestView, decision: 'approve' 
 }
 
 async function replays(jobId: string): Promise<void> {
-  const handle = h.env.client.workflow.getHandle(jobId);
-  const history: History = await handle.fetchHistory();
-  await Worker.runReplayHistory({ workflowBundle: { codePath: testServer.bundle }, replayName: jobId }, history, jobId);
+  await expectRunReplays(await h.env.client.workflow.getHandle(jobId).fetchHistory(), jobId);
 }
 
 test.each([2, 10, 50])('%i decisions at once: one counts, the job completes and replays', async (n) => {

@@ -5,7 +5,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import { AirlockClient } from '../../client/airlock-client';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';
 import { runWorkers } from '../../workers/run-workers';
@@ -14,6 +13,7 @@ import { startFullTemporal, type FullTemporal } from '../helpers/full-temporal';
 import { spawnNode } from '../helpers/processes';
 import { writeSignedWriteRules } from '../helpers/signed-writes';
 import { testServer } from '../helpers/temporal-env';
+import { expectRunReplays } from '../helpers/replays';
 
 /**
  * Worker Deployments on the server the topology runs (1.32.2; the CLI's dev
@@ -176,7 +176,7 @@ test('a promoted build takes over parked jobs at once; a job in a tool call fini
   // The run that moved replays against the workflow code, its continue-as-new onto B included.
   const firstRun = await c.client.workflow.getHandle('parked-1', before['parked-1']?.runId).fetchHistory();
   expect(firstRun.events?.at(-1)?.eventType).toBe(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
-  await Worker.runReplayHistory({ workflowBundle: { codePath: testServer.bundle }, replayName: 'moved to build B' }, firstRun, 'parked-1');
+  await expectRunReplays(firstRun, 'parked-1', 'moved to build B');
 
   // A holds no job any more; B is current.
   const status = await cli(['deploy', 'status', '--json']);
