@@ -29,11 +29,11 @@ function moduleCache(): ModuleCache | undefined {
 const visited = new WeakSet<object>();
 
 /** zod's internals of a schema or a check (`_zod`, with its definition), or undefined for anything else. */
-function internalsOf(value: object): { readonly def: object } | undefined {
+function internalsOf(value: object): { readonly internals: object; readonly def: object } | undefined {
   const internals: unknown = Reflect.get(value, '_zod');
   if (typeof internals !== 'object' || internals === null) return undefined;
   const def: unknown = Reflect.get(internals, 'def');
-  return typeof def === 'object' && def !== null ? { def } : undefined;
+  return typeof def === 'object' && def !== null ? { internals, def } : undefined;
 }
 
 /** Reads every accessor `value` inherits, so zod stores what it builds on first read. */
@@ -68,11 +68,11 @@ function unfreezablePattern(def: object): void {
 function visit(value: unknown): void {
   if (typeof value !== 'object' || value === null || visited.has(value)) return;
   visited.add(value);
-  const internals = internalsOf(value);
-  if (internals !== undefined) {
-    unfreezablePattern(internals.def);
+  const zod = internalsOf(value);
+  if (zod !== undefined) {
+    unfreezablePattern(zod.def);
     readInherited(value);
-    readInherited(Reflect.get(value, '_zod'));
+    readInherited(zod.internals);
     // A schema's first parses settle how it parses (zod's cycle support takes its wrapper back out of one that
     // cannot recurse, and latches one that can after asking twice), stored on the schema.
     const safeParse: unknown = Reflect.get(value, 'safeParse');
