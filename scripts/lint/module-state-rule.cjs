@@ -27,6 +27,8 @@
 
 const MUTATING_METHODS = new Set(['push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse', 'fill', 'copyWithin', 'set', 'add', 'delete', 'clear']);
 const CONTAINERS = new Set(['Map', 'Set', 'WeakMap', 'WeakSet']);
+/** Expressions that only wrap another for the type checker (or an optional chain): `(x as T).push(…)` changes x. */
+const WRAPPERS = new Set(['TSNonNullExpression', 'TSAsExpression', 'TSSatisfiesExpression', 'TSTypeAssertion', 'ChainExpression']);
 const OBJECT_MUTATORS = new Set(['assign', 'defineProperty', 'defineProperties', 'setPrototypeOf']);
 
 const WHY = 'workflow threads share this module with every job they run, so it would carry state from one job to the next. Keep it in the job, or say why a shared cache is safe in an eslint-disable comment.';
@@ -43,7 +45,7 @@ function topLevelVariable(sourceCode, identifier) {
 /** The identifier at the root of `a.b[c].d`, or undefined (a call's result, `this`, …). */
 function rootIdentifier(node) {
   let current = node;
-  while (current.type === 'MemberExpression' || current.type === 'TSNonNullExpression' || current.type === 'TSAsExpression' || current.type === 'ChainExpression') {
+  while (current.type === 'MemberExpression' || WRAPPERS.has(current.type)) {
     current = current.type === 'MemberExpression' ? current.object : current.expression;
   }
   return current.type === 'Identifier' ? current : undefined;

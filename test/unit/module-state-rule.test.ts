@@ -61,6 +61,8 @@ test('state at the top level is reported where it is declared, and changes to to
     '  seen.set(s, 1);', // 18: reported at its declaration only
     '  WORDS.lastIndex = 0;', // 19: likewise
     '  count = 1;', // 20: reported as the `let`
+    '  (list as string[]).push(s);', // 21: a cast changes nothing
+    '  (TABLE!).b = 3;', // 22
     '}',
   ].join('\n');
   expect(await problems(code)).toEqual([
@@ -77,6 +79,8 @@ test('state at the top level is reported where it is declared, and changes to to
     '15: Object.assign changes the top-level TABLE',
     '16: .set() changes the top-level registry',
     '17: .sort() changes the top-level list',
+    '21: .push() changes the top-level list',
+    '22: this assignment changes the top-level TABLE',
   ]);
 });
 
