@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import { createContext, Script } from 'node:vm';
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
@@ -47,6 +49,36 @@ export function splitHistory(history: History, into: Split): void {
   }
 }
 
+const VM_CALLS = 2_000;
+
+/**
+ * What one entry into a workflow's sandbox costs by itself: the SDK calls
+ * into the job's `vm` context about three times per activation, each time
+ * with a time limit (its `isolateExecutionTimeout`), and Node enforces a
+ * limit with a thread it starts and joins per call. Per call, with and
+ * without a limit, on this process's thread.
+ */
+function vmEntryFigures(): Figure[] {
+  const context = createContext({ n: 0 });
+  const script = new Script('n++');
+  const perCall = (options: { timeout?: number }) => {
+    const samples: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const t0 = performance.now();
+      for (let i = 0; i < VM_CALLS; i++) script.runInContext(context, options);
+      samples.push(((performance.now() - t0) * 1000) / VM_CALLS);
+    }
+    return summary(samples);
+  };
+  perCall({});
+  const free = perCall({});
+  const limited = perCall({ timeout: 5_000 });
+  return [
+    { part: 'floor', name: 'vm entry, with a time limit (as the SDK enters a workflow)', unit: 'us', value: limited.median, p95: limited.p95, n: limited.n, note: `per call, ${VM_CALLS} calls a round; a thread started and joined each` },
+    { part: 'floor', name: 'vm entry, without a limit', unit: 'us', value: free.median, p95: free.p95, n: free.n, note: `per call, ${VM_CALLS} calls a round` },
+  ];
+}
+
 export async function floorPart(stack: Stack, options: BenchOptions): Promise<Figure[]> {
   const run = async (id: string, count: number, local: boolean) =>
     (await timed(() => stack.client.workflow.execute(PLAIN_NOOPS_WORKFLOW, { taskQueue: PLAIN_TASK_QUEUE, workflowId: id, args: [count, local] }))).ms;
@@ -86,5 +118,6 @@ export async function floorPart(stack: Stack, options: BenchOptions): Promise<Fi
       note: 'activity or workflow task; a task stuck on a partition shows here',
     },
     figure(`local no-op activity, ${ACTIVITIES} in a row`, perLocal, `workflow's time / ${ACTIVITIES}`),
+    ...vmEntryFigures(),
   ];
 }
