@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { startDevServer } from '../client/dev/dev-server';
 import { freePort } from '../client/dev/ports';
@@ -24,7 +25,8 @@ import { decideUpdate, stateQuery } from '../workflows/messages';
  * approved call, on a real dev server with the product's own workers.
  * Counts are deterministic but for extra workflow tasks when activities
  * finish in between; the script avoids queries while jobs run, so one run
- * is usually enough: `npm run measure:history`.
+ * is usually enough: `npm run measure:history` (`-- --events` lists the
+ * approved call's job event by event).
  */
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-measure-'));
@@ -93,9 +95,12 @@ async function main(): Promise<void> {
     }
     const result = (await handle.result()) as AgentJobResult;
     if (result.status !== 'completed') throw new Error(`${id} ended ${result.status}`);
-    return (await handle.fetchHistory()).events?.length ?? 0;
+    const history = (await handle.fetchHistory()).events ?? [];
+    if (approve) approvedEvents = history.map(describeEvent);
+    return history.length;
   }
 
+  let approvedEvents: string[] = [];
   const base = await events('only-complete', { turns: [complete] });
   const oneTurn = await events('one-read-turn', { turns: [{ tool_calls: [read(0)] }, complete] });
   const fiveTurns = await events('five-read-turns', { turns: [...[0, 1, 2, 3, 4].map((i) => ({ tool_calls: [read(i)] })), complete] });
@@ -113,6 +118,10 @@ async function main(): Promise<void> {
   ];
   process.stdout.write('history events (Temporal CLI dev server, TS SDK 1.24)\n');
   for (const [label, value] of rows) process.stdout.write(`  ${String(value).padStart(5)}  ${label}\n`);
+  if (process.argv.includes('--events')) {
+    process.stdout.write('\nthe job with one approved call, event by event\n');
+    for (const line of approvedEvents) process.stdout.write(`  ${line}\n`);
+  }
 
   for (const w of workers) w.shutdown();
   await Promise.all(running);
@@ -121,6 +130,15 @@ async function main(): Promise<void> {
   await replay.close();
   await server.stop();
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** `7 ACTIVITY_TASK_SCHEDULED modelTurn airlock-agent`: id, type and what it is about, for reading where a job's events go. */
+function describeEvent(event: temporal.api.history.v1.IHistoryEvent): string {
+  const type = temporal.api.enums.v1.EventType[event.eventType ?? 0]?.replace(/^EVENT_TYPE_/, '') ?? String(event.eventType);
+  const scheduled = event.activityTaskScheduledEventAttributes;
+  const marker = event.markerRecordedEventAttributes?.markerName;
+  const about = scheduled != null ? `${scheduled.activityType?.name ?? ''} ${scheduled.taskQueue?.name ?? ''}` : (marker ?? '');
+  return `${String(event.eventId).padStart(3)} ${type}${about !== '' ? ` ${about}` : ''}`;
 }
 
 main().catch((err: unknown) => {

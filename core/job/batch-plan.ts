@@ -263,8 +263,12 @@ export function planBatch(input: PlanInput): BatchPlan {
     const evaluation = evaluationOf(input, call);
     const refused = unowned(input, call, evaluation);
     if (refused !== undefined) return refused;
-    const state = stateFingerprint(input.jobId, input.scope, call);
-    fires.push(...evaluation.matches.filter((m) => !m.shadow && m.duplicate !== true).map((m) => ({ ...m, stateFingerprint: state })));
+    const fired = evaluation.matches.filter((m) => !m.shadow && m.duplicate !== true);
+    // Hashing a call costs in proportion to its arguments (a megabyte write): only when a rule fired.
+    if (fired.length > 0) {
+      const state = stateFingerprint(input.jobId, input.scope, call);
+      fires.push(...fired.map((m) => ({ ...m, stateFingerprint: state })));
+    }
     const fate = toolFate(input, call, evaluation);
     if (fate.kind !== 'approval') return fate;
     if (approvalsLeft <= 0) {

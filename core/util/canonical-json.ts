@@ -13,18 +13,44 @@
  * stable across processes and runs.
  */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value === 'boolean') return JSON.stringify(value);
+  const out: string[] = [];
+  write(value, out);
+  // One join at the end: joining at every level would copy a megabyte string once per level it is nested in.
+  return out.join('');
+}
+
+function write(value: unknown, out: string[]): void {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') {
+    out.push(JSON.stringify(value));
+    return;
+  }
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new TypeError('canonicalJson: numbers must be finite');
-    return JSON.stringify(value);
+    out.push(JSON.stringify(value));
+    return;
   }
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (Array.isArray(value)) {
+    out.push('[');
+    value.forEach((v: unknown, i) => {
+      if (i > 0) out.push(',');
+      if (v === undefined) out.push('null');
+      else write(v, out);
+    });
+    out.push(']');
+    return;
+  }
   if (typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    out.push('{');
+    entries.forEach(([k, v], i) => {
+      if (i > 0) out.push(',');
+      out.push(JSON.stringify(k), ':');
+      write(v, out);
+    });
+    out.push('}');
+    return;
   }
   throw new TypeError(`canonicalJson: cannot encode ${typeof value}`);
 }

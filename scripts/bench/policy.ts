@@ -1,8 +1,18 @@
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { callFingerprint, type FingerprintInput } from '../../core/approval/fingerprint';
+import { canonicalJson } from '../../core/util/canonical-json';
 import { benchPolicy } from '../bench-policy';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
+import { pairedRatios, summary } from './stats';
 
-/** Deterministic policy decisions per second and latency per decision at 0, 10 and 200 rules (`scripts/bench-policy.ts`). */
+/**
+ * Deterministic policy decisions per second and latency per decision at 0,
+ * 10 and 200 rules (`scripts/bench-policy.ts`); and the fingerprint of a
+ * megabyte write, which workflow code and policy compute with SHA-256 in
+ * plain TypeScript, beside `node:crypto` hashing the same text.
+ */
 export function policyPart(options: BenchOptions): Figure[] {
   const figures: Figure[] = [];
   for (const rules of [0, 10, 200]) {
@@ -19,5 +29,39 @@ export function policyPart(options: BenchOptions): Figure[] {
       note: Object.entries(r.decided).map(([k, v]) => `${k} ${v}`).join(', '),
     });
   }
-  return figures;
+  return [...figures, ...fingerprintFigures(30)];
+}
+
+function fingerprintFigures(rounds: number): Figure[] {
+  // A megabyte of mixed text (ASCII and multi-byte characters), as a model's fs_write might carry.
+  const line = 'line of a config file: väl = "日本語" # ok\n';
+  const content = line.repeat(Math.ceil((1 << 20) / line.length)).slice(0, 1 << 20);
+  const input: FingerprintInput = { jobId: 'bench', scope: {}, toolName: 'fs_write', normalizedArgs: { path: 'big.txt', content }, ruleId: null, ruleVersion: null };
+  const native = () =>
+    createHash('sha256')
+      .update(canonicalJson({ jobId: input.jobId, scope: { piece: null, movement: null }, toolName: input.toolName, normalizedArgs: input.normalizedArgs, ruleId: null, ruleVersion: null }))
+      .digest('hex');
+  if (callFingerprint(input) !== native()) throw new Error('policy: the plain-TypeScript fingerprint differs from node:crypto over the same text');
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  // Two warm-up rounds do not count.
+  for (let i = -2; i < rounds; i++) {
+    const t0 = performance.now();
+    callFingerprint(input);
+    const t1 = performance.now();
+    native();
+    const t2 = performance.now();
+    if (i >= 0) {
+      ours.push(t1 - t0);
+      theirs.push(t2 - t1);
+    }
+  }
+  const a = summary(ours);
+  const b = summary(theirs);
+  const ratio = summary(pairedRatios(ours, theirs));
+  return [
+    { part: 'policy', name: 'call fingerprint, 1 MiB write (plain TypeScript)', unit: 'ms', value: a.median, p95: a.p95, n: a.n, note: 'canonical JSON + SHA-256, as workflows hash' },
+    { part: 'policy', name: 'the same text through node:crypto', unit: 'ms', value: b.median, p95: b.p95, n: b.n, note: 'canonical JSON + native SHA-256' },
+    { part: 'policy', name: 'fingerprint: plain TypeScript / node:crypto', unit: 'x', value: ratio.median, p95: ratio.p95, n: ratio.n, note: 'paired per round' },
+  ];
 }

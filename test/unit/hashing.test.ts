@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { canonicalJson } from '../../core/util/canonical-json';
 import { callFingerprint } from '../../core/approval/fingerprint';
 import { sha256Hex } from '../../core/util/sha256';
@@ -9,6 +9,18 @@ test.each(['', 'abc', 'a'.repeat(55), 'a'.repeat(56), 'a'.repeat(64), 'a'.repeat
     expect(sha256Hex(text)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
   },
 );
+
+test('sha256Hex matches node:crypto at every length around the block and padding edges, and for a megabyte', () => {
+  const sizes = [...Array.from({ length: 200 }, (_, i) => i), 1 << 20, (1 << 20) + 55, (1 << 20) + 119];
+  for (const size of sizes) {
+    const bytes = randomBytes(size);
+    expect([size, sha256Hex(bytes)]).toEqual([size, createHash('sha256').update(bytes).digest('hex')]);
+  }
+  // A view into a larger buffer hashes only its own bytes.
+  const whole = randomBytes(300);
+  const view = whole.subarray(37, 237);
+  expect(sha256Hex(new Uint8Array(view.buffer, view.byteOffset, view.byteLength))).toBe(createHash('sha256').update(view).digest('hex'));
+});
 
 test('canonical JSON sorts keys at every depth and drops undefined fields', () => {
   expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: undefined } })).toBe('{"a":{"d":[1,{"y":2,"z":1}]},"b":1}');
