@@ -9,7 +9,7 @@ import { approval, call, completeTurn, completed, startJob, waitParked } from '.
 import { PLAIN_PARKED_WORKFLOW, plainDecideUpdate } from './plain-workflow';
 import { PLAIN_TASK_QUEUE } from './plain-worker';
 import type { Stack } from './stack';
-import { interleaved, pairedRatios, sleep, summary, timed } from './stats';
+import { interleaved, pairedRatios, sleep, sampled, timed } from './stats';
 
 /**
  * Approval latency: from sending the `decide` update to the approved file
@@ -90,10 +90,7 @@ export async function approvalPart(stack: Stack, options: BenchOptions): Promise
       plainUpdate.push(plain.update);
     }
   }
-  const row = (name: string, values: number[], note: string, unit = 'ms'): Figure => {
-    const s = summary(values);
-    return { part: 'approval', name, unit, value: s.median, p95: s.p95, n: s.n, note };
-  };
+  const row = (name: string, values: number[], note: string, unit = 'ms'): Figure => ({ part: 'approval', name, unit, ...sampled(values), note });
   const queries = await parkedWriteQueries(stack, options.approvals);
   return [
     row('decide update sent -> approved file unlinked', toUnlink, 'revalidate, grant, execute'),

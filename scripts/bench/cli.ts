@@ -6,7 +6,7 @@ import type { Figure } from './figures';
 import { call, completeTurn, completed, startJob, waitParked } from './jobs';
 import { stopResidents, timedRun } from './processes';
 import type { Stack } from './stack';
-import { pairedRatios, summary } from './stats';
+import { pairedRatios, sampled } from './stats';
 
 /**
  * CLI wall time, spawn to exit, against `node -e 0` (starting Node at all)
@@ -106,12 +106,10 @@ async function measure(stack: Stack, options: BenchOptions, env: NodeJS.ProcessE
   const floor = nodeMs.map((ms, i) => ms + (temporalMs[i] ?? Number.NaN));
   const figures: Figure[] = [];
   const ratio = (name: string, a: number[], b: number[]) => {
-    const r = summary(pairedRatios(a, b));
-    figures.push({ part: 'cli', name, unit: 'ratio', value: r.median, p95: r.p95, n: r.n, note: 'paired per round' });
+    figures.push({ part: 'cli', name, unit: 'ratio', ...sampled(pairedRatios(a, b)), note: 'paired per round' });
   };
   for (const [command, samples] of all) {
-    const s = summary(samples);
-    figures.push({ part: 'cli', name: command.label, unit: 'ms', value: s.median, p95: s.p95, n: s.n, note: 'spawn to exit' });
+    figures.push({ part: 'cli', name: command.label, unit: 'ms', ...sampled(samples), note: 'spawn to exit' });
   }
   for (const [command, samples] of all) {
     if (!command.airlock) continue;

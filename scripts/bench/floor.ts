@@ -9,7 +9,7 @@ import type { Figure } from './figures';
 import { PLAIN_NOOPS_WORKFLOW } from './plain-workflow';
 import { PLAIN_TASK_QUEUE } from './plain-worker';
 import type { Stack } from './stack';
-import { summary, timed } from './stats';
+import { sampled, summary, timed } from './stats';
 
 /**
  * What Temporal costs by itself on the bench's dev server, with no airlock
@@ -98,10 +98,7 @@ export async function floorPart(stack: Stack, options: BenchOptions): Promise<Fi
   const config = Object.entries(TEMPORAL_DYNAMIC_CONFIG)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
-  const figure = (name: string, values: readonly number[], note: string): Figure => {
-    const s = summary(values);
-    return { part: 'floor', name, unit: 'ms', value: s.median, p95: s.p95, n: s.n, note };
-  };
+  const figure = (name: string, values: readonly number[], note: string): Figure => ({ part: 'floor', name, unit: 'ms', ...sampled(values), note });
   return [
     figure('empty plain workflow', empty, 'start to result'),
     figure(`no-op activity, ${ACTIVITIES} in a row`, perActivity, `workflow's time / ${ACTIVITIES}; server: ${config}`),

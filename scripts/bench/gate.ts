@@ -9,7 +9,7 @@ import { PLAIN_WORKFLOW, type PlainAgentInput } from './plain-workflow';
 import { PLAIN_TASK_QUEUE } from './plain-worker';
 import type { RulePreset } from './rules';
 import type { Stack } from './stack';
-import { interleaved, pairedRatios, summary, timed } from './stats';
+import { interleaved, pairedRatios, sampled, summary, timed } from './stats';
 
 /**
  * Gate overhead: the same replayed model turns and the same reads as an
@@ -59,11 +59,6 @@ const phases = [
   ['workflowTaskRun', 'workflow tasks on the worker'],
 ] as const satisfies ReadonlyArray<readonly [keyof Split, string]>;
 
-function medianP95(values: readonly number[]): { value: number; p95: number; n: number } {
-  const s = summary(values);
-  return { value: s.median, p95: s.p95, n: s.n };
-}
-
 /**
  * Where the difference between airlock and the plain workflow goes, for the
  * turns shape: each job's history split as the `floor` part splits it,
@@ -102,9 +97,9 @@ async function phaseFigures(stack: Stack, options: BenchOptions, id: (v: Variant
   }
   const label = `${shapes.turns.label}: airlock - plain`;
   return [
-    ...phases.map(([key, name]): Figure => ({ part: 'gate', name: `${label}, ${name}`, unit: 'ms', ...medianP95(diffs[key] ?? []), note: 'per job, from its history' })),
-    { part: 'gate', name: `${label}, first workflow task`, unit: 'ms', ...medianP95(firstTask), note: 'started to its completion' },
-    { part: 'gate', name: `${label}, history start to close`, unit: 'ms', ...medianP95(span), note: 'the rest of the wall time is the client' },
+    ...phases.map(([key, name]): Figure => ({ part: 'gate', name: `${label}, ${name}`, unit: 'ms', ...sampled(diffs[key] ?? []), note: 'per job, from its history' })),
+    { part: 'gate', name: `${label}, first workflow task`, unit: 'ms', ...sampled(firstTask), note: 'started to its completion' },
+    { part: 'gate', name: `${label}, history start to close`, unit: 'ms', ...sampled(span), note: 'the rest of the wall time is the client' },
     { part: 'gate', name: `${label}, workflow tasks`, unit: 'tasks', value: summary(extraTasks).median, n: extraTasks.length, note: 'after the first' },
   ];
 }
@@ -120,12 +115,10 @@ export async function gatePart(stack: Stack, options: BenchOptions): Promise<Fig
   const figures: Figure[] = [];
   for (const shape of shapeNames) {
     for (const kind of kinds) {
-      const s = summary(of(shape, kind));
-      figures.push({ part: 'gate', name: `${shapes[shape].label}: ${kindLabel[kind]}`, unit: 'ms', value: s.median, p95: s.p95, n: s.n, note: 'start to result' });
+      figures.push({ part: 'gate', name: `${shapes[shape].label}: ${kindLabel[kind]}`, unit: 'ms', ...sampled(of(shape, kind)), note: 'start to result' });
     }
     for (const kind of ['builtIn', 'none'] as const) {
-      const s = summary(pairedRatios(of(shape, kind), of(shape, 'plain')));
-      figures.push({ part: 'gate', name: `${shapes[shape].label}: ${kindLabel[kind]} / plain`, unit: 'ratio', value: s.median, p95: s.p95, n: s.n, note: 'paired per round' });
+      figures.push({ part: 'gate', name: `${shapes[shape].label}: ${kindLabel[kind]} / plain`, unit: 'ratio', ...sampled(pairedRatios(of(shape, kind), of(shape, 'plain'))), note: 'paired per round' });
     }
   }
   figures.push(...(await phaseFigures(stack, options, (v, round) => id(v, String(round)))));

@@ -3,7 +3,7 @@ import type { BenchOptions } from './args';
 import type { Figure } from './figures';
 import { call, completed, completeTurn, startJob } from './jobs';
 import type { Stack } from './stack';
-import { interleaved, pairedRatios, summary, timed } from './stats';
+import { interleaved, pairedRatios, sampled, timed } from './stats';
 
 /**
  * What the gate adds to one allowed `http_request` (a GET to a local server
@@ -54,10 +54,7 @@ export async function httpPart(stack: Stack, options: BenchOptions): Promise<Fig
   const [direct = [], job = [], empty = []] = await interleaved(variants, options.gateRounds, (v, round) => runOnce(stack, engine, v, id(v, String(round))));
   const share = job.map((j, i) => j - (empty[i] ?? Number.NaN)).filter((v) => !Number.isNaN(v));
   const added = share.map((s, i) => s - (direct[i] ?? Number.NaN)).filter((v) => !Number.isNaN(v));
-  const figure = (name: string, values: readonly number[], note: string, unit = 'ms'): Figure => {
-    const s = summary(values);
-    return { part: 'http', name, unit, value: s.median, p95: s.p95, n: s.n, note };
-  };
+  const figure = (name: string, values: readonly number[], note: string, unit = 'ms'): Figure => ({ part: 'http', name, unit, ...sampled(values), note });
   return [
     figure('GET, engine called directly', direct, 'resolve, connect, response'),
     figure('job: 1 turn x 1 allowed GET', job, 'start to result, built-in rules'),

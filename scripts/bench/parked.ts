@@ -12,7 +12,7 @@ import { call, completeTurn, completed, parkedQuery, pool, startJob } from './jo
 import { cpuSeconds, ownCpuSeconds, rssBytes, timedRun } from './processes';
 import { writeRules } from './rules';
 import { PARKED_NAMESPACE, type Stack } from './stack';
-import { sleep, summary } from './stats';
+import { sleep, sampled } from './stats';
 import { partWorkerEnv, startWorkerProcesses } from './worker-processes';
 import { countTaskTroubles } from './task-troubles';
 
@@ -107,8 +107,7 @@ export async function parkedPart(stack: Stack, options: BenchOptions): Promise<F
       if (!Array.isArray(listed) || listed.length !== n) throw new Error(`airlock pending --json listed ${Array.isArray(listed) ? listed.length : '?'} jobs, expected ${n}`);
       pending.push(run.ms);
     }
-    const p = summary(pending);
-    figures.push({ part: 'parked', name: 'airlock pending --json (N parked)', unit: 's', value: p.median / 1000, p95: p.p95 / 1000, n: p.n, note: 'spawn to exit' });
+    figures.push({ part: 'parked', name: 'airlock pending --json (N parked)', unit: 's', ...sampled(pending, 1 / 1000), note: 'spawn to exit' });
 
     // What a reviewer waits for: the first page, one visibility call whatever N is.
     const firstPage: number[] = [];
@@ -121,8 +120,7 @@ export async function parkedPart(stack: Stack, options: BenchOptions): Promise<F
       if (jobs !== Math.min(n, 50)) throw new Error(`airlock pending --json --limit 50 listed ${jobs} jobs, expected ${Math.min(n, 50)}`);
       firstPage.push(run.ms);
     }
-    const f = summary(firstPage);
-    figures.push({ part: 'parked', name: 'airlock pending --json --limit 50, first page (N parked)', unit: 's', value: f.median / 1000, p95: f.p95 / 1000, n: f.n, note: 'spawn to exit' });
+    figures.push({ part: 'parked', name: 'airlock pending --json --limit 50, first page (N parked)', unit: 's', ...sampled(firstPage, 1 / 1000), note: 'spawn to exit' });
 
     const t1 = performance.now();
     await pool(ids, 20, async (id) => {

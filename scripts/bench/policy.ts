@@ -5,7 +5,7 @@ import { canonicalJson } from '../../core/util/canonical-json';
 import { benchPolicy } from '../bench-policy';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
-import { pairedRatios, summary } from './stats';
+import { pairedRatios, sampled } from './stats';
 
 /**
  * Deterministic policy decisions per second and latency per decision at 0,
@@ -56,12 +56,9 @@ function fingerprintFigures(rounds: number): Figure[] {
       theirs.push(t2 - t1);
     }
   }
-  const a = summary(ours);
-  const b = summary(theirs);
-  const ratio = summary(pairedRatios(ours, theirs));
   return [
-    { part: 'policy', name: 'call fingerprint, 1 MiB write (plain TypeScript)', unit: 'ms', value: a.median, p95: a.p95, n: a.n, note: 'canonical JSON + SHA-256, as workflows hash' },
-    { part: 'policy', name: 'the same text through node:crypto', unit: 'ms', value: b.median, p95: b.p95, n: b.n, note: 'canonical JSON + native SHA-256' },
-    { part: 'policy', name: 'fingerprint: plain TypeScript / node:crypto', unit: 'x', value: ratio.median, p95: ratio.p95, n: ratio.n, note: 'paired per round' },
+    { part: 'policy', name: 'call fingerprint, 1 MiB write (plain TypeScript)', unit: 'ms', ...sampled(ours), note: 'canonical JSON + SHA-256, as workflows hash' },
+    { part: 'policy', name: 'the same text through node:crypto', unit: 'ms', ...sampled(theirs), note: 'canonical JSON + native SHA-256' },
+    { part: 'policy', name: 'fingerprint: plain TypeScript / node:crypto', unit: 'ratio', ...sampled(pairedRatios(ours, theirs)), note: 'paired per round' },
   ];
 }

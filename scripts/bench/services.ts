@@ -6,7 +6,7 @@ import type { BenchOptions } from './args';
 import type { Figure } from './figures';
 import { call, completed, completeTurn, startJob } from './jobs';
 import { BENCH_SERVICE, type Stack } from './stack';
-import { interleaved, summary, timed } from './stats';
+import { interleaved, sampled, timed } from './stats';
 
 /**
  * The gate's cost for an allowed `service_status`: jobs of TURNS turns of
@@ -52,14 +52,11 @@ export async function servicesPart(stack: Stack, options: BenchOptions): Promise
     const gated = statusJobs.map((ms, i) => (ms - (emptyJobs[i] ?? Number.NaN)) / TURNS);
     const directPerCall = direct.map((ms) => ms / TURNS);
     const ratios = gated.map((ms, i) => ms / (directPerCall[i] ?? Number.NaN)).filter((r) => Number.isFinite(r));
-    const g = summary(gated);
-    const d = summary(directPerCall);
-    const r = summary(ratios);
     return [
-      { part: 'services', name: `service_status, adapter called directly (process, pid check)`, unit: 'ms', value: d.median, p95: d.p95, n: d.n, note: 'per call' },
-      { part: 'services', name: `service_status through an allowed job turn`, unit: 'ms', value: g.median, p95: g.p95, n: g.n, note: `per call: (${TURNS} turns − 0) / ${TURNS}, paired per round` },
-      { part: 'services', name: 'gated / direct', unit: 'ratio', value: r.median, p95: r.p95, n: r.n, note: 'per call, paired per round' },
-      { part: 'services', name: 'job of 1 turn (complete only)', unit: 'ms', value: summary(emptyJobs).median, p95: summary(emptyJobs).p95, n: emptyJobs.length, note: 'start to result' },
+      { part: 'services', name: `service_status, adapter called directly (process, pid check)`, unit: 'ms', ...sampled(directPerCall), note: 'per call' },
+      { part: 'services', name: `service_status through an allowed job turn`, unit: 'ms', ...sampled(gated), note: `per call: (${TURNS} turns − 0) / ${TURNS}, paired per round` },
+      { part: 'services', name: 'gated / direct', unit: 'ratio', ...sampled(ratios), note: 'per call, paired per round' },
+      { part: 'services', name: 'job of 1 turn (complete only)', unit: 'ms', ...sampled(emptyJobs), note: 'start to result' },
     ];
   } finally {
     await adapter.stop(started.identity).catch(() => undefined);

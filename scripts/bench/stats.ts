@@ -6,6 +6,12 @@ export function summary(values: readonly number[]): { median: number; p95: numbe
   return { median: percentile(values, 50) ?? Number.NaN, p95: percentile(values, 95) ?? Number.NaN, n: values.length };
 }
 
+/** A figure's median (as its value), p95 and count from a sample; `scale` converts the unit (1 / 1000: ms to s). */
+export function sampled(values: readonly number[], scale = 1): { value: number; p95: number; n: number } {
+  const s = summary(values);
+  return { value: s.median * scale, p95: s.p95 * scale, n: s.n };
+}
+
 /** Ratios of paired runs (same round), so drift on a noisy machine hits both sides alike. */
 export function pairedRatios(numerators: readonly number[], denominators: readonly number[]): number[] {
   const out: number[] = [];

@@ -16,7 +16,7 @@ import type { BenchOptions } from './args';
 import type { Figure } from './figures';
 import { approval, call, completeTurn, completed, readBatch, startJob, waitParked } from './jobs';
 import { STORES_NAMESPACE, type Stack } from './stack';
-import { interleaved, pairedRatios, sleep, summary } from './stats';
+import { interleaved, pairedRatios, sleep, sampled } from './stats';
 import { requireCurrent } from '../../host/worker-deployments';
 
 /**
@@ -115,10 +115,7 @@ export async function storesPart(stack: Stack, options: BenchOptions): Promise<F
     const approved = await interleaved(both, options.approvals, (s, r) => approvedCall(stack, sides[s]!, id('approved', s, String(r))));
     await interleaved(both, 1, (s, r) => allowedCall(stack, sides[s]!, id('allowed', s, `warm${r}`)));
     const allowed = await interleaved(both, options.gateRounds, (s, r) => allowedCall(stack, sides[s]!, id('allowed', s, String(r))));
-    const row = (name: string, values: number[], note: string, unit = 'ms'): Figure => {
-      const s = summary(values);
-      return { part: 'stores', name, unit, value: s.median, p95: s.p95, n: s.n, note };
-    };
+    const row = (name: string, values: number[], note: string, unit = 'ms'): Figure => ({ part: 'stores', name, unit, ...sampled(values), note });
     return [
       ...sides.map((side, s) => row(`decide -> approved file unlinked: ${side.label} stores`, approved[s] ?? [], 'revalidate, grant, consume, execute')),
       row('decide -> unlinked: PostgreSQL / SQLite', pairedRatios(approved[1] ?? [], approved[0] ?? []), 'paired per round', 'ratio'),
