@@ -31,11 +31,13 @@ function write(value: unknown, out: string[]): void {
   }
   if (Array.isArray(value)) {
     out.push('[');
-    value.forEach((v: unknown, i) => {
+    // By index, so a hole is `null` as in JSON.stringify.
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
       if (i > 0) out.push(',');
       if (v === undefined) out.push('null');
       else write(v, out);
-    });
+    }
     out.push(']');
     return;
   }

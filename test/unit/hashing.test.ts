@@ -26,6 +26,9 @@ test('canonical JSON sorts keys at every depth and drops undefined fields', () =
   expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: undefined } })).toBe('{"a":{"d":[1,{"y":2,"z":1}]},"b":1}');
   expect(canonicalJson({ a: 1, b: 2 })).toBe(canonicalJson({ b: 2, a: 1 }));
   expect(() => canonicalJson({ x: Number.NaN })).toThrow(/finite/);
+  // Arrays as JSON has them: undefined and holes are null.
+  // eslint-disable-next-line no-sparse-arrays
+  expect(canonicalJson([1, undefined, , 'a'])).toBe(JSON.stringify([1, undefined, , 'a']));
 });
 
 test('the fingerprint binds job, scope, tool, arguments and rule version, not key order', () => {
