@@ -131,12 +131,35 @@ function contextOf(input: EvaluatePolicyInput, call: Extract<PreflightedCall, { 
   return missing ? { ...ctx, factsMissing: true } : ctx;
 }
 
-function evaluations(input: EvaluatePolicyInput): { evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] } {
+type ToolCallOf = Extract<PreflightedCall, { kind: 'tool' }>;
+
+interface Contexted {
+  readonly call: ToolCallOf;
+  readonly ctx: CallContext;
+}
+
+/** Each tool call with its policy context, in call order, made once per pass: a context hashes its call, and a megabyte call takes milliseconds. */
+function contextsOf(input: EvaluatePolicyInput): Contexted[] {
+  return input.calls.flatMap((call) => (call.kind === 'tool' ? [{ call, ctx: contextOf(input, call) }] : []));
+}
+
+/** The contexts' state fingerprints by call id, for the plan; an id that repeats is left out (the plan hashes those calls itself). */
+function fingerprintsOf(contexts: readonly Contexted[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const repeated = new Set<string>();
+  for (const { call, ctx } of contexts) {
+    if (out.has(call.callId) || repeated.has(call.callId)) {
+      out.delete(call.callId);
+      repeated.add(call.callId);
+    } else if (ctx.fingerprint !== undefined) out.set(call.callId, ctx.fingerprint);
+  }
+  return out;
+}
+
+function evaluations(input: EvaluatePolicyInput, contexts: readonly Contexted[]): { evaluations: Map<string, CallEvaluation>; judge: JudgeRequest[] } {
   const out = new Map<string, CallEvaluation>();
   const judge: JudgeRequest[] = [];
-  for (const call of input.calls) {
-    if (call.kind !== 'tool') continue;
-    const ctx = contextOf(input, call);
+  for (const { call, ctx } of contexts) {
     const evaluation = evaluateCall(
       input.snapshot,
       'tool.before',
@@ -170,17 +193,18 @@ export function decideBatch(sealer: Sealer, input: EvaluatePolicyInput): Evaluat
       FailureTypes.StateRejected,
     );
   }
+  const contexts = contextsOf(input);
   if (input.facts === undefined) {
-    const asked = input.calls.flatMap((c) => (c.kind === 'tool' && needsFacts(input.snapshot, 'tool.before', contextOf(input, c)) ? [c] : []));
+    const asked = contexts.filter(({ ctx }) => needsFacts(input.snapshot, 'tool.before', ctx));
     if (asked.length > 0) {
-      const factsFor = asked.map((c) => c.callId);
-      const prepareFor = asked.flatMap((c) => (mayRequestApproval(input.snapshot, 'tool.before', contextOf(input, c)) ? [c.callId] : []));
+      const factsFor = asked.map(({ call }) => call.callId);
+      const prepareFor = asked.flatMap(({ call, ctx }) => (mayRequestApproval(input.snapshot, 'tool.before', ctx) ? [call.callId] : []));
       return { plan: undefined, judge: [], factsFor, prepareFor };
     }
   }
-  const { evaluations: byCall, judge } = evaluations(input);
+  const { evaluations: byCall, judge } = evaluations(input, contexts);
   if (judge.length > 0) return { plan: undefined, judge };
-  return { plan: plan({ ...input, evaluations: byCall }), judge: [] };
+  return { plan: plan({ ...input, evaluations: byCall, fingerprints: fingerprintsOf(contexts) }), judge: [] };
 }
 
 /** Signed grants, valid for `ttlMs`: approved calls keep their request's nonce, ungated ones get a fresh one. */

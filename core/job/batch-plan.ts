@@ -113,6 +113,8 @@ export interface PlanInput {
   readonly calls: readonly PreflightedCall[];
   /** Evaluations of the `tool` calls at `tool.before`, by call id. */
   readonly evaluations: ReadonlyMap<string, CallEvaluation>;
+  /** The calls' state fingerprints by call id, where the caller has them already (hashing a megabyte call costs). */
+  readonly fingerprints?: ReadonlyMap<string, string>;
   readonly memory: JobPolicyMemory;
   readonly ruleCounters: RuleCounters;
   /** Workflow time, so cooldowns follow the job's clock. */
@@ -149,7 +151,7 @@ export function withOutcome(parts: PlanParts): BatchPlan {
 function toolFate(input: PlanInput, call: ToolCall, evaluation: CallEvaluation): ToolFate {
   const deciding = evaluation.deciding;
   if (evaluation.decision === 'allow' || evaluation.decision === 'audit_only' || deciding === undefined) {
-    return { kind: 'run', call, fingerprint: stateFingerprint(input.jobId, input.scope, call), evaluation };
+    return { kind: 'run', call, fingerprint: stateOf(input, call), evaluation };
   }
   const fingerprint = callFingerprint({
     jobId: input.jobId,
@@ -188,7 +190,12 @@ function toolFate(input: PlanInput, call: ToolCall, evaluation: CallEvaluation):
 function unowned(input: PlanInput, call: ToolCall, evaluation: CallEvaluation): Planned<'deny'> | undefined {
   const owner = ownerOf(input.snapshot.machines, call.toolName, call.args);
   if (owner.kind !== 'none') return undefined;
-  return { kind: 'deny', call, ruleId: null, fingerprint: stateFingerprint(input.jobId, input.scope, call), message: Texts.noMachine(owner.reason), evaluation };
+  return { kind: 'deny', call, ruleId: null, fingerprint: stateOf(input, call), message: Texts.noMachine(owner.reason), evaluation };
+}
+
+/** The call's state fingerprint: the caller's, or computed here. */
+function stateOf(input: PlanInput, call: ToolCall): string {
+  return input.fingerprints?.get(call.callId) ?? stateFingerprint(input.jobId, input.scope, call);
 }
 
 function evaluationOf(input: PlanInput, call: ToolCall): CallEvaluation {
@@ -266,7 +273,7 @@ export function planBatch(input: PlanInput): BatchPlan {
     const fired = evaluation.matches.filter((m) => !m.shadow && m.duplicate !== true);
     // Hashing a call costs in proportion to its arguments (a megabyte write): only when a rule fired.
     if (fired.length > 0) {
-      const state = stateFingerprint(input.jobId, input.scope, call);
+      const state = stateOf(input, call);
       fires.push(...fired.map((m) => ({ ...m, stateFingerprint: state })));
     }
     const fate = toolFate(input, call, evaluation);
