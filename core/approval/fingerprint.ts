@@ -14,18 +14,21 @@ export interface FingerprintInput {
   readonly ruleVersion: number | null;
 }
 
-/** SHA-256 of canonical JSON of exactly these fields. */
+/** The canonical JSON of exactly these fields: the text a fingerprint hashes. */
+export function fingerprintText(input: FingerprintInput): string {
+  return canonicalJson({
+    jobId: input.jobId,
+    scope: { piece: input.scope.piece ?? null, movement: input.scope.movement ?? null },
+    toolName: input.toolName,
+    normalizedArgs: input.normalizedArgs,
+    ruleId: input.ruleId,
+    ruleVersion: input.ruleVersion,
+  });
+}
+
+/** SHA-256 of `fingerprintText`. */
 export function callFingerprint(input: FingerprintInput): string {
-  return sha256Hex(
-    canonicalJson({
-      jobId: input.jobId,
-      scope: { piece: input.scope.piece ?? null, movement: input.scope.movement ?? null },
-      toolName: input.toolName,
-      normalizedArgs: input.normalizedArgs,
-      ruleId: input.ruleId,
-      ruleVersion: input.ruleVersion,
-    }),
-  );
+  return sha256Hex(fingerprintText(input));
 }
 
 /** The call itself, no rule: what grants for ungated calls bind and what de-duplication compares. */

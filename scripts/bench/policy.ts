@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { callFingerprint, type FingerprintInput } from '../../core/approval/fingerprint';
-import { canonicalJson } from '../../core/util/canonical-json';
+import { callFingerprint, fingerprintText, type FingerprintInput } from '../../core/approval/fingerprint';
 import { benchPolicy } from '../bench-policy';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
@@ -37,10 +36,7 @@ function fingerprintFigures(rounds: number): Figure[] {
   const line = 'line of a config file: väl = "日本語" # ok\n';
   const content = line.repeat(Math.ceil((1 << 20) / line.length)).slice(0, 1 << 20);
   const input: FingerprintInput = { jobId: 'bench', scope: {}, toolName: 'fs_write', normalizedArgs: { path: 'big.txt', content }, ruleId: null, ruleVersion: null };
-  const native = () =>
-    createHash('sha256')
-      .update(canonicalJson({ jobId: input.jobId, scope: { piece: null, movement: null }, toolName: input.toolName, normalizedArgs: input.normalizedArgs, ruleId: null, ruleVersion: null }))
-      .digest('hex');
+  const native = () => createHash('sha256').update(fingerprintText(input)).digest('hex');
   if (callFingerprint(input) !== native()) throw new Error('policy: the plain-TypeScript fingerprint differs from node:crypto over the same text');
   const ours: number[] = [];
   const theirs: number[] = [];
