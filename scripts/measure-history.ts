@@ -65,7 +65,8 @@ async function main(): Promise<void> {
   const read = (i: number) => ({ name: 'fs_read', arguments: { path: `f${i}.txt` } });
   const complete = { tool_calls: [{ name: 'complete', arguments: { summary: 'ok' } }] };
 
-  async function events(id: string, script: ReplayScript, approve = false): Promise<number> {
+  /** The job's history, whole, once it completed. */
+  async function events(id: string, script: ReplayScript, approve = false): Promise<temporal.api.history.v1.IHistoryEvent[]> {
     replay.setScript(script);
     const handle = await client.workflow.start(AGENT_JOB_WORKFLOW, {
       taskQueue: TaskQueues.agent,
@@ -95,18 +96,16 @@ async function main(): Promise<void> {
     }
     const result = (await handle.result()) as AgentJobResult;
     if (result.status !== 'completed') throw new Error(`${id} ended ${result.status}`);
-    const history = (await handle.fetchHistory()).events ?? [];
-    if (approve) approvedEvents = history.map(describeEvent);
-    return history.length;
+    return (await handle.fetchHistory()).events ?? [];
   }
 
-  let approvedEvents: string[] = [];
-  const base = await events('only-complete', { turns: [complete] });
-  const oneTurn = await events('one-read-turn', { turns: [{ tool_calls: [read(0)] }, complete] });
-  const fiveTurns = await events('five-read-turns', { turns: [...[0, 1, 2, 3, 4].map((i) => ({ tool_calls: [read(i)] })), complete] });
+  const base = (await events('only-complete', { turns: [complete] })).length;
+  const oneTurn = (await events('one-read-turn', { turns: [{ tool_calls: [read(0)] }, complete] })).length;
+  const fiveTurns = (await events('five-read-turns', { turns: [...[0, 1, 2, 3, 4].map((i) => ({ tool_calls: [read(i)] })), complete] })).length;
   const batchOne = oneTurn;
-  const batchFive = await events('five-reads-one-batch', { turns: [{ tool_calls: [0, 1, 2, 3, 4].map(read) }, complete] });
-  const approved = await events('one-approved-delete', { turns: [{ tool_calls: [{ name: 'fs_delete', arguments: { path: 'f7.txt' } }] }, complete] }, true);
+  const batchFive = (await events('five-reads-one-batch', { turns: [{ tool_calls: [0, 1, 2, 3, 4].map(read) }, complete] })).length;
+  const approvedHistory = await events('one-approved-delete', { turns: [{ tool_calls: [{ name: 'fs_delete', arguments: { path: 'f7.txt' } }] }, complete] }, true);
+  const approved = approvedHistory.length;
 
   const rows: Array<[string, number | string]> = [
     ['job with only `complete` (baseline)', base],
@@ -120,7 +119,7 @@ async function main(): Promise<void> {
   for (const [label, value] of rows) process.stdout.write(`  ${String(value).padStart(5)}  ${label}\n`);
   if (process.argv.includes('--events')) {
     process.stdout.write('\nthe job with one approved call, event by event\n');
-    for (const line of approvedEvents) process.stdout.write(`  ${line}\n`);
+    for (const event of approvedHistory) process.stdout.write(`  ${describeEvent(event)}\n`);
   }
 
   for (const w of workers) w.shutdown();
