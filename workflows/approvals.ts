@@ -2,7 +2,6 @@ import { condition, isCancellation } from '@temporalio/workflow';
 import { buildApprovalRequest, requestTarget } from '../core/job/approval-request';
 import { approvalCard } from '../core/reviewer/approval-card';
 import { parkedBatchView } from '../core/job/batch-view';
-import { pendingView } from '../core/job/job-view';
 import { approvalRules, type BatchPlan, type Planned, type RuleRef } from '../core/job/batch-plan';
 import { resumedSteps } from '../core/job/call-steps';
 import { describeError } from '../core/temporal/describe-error';
@@ -69,7 +68,7 @@ export async function park(job: Job, state: JobState, plan: BatchPlan, ready: Re
         expiresAt: new Date(r.expiresAt).toISOString(),
         target: requestTarget(r),
         reason: r.reason,
-        card: approvalCard({ jobId: job.jobId, goal: job.input.goal, request: pendingView(r), batch }, { now, cli: 'npx airlock' }),
+        card: approvalCard({ jobId: job.jobId, goal: job.input.goal, request: job.pendingView(r), batch }, { now, cli: 'npx airlock' }),
         ...(r.machine !== undefined ? { machine: r.machine } : {}),
       },
     });

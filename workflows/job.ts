@@ -8,7 +8,7 @@ import { factsText, jobFacts } from '../core/job/job-facts';
 import { requestTarget } from '../core/job/approval-request';
 import { canonicalJson } from '../core/util/canonical-json';
 import { sha256Hex } from '../core/util/sha256';
-import { jobView, maskedAuditHealth, maskedResult, type AgentJobStateView } from '../core/job/job-view';
+import { jobView, maskedAuditHealth, maskedResult, pendingViews, type AgentJobStateView } from '../core/job/job-view';
 import type { JobStatus } from '../core/temporal/search-attributes';
 import { systemPrompt } from '../core/job/system-prompt';
 import { local } from './activities';
@@ -67,6 +67,8 @@ export class Job {
   /** The run is ending or continuing as new: handlers still waiting for the loop give up (a client sends its call again). */
   closing = false;
   private readonly endingHooks: Array<() => void> = [];
+  /** Pending requests as reviewers see them, each masked once for the query, the cards and the memo. */
+  readonly pendingView = pendingViews();
 
   constructor(raw: AgentJobInput) {
     const parsed = agentJobInputSchema.safeParse(raw);
@@ -75,7 +77,7 @@ export class Job {
     }
     this.input = parsed.data;
     this.patches = askRunPatches();
-    this.visibility = new Visibility(this.jobId, parsed.data.goal);
+    this.visibility = new Visibility(this.jobId, parsed.data.goal, this.pendingView);
     const policyVersion = () => (this.phase.kind === 'ready' ? this.phase.state.snapshot.version : undefined);
     this.audit = new AuditBuffer(this.jobId, policyVersion);
     // State before handlers: signals and updates buffered across continue-as-new are delivered on registration.
@@ -179,7 +181,7 @@ export class Job {
   }
 
   view(): AgentJobStateView {
-    return jobView({ jobId: this.jobId, status: this.status, job: this.input, state: this.state?.current(), result: this.result, audit: this.audit.health() });
+    return jobView({ jobId: this.jobId, status: this.status, job: this.input, state: this.state?.current(), result: this.result, audit: this.audit.health(), pendingViewOf: this.pendingView });
   }
 
   show(): void {

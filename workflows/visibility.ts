@@ -2,7 +2,7 @@ import { setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporal
 import { approvalCard, cardsMarkdown, md } from '../core/reviewer/approval-card';
 import type { PendingRequest } from '../core/approval/approvals';
 import type { ParkedBatchView } from '../core/job/batch-view';
-import { pendingView } from '../core/job/job-view';
+import type { PendingViewOf } from '../core/job/job-view';
 import { PENDING_MEMO_KEY, pendingMemo } from '../core/reviewer/pending-memo';
 import { pendingToolsKey, statusKey, type JobStatus } from '../core/temporal/search-attributes';
 import type { AgentJobResult } from '../core/job/job-input';
@@ -24,6 +24,8 @@ export class Visibility {
   constructor(
     private readonly jobId: string,
     private readonly goal: string,
+    /** The job's memo of request views: the memo and the cards mask a request once between them. */
+    private readonly viewOf: PendingViewOf,
   ) {}
 
   /** `approvalPage`: the approval page's URL from the worker's configuration, for the card's link. */
@@ -40,12 +42,12 @@ export class Visibility {
     }
     const requests = pending.map((r) => r.requestId).join(',');
     if (requests !== this.shownRequests) {
-      upsertMemo({ [PENDING_MEMO_KEY]: pendingMemo(this.goal, pending, batch) });
+      upsertMemo({ [PENDING_MEMO_KEY]: pendingMemo({ goal: this.goal, pending, batch, viewOf: this.viewOf }) });
       this.shownRequests = requests;
     }
     // Not a command: the Web UI reads it by query. The workflow cannot know how the reader runs the CLI; `npx airlock` works in both cases.
     const now = Date.now();
-    const cards = pending.map((r) => approvalCard({ jobId: this.jobId, goal: this.goal, request: pendingView(r), batch }, { now, cli: 'npx airlock' }));
+    const cards = pending.map((r) => approvalCard({ jobId: this.jobId, goal: this.goal, request: this.viewOf(r), batch }, { now, cli: 'npx airlock' }));
     setCurrentDetails(cardsMarkdown(cards, now, approvalPage));
   }
 

@@ -88,7 +88,7 @@ export async function startJob(client: Client, options: StartJobOptions): Promis
     workflowId: jobId,
     args: [input],
     // An empty memo from the start: `pendingOf` can then tell "nothing pending" without asking the job.
-    memo: { [PENDING_MEMO_KEY]: pendingMemo(options.goal, []) },
+    memo: { [PENDING_MEMO_KEY]: pendingMemo({ goal: options.goal }) },
     staticSummary: `airlock job: ${maskString(truncate(options.goal.replace(/\s+/g, ' '), 120))}`,
   });
   return { jobId, runId: handle.firstExecutionRunId };

@@ -96,7 +96,7 @@ export async function submitUndo(client: Client, request: UndoRequest): Promise<
       taskQueue: TaskQueues.agent,
       workflowIdConflictPolicy: 'USE_EXISTING',
       args: [input],
-      memo: { [PENDING_MEMO_KEY]: pendingMemo(goal, []) },
+      memo: { [PENDING_MEMO_KEY]: pendingMemo({ goal }) },
       staticSummary: `airlock undo: call ${request.callId} of job ${request.jobId}`.slice(0, 200),
     }),
   });

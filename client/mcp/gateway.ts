@@ -90,7 +90,7 @@ export function createGateway(options: GatewayOptions): Server {
         taskQueue: TaskQueues.agent,
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [input],
-        memo: { [PENDING_MEMO_KEY]: pendingMemo(input.goal, []) },
+        memo: { [PENDING_MEMO_KEY]: pendingMemo({ goal: input.goal }) },
         staticSummary: `airlock MCP calls of agent ${agent}`,
       }),
     });

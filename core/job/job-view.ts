@@ -137,6 +137,26 @@ export function pendingView(request: PendingRequest): PendingRequestView {
   };
 }
 
+/** How a pending request becomes its view: `pendingView`, or a memo of it (`pendingViews`). */
+export type PendingViewOf = (request: PendingRequest) => PendingRequestView;
+
+/**
+ * `pendingView` remembered per request: a request is replaced when it
+ * changes, never changed in place, so its view stays true while the object
+ * lives. A job parked on a megabyte write masks it once, not at every
+ * query, card and memo.
+ */
+export function pendingViews(): PendingViewOf {
+  const views = new WeakMap<PendingRequest, PendingRequestView>();
+  return (request) => {
+    const known = views.get(request);
+    if (known !== undefined) return known;
+    const view = pendingView(request);
+    views.set(request, view);
+    return view;
+  };
+}
+
 export function decidedView(request: ApprovalRequest, outcomes: readonly CallOutcome[] = []): DecidedRequestView {
   const decision = request.status === 'approved' || request.status === 'denied' ? request.decision : null;
   const outcome = request.status === 'approved' ? [...outcomes].reverse().find((o) => o.requestId === request.requestId) : undefined;
@@ -170,6 +190,7 @@ export function jobView(input: {
   readonly state: CarriedState | undefined;
   readonly result: AgentJobResult | null;
   readonly audit?: AuditHealth | undefined;
+  readonly pendingViewOf?: PendingViewOf;
 }): AgentJobStateView {
   const { state } = input;
   const requests = state?.parked?.requests ?? [];
@@ -182,7 +203,7 @@ export function jobView(input: {
     turns: state?.turns ?? 0,
     maxTurns: input.job.maxTurns,
     policyVersion: state?.snapshot.version,
-    pending: requests.filter(isPending).map(pendingView),
+    pending: requests.filter(isPending).map((r) => (input.pendingViewOf ?? pendingView)(r)),
     batch: state?.parked != null ? parkedBatchView(state.parked) : null,
     decided: [...(state?.decided ?? []), ...requests.filter((r) => !isPending(r))].map((r) => decidedView(r, state?.outcomes ?? [])),
     reconciled: state?.reconciled ?? [],

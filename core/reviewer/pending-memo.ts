@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PendingRequest } from '../approval/approvals';
 import { parkedBatchViewSchema, type ParkedBatchView } from '../job/batch-view';
-import { pendingView, type PendingRequestView } from '../job/job-view';
+import { pendingView, type PendingRequestView, type PendingViewOf } from '../job/job-view';
 import { maskPreview } from '../redaction/masking';
 import { contentPreviewSchema, type ContentPreview } from '../tools/content-preview';
 import { reversibilitySchema } from '../tools/undo';
@@ -27,18 +27,28 @@ function previewArgs(args: unknown): unknown {
   return Object.fromEntries(Object.entries(args).map(([k, v]) => [k, typeof v === 'string' && v.length > KEPT_ARG_CHARS ? maskPreview(v, KEPT_ARG_CHARS) : v]));
 }
 
+export interface PendingMemoInput {
+  readonly goal: string;
+  /** None when a job starts: its client sets the empty memo. */
+  readonly pending?: readonly PendingRequest[];
+  readonly batch?: ParkedBatchView | null;
+  /** How a request becomes its view; the job passes its memo of them. */
+  readonly viewOf?: PendingViewOf;
+}
+
 /**
  * What a parked job keeps in its memo: each pending request as reviewers
  * see it (masked), so `airlock pending` is one visibility query and an
  * approval needs no worker to look the request up.
  */
-export function pendingMemo(goal: string, pending: readonly PendingRequest[], batch: ParkedBatchView | null = null): PendingMemo {
+export function pendingMemo(input: PendingMemoInput): PendingMemo {
+  const { goal, pending = [], batch = null, viewOf = pendingView } = input;
   return {
     v: 1,
     goal: maskPreview(goal, 500),
     ...(batch !== null && pending.length > 0 ? { batch } : {}),
     requests: pending.map((r) => {
-      const view = pendingView(r);
+      const view = viewOf(r);
       return { ...view, args: previewArgs(view.args), ...previewOf(view.preview) };
     }),
   };

@@ -100,7 +100,7 @@ export async function approvalPart(stack: Stack, options: BenchOptions): Promise
     row('decide -> unlinked: airlock / plain', pairedRatios(toUnlink, plainToUnlink), 'paired per round', 'ratio'),
     row('decide update sent -> job result', toResult, 'one more model turn (complete)'),
     row('state query, job parked on a small write', queries.small, 'the reviewer view, its arguments masked'),
-    row('state query, job parked on a 1 MiB write', queries.big, 'the whole megabyte masked in the query handler'),
+    row('state query, job parked on a 1 MiB write', queries.big, 'the whole megabyte in the view (masked once, when the job parked)'),
     row('1 MiB / small write, state query', pairedRatios(queries.big, queries.small), 'paired per round', 'ratio'),
   ];
 }

@@ -3,7 +3,7 @@ import { actionSentence, rwx } from '../../core/reviewer/action-sentence';
 import type { ObservedState } from '../../core/tools/observed-state';
 import { approvalCard, cardMarkdown, cardsMarkdown, cardText, expiresText, humanDuration, mayDecideText, shellWord, waitingText } from '../../core/reviewer/approval-card';
 import type { ParkedBatchView } from '../../core/job/batch-view';
-import type { PendingRequestView } from '../../core/job/job-view';
+import { pendingView, pendingViews, type PendingRequestView } from '../../core/job/job-view';
 import { pendingCards, pendingTable } from '../../core/reviewer/pending-table';
 import { shownStatus } from '../../client/airlock-client';
 import { pendingMemo, pendingMemoSchema } from '../../core/reviewer/pending-memo';
@@ -366,7 +366,9 @@ describe('what a call changes, on the card', () => {
 
 test('the memo a list reads keeps the first 40 diff lines, counts the rest, and parses back with the diff', () => {
   const lines = ['@@ -0,0 +1,60 @@', ...Array.from({ length: 60 }, (_, i) => `+line ${i} password=hunter2`)];
-  const memo = pendingMemo('g', [
+  const memo = pendingMemo({
+    goal: 'g',
+    pending: [
     {
       ...request,
       editable: [],
@@ -381,10 +383,36 @@ test('the memo a list reads keeps the first 40 diff lines, counts the rest, and 
       observed: [],
       preview: { kind: 'text', path: '/srv/root/new.txt', lines, added: 60, removed: 0, omitted: 0 },
     },
-  ]);
+    ],
+  });
   const parsed = pendingMemoSchema.parse(JSON.parse(JSON.stringify(memo)));
   expect(parsed.requests[0]?.preview).toMatchObject({ kind: 'text', added: 60, omitted: 21 });
   const kept = parsed.requests[0]?.preview;
   expect(kept?.kind === 'text' ? kept.lines : []).toHaveLength(40);
   expect(JSON.stringify(parsed)).not.toContain('hunter2');
+});
+
+test("a job's memo of request views masks each request once and follows a replaced request", () => {
+  const pending = {
+    ...request,
+    editable: ['content'],
+    reviewers: null,
+    args: { path: '/srv/root/.env', content: 'API_KEY=sk-live-0123456789abcdef', mode: 'overwrite' },
+    toolName: 'fs_write',
+    separateRequester: false,
+    signatureRequired: false,
+    status: 'pending' as const,
+    createdAt: now,
+    expiresAt: now + 1000,
+    observed: [],
+  };
+  const viewOf = pendingViews();
+  const first = viewOf(pending);
+  expect(JSON.stringify(first)).not.toContain('sk-live-0123456789abcdef');
+  expect(viewOf(pending)).toBe(first);
+  // State replaces a request when it changes: the new object gets its own view.
+  const edited = { ...pending, args: { ...pending.args, content: 'DEBUG=1' } };
+  expect(viewOf(edited).args).toEqual({ path: '/srv/root/.env', content: 'DEBUG=1', mode: 'overwrite' });
+  expect(viewOf(pending)).toBe(first);
+  expect(viewOf(pending)).toEqual(pendingView(pending));
 });
