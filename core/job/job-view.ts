@@ -190,7 +190,8 @@ export function jobView(input: {
   readonly state: CarriedState | undefined;
   readonly result: AgentJobResult | null;
   readonly audit?: AuditHealth | undefined;
-  readonly pendingViewOf?: PendingViewOf;
+  /** How a pending request becomes its view: the job's memo of them. */
+  readonly pendingViewOf: PendingViewOf;
 }): AgentJobStateView {
   const { state } = input;
   const requests = state?.parked?.requests ?? [];
@@ -203,7 +204,7 @@ export function jobView(input: {
     turns: state?.turns ?? 0,
     maxTurns: input.job.maxTurns,
     policyVersion: state?.snapshot.version,
-    pending: requests.filter(isPending).map((r) => (input.pendingViewOf ?? pendingView)(r)),
+    pending: requests.filter(isPending).map((r) => input.pendingViewOf(r)),
     batch: state?.parked != null ? parkedBatchView(state.parked) : null,
     decided: [...(state?.decided ?? []), ...requests.filter((r) => !isPending(r))].map((r) => decidedView(r, state?.outcomes ?? [])),
     reconciled: state?.reconciled ?? [],
