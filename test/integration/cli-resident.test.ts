@@ -61,6 +61,20 @@ async function cli(runtime: string, args: string[], extra: Record<string, string
   }
 }
 
+/**
+ * The resident processes under the folder once they count `total` commands
+ * between them (or after 5 s): a process counts a command after its answer
+ * is sent, so the caller can exit a moment before the count moves.
+ */
+async function residentsAfter(runtime: string, total: number): Promise<Map<number, number>> {
+  for (let i = 0; i < 50; i++) {
+    const found = residentsUnder(runtime);
+    if ([...found.values()].reduce((a, b) => a + b, 0) >= total) return found;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return residentsUnder(runtime);
+}
+
 /** Waits until one resident process serves the folder; its pid and commands run. */
 async function residentOf(runtime: string): Promise<{ pid: number; served: number }> {
   for (let i = 0; i < 200; i++) {
@@ -112,7 +126,7 @@ test('the first command runs here and starts a resident process; the next ones p
     expect({ args, ...there }).toEqual({ args, ...here });
   }
   // Nine of the ten are served there (an unknown command is not one it serves), by the same process.
-  expect(residentsUnder(runtime)).toEqual(new Map([[pid, 9]]));
+  expect(await residentsAfter(runtime, 9)).toEqual(new Map([[pid, 9]]));
   expect((await cli(runtime, ['pending', '--limit', 'many'])).code).toBe(2);
   expect((await cli(runtime, ['show', 'no-such-job'])).code).toBe(1);
 });
@@ -137,7 +151,7 @@ test('each command runs under its own environment and folder: an approval names 
   expect(existsSync(join(h.root, 'each.tar'))).toBe(false);
   expect(h.audit(jobId, 'approval_decided').map((e) => e.data)).toEqual([expect.objectContaining({ reviewer: 'carol', decision: 'approve' })]);
   expect(h.audit(jobId, 'tool_executed')).toHaveLength(1);
-  expect(residentsUnder(runtime)).toEqual(new Map([[pid, 3]]));
+  expect(await residentsAfter(runtime, 3)).toEqual(new Map([[pid, 3]]));
 });
 
 test('what the process itself writes while a command runs (a warning of Node\'s) reaches the caller too', async () => {
@@ -159,7 +173,7 @@ test('many callers at once each get their own answer', async () => {
   await residentOf(runtime);
   const outs = await Promise.all(Array.from({ length: 6 }, (_, i) => cli(runtime, ['show', `missing-${i}`])));
   outs.forEach((out, i) => expect(out).toEqual({ code: 1, stdout: '', stderr: `airlock show: no job missing-${i} in this namespace; list jobs with \`airlock pending\`\n` }));
-  expect([...residentsUnder(runtime).values()]).toEqual([6]);
+  expect([...(await residentsAfter(runtime, 6)).values()]).toEqual([6]);
 });
 
 test('by default one is started only from a terminal (a script leaves none behind), and is used by every command once it runs', async () => {
@@ -175,7 +189,7 @@ test('by default one is started only from a terminal (a script leaves none behin
   expect(atTerminal.stdout).toContain('no job x');
   const { pid } = await residentOf(runtime);
   expect(await cli(runtime, ['show', 'x'], auto)).toMatchObject({ code: 1, stderr: expect.stringContaining('no job x') });
-  expect(residentsUnder(runtime)).toEqual(new Map([[pid, 1]]));
+  expect(await residentsAfter(runtime, 1)).toEqual(new Map([[pid, 1]]));
 });
 
 test('a resident process killed outright leaves no trouble: the next command runs here and starts another', async () => {
@@ -190,7 +204,7 @@ test('a resident process killed outright leaves no trouble: the next command run
   const next = await residentOf(runtime);
   expect(next.pid).not.toBe(pid);
   expect(await cli(runtime, ['show', 'gone-job'])).toMatchObject({ code: 1 });
-  expect(residentsUnder(runtime).get(next.pid)).toBe(1);
+  expect((await residentsAfter(runtime, 1)).get(next.pid)).toBe(1);
 });
 
 test('another locale, Node options or confinement get a process of their own; AIRLOCK_CLI_RESIDENT=off starts none', async () => {
@@ -199,7 +213,7 @@ test('another locale, Node options or confinement get a process of their own; AI
   const { pid } = await residentOf(runtime);
   // A variable read when the command runs comes with it; one read when a process starts gets a process of its own.
   await cli(runtime, ['pending'], { SOMETHING_ELSE: '1' });
-  expect(residentsUnder(runtime).get(pid)).toBe(1);
+  expect((await residentsAfter(runtime, 1)).get(pid)).toBe(1);
   await cli(runtime, ['pending'], { LANG: 'C' });
   await cli(runtime, ['pending'], { NODE_OPTIONS: '--max-old-space-size=300' });
   // A process confined more than this one (no_new_privs, as a Landlock sandbox sets) gets its own too.
