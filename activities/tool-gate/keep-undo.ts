@@ -12,7 +12,7 @@ import { classifyEntry, movesDigest, readJournal } from '../../core/tools/fs/mov
 function heldEntryOf(state: FileState): HeldEntry | undefined {
   if (!state.exists || (state.type !== 'file' && state.type !== 'directory')) return undefined;
   const inode = { dev: state.dev, ino: state.ino };
-  if (state.type === 'file') return { type: 'file', bytes: state.size, files: null, digest: state.sha256, mode: state.mode, ...inode, mtimeMs: state.mtimeMs };
+  if (state.type === 'file') return { type: 'file', bytes: state.size, files: null, digest: state.sha256, mode: state.mode, ...inode, mtimeMs: state.mtimeMs, ...(state.links !== undefined ? { links: state.links } : {}) };
   const tree = state.tree?.complete === true ? state.tree : undefined;
   return { type: 'directory', bytes: tree?.bytes ?? 0, files: tree?.files ?? null, digest: tree?.sha256 ?? null, mode: state.mode, ...inode };
 }
@@ -51,12 +51,12 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
     }
     case 'replaced': {
       // Written in place: the same inode, holding what the write wrote (or finished here, when a kill cut the write).
-      if (!target.exists) return 'none';
+      if (!target.exists || (change.ino !== undefined && (change.dev !== target.dev || change.ino !== target.ino))) return 'none';
       let now = await seen(target.path, true);
       if (!now.exists || now.dev !== target.dev || now.ino !== target.ino) return 'none';
       if (now.sha256 !== change.after && change.writing && cut?.content !== undefined && (await files.finishWrite(target.path, cut.content, { kind: 'overwrite' }))) now = await seen(target.path, true);
       if (!now.exists || now.type !== 'file' || now.sha256 !== change.after) return 'none';
-      return { held: entry, change: { kind: 'replaced', after: change.after }, asideBytes: entry.bytes };
+      return { held: entry, change: { kind: 'replaced', after: change.after, ...(change.born !== undefined ? { born: change.born } : {}) }, asideBytes: entry.bytes };
     }
     case 'appended': {
       if (!target.exists || target.dev !== change.dev || target.ino !== change.ino || target.size !== change.size) return 'none';
@@ -83,10 +83,11 @@ async function keptOf(files: Files, nonce: string, change: KeptChange, before: r
       if (!at(to, moved)) return 'none';
       // The replaced file as kept (its second name), with its digest from before when it is that very file.
       const kept = change.replaced;
+      const same = dest.exists && dest.dev === kept?.dev && dest.ino === kept.ino;
       const replaced: HeldEntry | undefined =
         kept === null
           ? undefined
-          : { type: 'file', bytes: kept.size, files: null, digest: dest.exists && dest.dev === kept.dev && dest.ino === kept.ino ? dest.sha256 : null, mode: kept.mode, dev: kept.dev, ino: kept.ino };
+          : { type: 'file', bytes: kept.size, files: null, digest: same ? dest.sha256 : null, mode: kept.mode, dev: kept.dev, ino: kept.ino, ...(same && dest.links !== undefined ? { links: dest.links } : {}) };
       return {
         held: entry,
         change: {
@@ -147,7 +148,7 @@ async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, 
     // What this call moved, by its journal: one it recorded as moved is at its destination (its inode, edited since or not: the undo then says so); one it was moving is moved as planned. Anything else moved by someone else is not this call's.
     const moved = journaled === 'moved' ? !from.exists && to.exists && to.dev === p.dev && to.ino === p.ino : journaled === 'moving' && status === 'moved';
     if (!moved || p.type === 'other') continue;
-    const held: HeldEntry = { type: p.type, bytes: p.bytes ?? p.size, files: p.files ?? null, digest: p.digest ?? null, mode: p.mode ?? '', dev: p.dev, ino: p.ino, ...(p.type === 'file' ? { mtimeMs: p.mtimeMs } : {}) };
+    const held: HeldEntry = { type: p.type, bytes: p.bytes ?? p.size, files: p.files ?? null, digest: p.digest ?? null, mode: p.mode ?? '', dev: p.dev, ino: p.ino, ...(p.type === 'file' ? { mtimeMs: p.mtimeMs } : {}), ...(p.links !== undefined ? { links: p.links } : {}) };
     entries.push({ index, from: pathDigest(from.path), to: pathDigest(to.path), held });
   }
   if (entries.length === 0) {

@@ -49,7 +49,12 @@ export interface DecideOptions {
    * undo): a request for anything else is refused here, unsigned, as
    * `not_the_expected_call`.
    */
-  readonly expect?: { readonly toolName: string; readonly args: Readonly<Record<string, unknown>> };
+  readonly expect?: {
+    readonly toolName: string;
+    readonly args: Readonly<Record<string, unknown>>;
+    /** What the card says that the decider has not seen (why a person must read it first): then nothing is signed, as `needs_a_person`. */
+    readonly unseen?: (request: PendingRequestView) => string | undefined;
+  };
 }
 
 export type DecideOutcome =
@@ -95,6 +100,8 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
     const reason = `request ${request.requestId} of job ${jobId} (${request.toolName} ${JSON.stringify(request.args)}) is not the ${expected.toolName} ${JSON.stringify(maskValue(expected.args))} meant; nothing was signed`;
     return { accepted: false, jobId, requestId: request.requestId, code: 'not_the_expected_call', reason };
   }
+  const unseen = expected?.unseen?.(request);
+  if (unseen !== undefined) return { accepted: false, jobId, requestId: request.requestId, code: 'needs_a_person', reason: unseen };
   const edited = options.set !== undefined && Object.keys(options.set).length > 0 ? coerceEdits(request.toolName, options.set) : undefined;
   // What the job would refuse for sure is refused here, before anything is sent or signed.
   const refused = edited === undefined ? undefined : editProblem(request.toolName, request.editable, edited);

@@ -1,4 +1,6 @@
+import type { PendingRequestView } from '../../core/job/job-view';
 import { display } from '../../core/redaction/display-text';
+import { isFileState } from '../../core/tools/observed-state';
 import { parseDuration } from '../../core/util/duration';
 import { undoArgs } from '../../core/tools/undo';
 import { humanSize } from '../../core/util/human-size';
@@ -82,12 +84,23 @@ async function decideOwn(airlock: AirlockClient, args: ParsedArgs, io: CommandIo
     signingKey: signed.key,
     requestId,
     reason: `undo by ${reviewer}, who approved the change`,
-    // Signed only if the request is this very undo.
-    expect: { toolName: 'fs_undo', args: { ...undoArgs(call) } },
+    // Signed only if the request is this very undo, and its card says nothing the reviewer did not see when approving the change.
+    expect: { toolName: 'fs_undo', args: { ...undoArgs(call) }, unseen: otherNames },
   });
+  if (outcome.accepted === false && outcome.code === 'needs_a_person') return waiting(`the undo waits for a reviewer to read its card: ${outcome.reason}`);
   if (outcome.accepted === false) return waiting(`the undo waits for another reviewer (${outcome.reason})`);
   if (outcome.accepted === 'queued') return waiting(`approved, not yet applied (${outcome.reason}); it restores when an agent worker runs`);
   return awaitRestore(airlock, undoJob, requestId, waitMs);
+}
+
+/**
+ * A file the undo would put back that has other names (hard links): they
+ * may lie outside the allowed folders, and putting it back changes it
+ * under each of them. Its card says so, and a person decides it.
+ */
+function otherNames(request: PendingRequestView): string | undefined {
+  const names = request.observed.flatMap((o) => (isFileState(o) && o.exists && o.links !== undefined && o.links > 1 ? [`${o.path} has ${o.links} names (hard links)`] : []));
+  return names.length === 0 ? undefined : `${names.join('; ')}, possibly outside the allowed folders, and putting it back changes it under every one`;
 }
 
 function print(io: CommandIo, args: ParsedArgs, done: Reported): number {

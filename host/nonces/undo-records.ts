@@ -27,6 +27,13 @@ export const heldEntrySchema = z.object({
   ino: z.number().optional(),
   /** A file's modification time (ms), which an undo of an overwrite gives it back (absent in records before). */
   mtimeMs: z.number().optional(),
+  /**
+   * The names a file had (hard links) right before the change, when more
+   * than one; absent: one (a folder, or a record from before). An undo
+   * refuses a file whose count has changed since: a name made since may lie
+   * outside the roots, and writing through it would change a file there.
+   */
+  links: z.number().int().positive().optional(),
 });
 export type HeldEntry = z.infer<typeof heldEntrySchema>;
 
@@ -51,8 +58,9 @@ export const undoRecordSchema = z.object({
    * file system tells it: an inode number is given again to a file made
    * after one is removed.
    * - moved_aside: the entry went into the holding folder (`held`);
-   * - replaced: an overwrite wrote the file in place; a copy of its content
-   *   before is kept (`before`), `after` is the sha256 of what was written;
+   * - replaced: an overwrite wrote the file in place (the inode `held`
+   *   names, born at `born`); a copy of its content before is kept
+   *   (`before`), `after` is the sha256 of what was written;
    * - appended: bytes were added to the file (`dev`, `ino`); `size` is its
    *   length before, `after` the sha256 the append left;
    * - mode: its mode was changed to `after` on that very inode;

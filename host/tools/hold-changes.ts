@@ -20,7 +20,8 @@ import { notKept, reversibilityOf, whyNotKept, type UndoSettings } from './undo-
  * keeps in its call's folder before it changes anything, so that a kill
  * right after the change still leaves its undo findable by the key:
  * - a mode change: `mode.json`, the mode it sets on which inode;
- * - an overwrite: `write.json` (the digest of what it writes), then a copy
+ * - an overwrite: `write.json` (the digest of what it writes, on which
+ *   inode), then a copy
  *   of the content before (`before`, named only once complete); the file
  *   is then written in place as without undo, so its inode, owner,
  *   permissions, attributes and the programs that have it open stay (a
@@ -49,7 +50,8 @@ type MoveMarker = z.infer<typeof moveMarkerSchema>;
 export const moveMarkerOf = (value: unknown): MoveMarker | undefined => moveMarkerSchema.safeParse(value).data;
 
 const writeMarkerSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('replaced'), after: sha256, bytes: z.number().int().nonnegative() }),
+  /** `dev`, `ino`, `born`: the file written in place (absent in markers before). */
+  z.strictObject({ kind: z.literal('replaced'), after: sha256, bytes: z.number().int().nonnegative(), dev: z.number().optional(), ino: z.number().optional(), born: z.number().optional() }),
   z.strictObject({ kind: z.literal('appended'), size: z.number().int().nonnegative(), after: sha256, dev: z.number(), ino: z.number(), born: z.number().optional() }),
 ]);
 type WriteMarker = z.infer<typeof writeMarkerSchema>;
@@ -106,8 +108,11 @@ export async function holdReplace(target: Pinned, settings: UndoSettings | undef
   const stats = target.stats;
   if (why !== undefined || stats === null) return notKept(slot, why ?? `${target.path} is not there`);
   return withCallFolder(target.root, slot.key, async (own) => {
-    const marker: WriteMarker = { kind: 'replaced', after: createHash('sha256').update(content).digest('hex'), bytes: content.length };
-    await keepMarker(own, WRITE_NAME, marker, writeMarkerOf, (kept) => kept.kind === 'replaced' && kept.after === marker.after);
+    // Which file is written in place: its undo writes back into that very file, never into another one at the path.
+    const marker: WriteMarker = { kind: 'replaced', after: createHash('sha256').update(content).digest('hex'), bytes: content.length, dev: stats.dev, ino: stats.ino, ...bornOf(stats) };
+    // A retry of the same write goes on (a marker an older build kept names no inode: the record's state before does).
+    const same = (kept: WriteMarker) => kept.kind === 'replaced' && kept.after === marker.after && (kept.ino === undefined || (kept.dev === marker.dev && kept.ino === marker.ino));
+    await keepMarker(own, WRITE_NAME, marker, writeMarkerOf, same);
     // The content before, copied whole (`before` appears only complete); the file itself is then written in place.
     const source = openFd(target.selfPath(), O_RDONLY | O_NONBLOCK);
     try {

@@ -87,7 +87,9 @@ async function keptIn(folder: string): Promise<KeptChange | undefined> {
     if (write.kind === 'appended') return { ...write, writing };
     // Kept only once its copy of the content before is complete.
     const before = await lstat(`${folder}/${BEFORE_NAME}`).catch(() => undefined);
-    return before === undefined ? undefined : { kind: 'replaced', after: write.after, writing };
+    if (before === undefined) return undefined;
+    const { bytes: _bytes, kind: _kind, ...file } = write;
+    return { kind: 'replaced', ...file, writing };
   }
   const move = await readMarker(folder, MOVE_NAME, moveMarkerOf);
   if (move?.kind === 'moved_many') return move;

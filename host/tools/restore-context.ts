@@ -68,3 +68,16 @@ export async function refusing<T>(run: () => Promise<T>): Promise<T | { ok: fals
 export function sameFile(stats: { readonly dev: number; readonly ino: number; readonly birthtimeMs: number } | null, kept: { readonly dev: number; readonly ino: number; readonly born?: number | undefined }): boolean {
   return stats !== null && stats.dev === kept.dev && stats.ino === kept.ino && (kept.born === undefined || stats.birthtimeMs === kept.born);
 }
+
+/**
+ * Why a file's names (hard links) are not those the change left it with:
+ * a name made since may lie anywhere on its file system, outside the roots
+ * too, and an undo through this name would change the file under that one
+ * as well. Undefined while the count is the same (folders are not counted).
+ */
+export function namesChanged(stats: { readonly nlink: number; isDirectory(): boolean } | null, links: number | undefined): string | undefined {
+  if (stats === null || stats.isDirectory()) return undefined;
+  const then = links ?? 1;
+  if (stats.nlink === then) return undefined;
+  return `it has ${stats.nlink} ${stats.nlink === 1 ? 'name' : 'names'} (hard links) now and had ${then} when the change left it: a name was ${stats.nlink > then ? 'made' : 'removed'} since, possibly outside the allowed folders`;
+}

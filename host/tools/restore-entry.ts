@@ -31,13 +31,15 @@ export function occupied(target: Pinned, record: UndoRecord): ToolRefusal {
   return new ToolRefusal(`${target.path} exists again (${what} made after the change); move or delete it first, then undo again`);
 }
 
-/** Whether an entry is still what the change kept: its type, mode, and content or tree digest (when one was known). */
+/** Whether an entry is still what the change kept: its type, inode, mode, names (a file's hard links), and content or tree digest (when one was known). */
 export function changedSince(record: UndoRecord, seen: FileState): string | undefined {
   const kept = record.held;
   if (!seen.exists || seen.type !== kept.type) return `it is no longer the ${kept.type === 'directory' ? 'folder' : 'file'} that was kept`;
   // A rename and a link keep the inode: another one in its place was put there by someone else.
   if (kept.ino !== undefined && (seen.dev !== kept.dev || seen.ino !== kept.ino)) return `it is another ${kept.type === 'directory' ? 'folder' : 'file'} than the one that was kept`;
   if (seen.mode !== kept.mode) return `its mode is ${seen.mode} now, ${kept.mode} when it was kept`;
+  // A name made since may lie outside the roots: what goes back would have it there too.
+  if (seen.type === 'file' && (seen.links ?? 1) !== (kept.links ?? 1)) return `it has ${seen.links ?? 1} names (hard links) now, ${kept.links ?? 1} when it was kept: a name was made or removed since, possibly outside the allowed folders`;
   if (kept.digest === null) return undefined;
   const digest = seen.type === 'file' ? seen.sha256 : seen.tree?.complete === true ? seen.tree.sha256 : null;
   return digest === kept.digest ? undefined : 'its content changed since it was kept';
@@ -51,7 +53,10 @@ export function observeKept(c: UndoContext, entry: Pinned): Promise<FileState> {
 /** Refuses unless the kept entry is there and still what the change kept; the kept entry. */
 export async function keptUnchanged(c: UndoContext, what: string): Promise<Pinned> {
   if (c.held === null) throw new ToolRefusal(`what ${callOf(c.t)} ${what} is no longer in ${c.record.root}'s holding folder; nothing can be put back`);
-  const why = changedSince(c.record, await observeKept(c, c.held));
+  // An inode number is given again once a file is removed: its birth time tells the kept entry from a later one.
+  const born = c.record.change?.kind === 'moved_aside' ? c.record.change.born : undefined;
+  const reborn = born !== undefined && c.held.stats !== null && c.held.stats.birthtimeMs !== born ? 'it is another entry than the one that was kept (born at another time)' : undefined;
+  const why = reborn ?? changedSince(c.record, await observeKept(c, c.held));
   if (why !== undefined) throw new ToolRefusal(`what airlock keeps for ${callOf(c.t)} was changed (${why}); nothing was restored`);
   return c.held;
 }

@@ -1,11 +1,12 @@
 import { chmod } from 'node:fs/promises';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { modeText, observePinned } from './observe';
-import { callOf, sameFile, type ChangeOf, type ChangeUndo, type UndoContext } from './restore-context';
+import { callOf, namesChanged, sameFile, type ChangeOf, type ChangeUndo, type UndoContext } from './restore-context';
 
 /**
  * Undo of a mode change: the mode before goes back on the very inode the
- * change set it on, only while it still has the mode that was set.
+ * change set it on, only while it still has the mode that was set and the
+ * names (hard links) it had.
  * Set-id and sticky bits go back only onto the content they were on.
  */
 export function modeUndo(c: UndoContext, change: ChangeOf<'mode'>): ChangeUndo {
@@ -18,7 +19,7 @@ export function modeUndo(c: UndoContext, change: ChangeOf<'mode'>): ChangeUndo {
     // Back with or without the set-id and sticky bits it had (those go back only onto unchanged content).
     async back() {
       const stats = target.stats;
-      if (stats === null || !sameFile(stats, change)) return false;
+      if (stats === null || !sameFile(stats, change) || namesChanged(stats, record.held.links) !== undefined) return false;
       const now = modeText(stats);
       return now === record.held.mode || (now !== change.after && (stats.mode & 0o777) === (Number.parseInt(record.held.mode, 8) & 0o777));
     },
@@ -28,6 +29,8 @@ export function modeUndo(c: UndoContext, change: ChangeOf<'mode'>): ChangeUndo {
       if (stats === null) throw new ToolRefusal(`${target.path} is not there now; nothing to put its mode back on`);
       if (stats.isSymbolicLink()) throw new ToolRefusal(`${target.path} is a symbolic link now; refusing to change a link's target`);
       if (!sameFile(stats, change)) throw new ToolRefusal(`${target.path} is another file than the one ${callOf(t)} changed (replaced since); its mode was not changed`);
+      const names = namesChanged(stats, record.held.links);
+      if (names !== undefined) throw new ToolRefusal(`${target.path} ${names}; its mode was not changed`);
       if (modeText(stats) !== change.after) throw new ToolRefusal(`the mode of ${target.path} is ${modeText(stats)} now, not the ${change.after} ${callOf(t)} set (changed again since); its mode was not changed`);
     },
 

@@ -101,7 +101,8 @@ export function movedUndo(c: UndoContext, change: ChangeOf<'moved'>): ChangeUndo
       if (why !== undefined) throw new ToolRefusal(`${place.path} changed after the move (${why}); nothing was moved back`);
       if (replaced === undefined) return;
       if (replacedKept === null) throw new ToolRefusal(`the file ${callOf(t)} replaced at ${place.path} is no longer kept; nothing was moved back`);
-      const kept = changedSince({ ...record, held: replaced }, await observeKept(c, replacedKept));
+      const reborn = replaced.born !== undefined && replacedKept.stats !== null && replacedKept.stats.birthtimeMs !== replaced.born ? 'it is another file than the one that was kept (born at another time)' : undefined;
+      const kept = reborn ?? changedSince({ ...record, held: replaced }, await observeKept(c, replacedKept));
       if (kept !== undefined) throw new ToolRefusal(`what airlock keeps of the file ${callOf(t)} replaced was changed (${kept}); nothing was moved back`);
     },
 

@@ -6,11 +6,12 @@ import { completeFrom } from './kept-bytes';
 import { UNDOING_NAME } from './call-folder';
 import { observePinned } from './observe';
 import type { Pinned } from './pinned-path';
-import { callOf, sameFile, type ChangeOf, type ChangeUndo, type UndoContext } from './restore-context';
+import { callOf, namesChanged, sameFile, type ChangeOf, type ChangeUndo, type UndoContext } from './restore-context';
 
 /**
- * Undo of a write, only while the file still holds exactly what the write
- * left (its digest), in place as the write was: an overwrite writes the
+ * Undo of a write, only while the very file the write left (its device,
+ * inode and birth time, with as many names as it had) still holds exactly
+ * what the write left (its digest), in place as the write was: an overwrite writes the
  * kept copy of the content before back into the file (a kill part way
  * leaves a prefix of it, which the next attempt finishes); an append cuts
  * the file back to its length before (one system call). What no check can
@@ -31,8 +32,18 @@ function mustBeAFile(target: Pinned, verb: string): void {
   if (!stats.isFile()) throw new ToolRefusal(`${target.path} is ${stats.isDirectory() ? 'a folder' : stats.isSymbolicLink() ? 'a symbolic link' : 'no regular file'} now (replaced after the ${verb}); nothing was put back`);
 }
 
+/** Refuses unless the pinned target is the very file the change left (device, inode, birth time) with the names it left it (hard links). */
+function mustBeTheFile(target: Pinned, file: { readonly dev?: number | undefined; readonly ino?: number | undefined; readonly born?: number | undefined }, links: number | undefined, t: UndoContext['t'], verb: string, nothing: string): void {
+  if (file.dev === undefined || file.ino === undefined) throw new ToolRefusal(`the record of ${callOf(t)} does not say which file it changed (kept by an older airlock); ${nothing}`);
+  if (!sameFile(target.stats, { dev: file.dev, ino: file.ino, born: file.born })) throw new ToolRefusal(`${target.path} is another file than the one ${callOf(t)} ${verb} (replaced since); ${nothing}`);
+  const names = namesChanged(target.stats, links);
+  if (names !== undefined) throw new ToolRefusal(`${target.path} ${names}; ${nothing}`);
+}
+
 export function replacedUndo(c: UndoContext, change: ChangeOf<'replaced'>): ChangeUndo {
   const { record, target, held: copy, t } = c;
+  const file = { dev: record.held.dev, ino: record.held.ino, born: change.born };
+  const isTheFile = () => record.held.dev !== undefined && record.held.ino !== undefined && sameFile(target.stats, { dev: record.held.dev, ino: record.held.ino, born: change.born }) && namesChanged(target.stats, record.held.links) === undefined;
   /** Writes the kept content into the file in place from byte 0 on, over `fd`, and its modification time back; true once the file holds it all (false: it holds something else). */
   async function fill(fd: number, from: Pinned): Promise<boolean> {
     const source = openFd(from.selfPath(), O_RDONLY | O_NONBLOCK);
@@ -55,7 +66,7 @@ export function replacedUndo(c: UndoContext, change: ChangeOf<'replaced'>): Chan
   return {
     // The file holds the kept content again; or an undo begun here (its mark, there only while it writes) was cut while writing it back, and is finished.
     async back() {
-      if (copy === null || target.stats === null || !target.stats.isFile() || copy.stats === null || copy.parent === null) return false;
+      if (copy === null || target.stats === null || !target.stats.isFile() || copy.stats === null || copy.parent === null || !isTheFile()) return false;
       const begun = (await lstat(procPath(copy.parent, UNDOING_NAME)).catch(() => undefined)) !== undefined;
       if (!begun && target.stats.size !== copy.stats.size) return false;
       const fd = openFd(target.selfPath(), O_RDWR | O_NONBLOCK);
@@ -70,6 +81,7 @@ export function replacedUndo(c: UndoContext, change: ChangeOf<'replaced'>): Chan
 
     async check() {
       mustBeAFile(target, 'write');
+      mustBeTheFile(target, file, record.held.links, t, 'wrote', 'nothing was put back');
       if ((await digestOf(c, target)) !== change.after) throw new ToolRefusal(`${target.path} changed after the write (its content is not what the write left); nothing was put back`);
       if (copy === null || copy.stats === null || !copy.stats.isFile()) throw new ToolRefusal(`what ${callOf(t)} kept of ${target.path} is no longer in ${record.root}'s holding folder; nothing can be put back`);
       const kept = record.held.digest === null ? (copy.stats.size === record.held.bytes ? undefined : 'its size') : (await digestOf(c, copy)) === record.held.digest ? undefined : 'its content';
@@ -106,12 +118,12 @@ export function appendedUndo(c: UndoContext, change: ChangeOf<'appended'>): Chan
   return {
     async back() {
       const stats = target.stats;
-      return stats !== null && stats.isFile() && sameFile(stats, change) && stats.size === change.size && (await digestOf(c, target)) === record.held.digest;
+      return stats !== null && stats.isFile() && sameFile(stats, change) && namesChanged(stats, record.held.links) === undefined && stats.size === change.size && (await digestOf(c, target)) === record.held.digest;
     },
 
     async check() {
       mustBeAFile(target, 'append');
-      if (!sameFile(target.stats, change)) throw new ToolRefusal(`${target.path} is another file than the one ${callOf(t)} appended to (replaced since); nothing was cut`);
+      mustBeTheFile(target, change, record.held.links, t, 'appended to', 'nothing was cut');
       if ((await digestOf(c, target)) !== change.after) throw new ToolRefusal(`${target.path} changed after the append (its content is not what the append left); nothing was cut`);
     },
 

@@ -1,6 +1,6 @@
 import { undoJobId } from '../../client/airlock-client/undoing';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
@@ -152,6 +152,52 @@ test('an approved bulk move undone by its approver in one command: every entry b
   expect(readFileSync(join(h.root, 'cli-in', 'photo-7.jpg'), 'utf8')).toBe('photo 7');
   expect(existsSync(join(h.root, 'cli-out', 'photo-7.jpg'))).toBe(false);
   expect(await h.result(undoJobId(jobId, 'call_0_0'))).toMatchObject({ status: 'completed', facts: { gated: [{ toolName: 'fs_undo', outcome: 'executed', reviewer: 'alice' }] } });
+});
+
+test('the path of an approved overwrite swapped for a hard link to a file outside the roots with the same bytes: the approver\'s undo signs nothing (the card says the file has two names and will be refused); approved anyway, it restores nothing, and the file outside keeps its bytes', async () => {
+  writeFileSync(join(h.root, 'linked.txt'), 'the old content');
+  const jobId = 'undo-cli-swapped';
+  await h.start({ jobId, script: { turns: [{ tool_calls: [{ name: 'fs_write', arguments: { path: 'linked.txt', content: 'written', mode: 'overwrite' } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] }] } });
+  await h.waitForPending(jobId);
+  expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice', signingKey: alice.privateKey })).toMatchObject({ accepted: true });
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+  const elsewhere = join(h.dir, 'outside-the-roots.txt');
+  writeFileSync(elsewhere, 'written');
+  linkSync(elsewhere, join(h.root, 'linked.swap'));
+  renameSync(join(h.root, 'linked.swap'), join(h.root, 'linked.txt'));
+
+  const undone = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey, '--json']);
+  expect(undone.code).toBe(0);
+  expect(JSON.parse(undone.stdout)).toMatchObject({ status: 'waiting', detail: expect.stringContaining('linked.txt has 2 names (hard links), possibly outside the allowed folders') });
+  const undoJob = undoJobId(jobId, 'call_0_0');
+  expect((await h.airlock.state(undoJob)).pending[0]?.reason).toMatch(/the tool will refuse this call: .*is another file than the one call call_0_0 of job undo-cli-swapped wrote \(replaced since\); nothing was put back/);
+  expect(readFileSync(elsewhere, 'utf8')).toBe('written');
+  expect((await h.cli(['approve', undoJob, '--reviewer', 'bob', '--sign', bobKey])).code).toBe(0);
+  expect(await h.result(undoJob)).toMatchObject({ status: 'completed', facts: { gated: [{ toolName: 'fs_undo', outcome: 'failed' }] } });
+  expect(readFileSync(elsewhere, 'utf8')).toBe('written');
+});
+
+test('an approved overwrite of a file with two names: the approver\'s undo signs nothing and waits, its card saying the file has two names; a reviewer approving that card puts it back under both', async () => {
+  writeFileSync(join(h.root, 'two-names.txt'), 'as it was');
+  linkSync(join(h.root, 'two-names.txt'), join(h.root, 'second-name.txt'));
+  const jobId = 'undo-cli-two-names';
+  await h.start({ jobId, script: { turns: [{ tool_calls: [{ name: 'fs_write', arguments: { path: 'two-names.txt', content: 'changed', mode: 'overwrite' } }] }, { tool_calls: [{ name: 'complete', arguments: { summary: 'done' } }] }] } });
+  await h.waitForPending(jobId);
+  expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice', signingKey: alice.privateKey })).toMatchObject({ accepted: true });
+  expect(await h.result(jobId)).toMatchObject({ status: 'completed' });
+
+  const asked = await h.cli(['undo', jobId, '--reviewer', 'alice', '--sign', aliceKey, '--json']);
+  expect(asked.code).toBe(0);
+  expect(JSON.parse(asked.stdout)).toMatchObject({ status: 'waiting', detail: expect.stringContaining(`the undo waits for a reviewer to read its card: ${realpathSync(h.root)}/two-names.txt has 2 names (hard links), possibly outside the allowed folders`) });
+  const undoJob = undoJobId(jobId, 'call_0_0');
+  expect(h.audit(undoJob, 'approval_decided')).toEqual([]);
+  expect(readFileSync(join(h.root, 'second-name.txt'), 'utf8')).toBe('changed');
+  const card = await h.cli(['show', undoJob]);
+  expect(card.stdout).toContain('2 names (hard links: changing it changes it under every name)');
+
+  expect((await h.cli(['approve', undoJob, '--reviewer', 'bob', '--sign', bobKey])).code).toBe(0);
+  expect(await h.result(undoJob)).toMatchObject({ status: 'completed', facts: { gated: [{ outcome: 'executed', reviewer: 'bob' }] } });
+  expect(readFileSync(join(h.root, 'second-name.txt'), 'utf8')).toBe('as it was');
 });
 
 test("someone else's undo waits for a reviewer; a reviewer's approval of it restores; a job with several deletes asks which", async () => {

@@ -21,7 +21,8 @@ export interface HeldPlace {
  */
 export type KeptChange =
   | { readonly kind: 'moved_aside'; readonly born?: number }
-  | { readonly kind: 'replaced'; readonly after: string; readonly writing: boolean }
+  /** An overwrite in place, of the file `dev`, `ino` (absent in markers before). */
+  | { readonly kind: 'replaced'; readonly after: string; readonly dev?: number; readonly ino?: number; readonly born?: number; readonly writing: boolean }
   | { readonly kind: 'appended'; readonly size: number; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number; readonly writing: boolean }
   | { readonly kind: 'mode'; readonly before: string; readonly after: string; readonly dev: number; readonly ino: number; readonly born?: number }
   /** A move of the entry (`dev`, `ino`); `replaced`: the file it replaced at its destination, kept under a second name, as it is. */

@@ -154,7 +154,7 @@ function plannedOf(move: Move, s: FileState): PlannedEntry {
   // What an undo compares before it moves the entry back.
   const tree = s.type === 'directory' && s.tree?.complete === true ? s.tree : undefined;
   const below = tree !== undefined ? { bytes: tree.bytes, files: tree.files ?? null } : {};
-  return { from: move.from, to: move.to, type: s.type, dev: s.dev, ino: s.ino, size: s.size, mtimeMs: s.mtimeMs, mode: s.mode, digest: contentDigest(s), ...below };
+  return { from: move.from, to: move.to, type: s.type, dev: s.dev, ino: s.ino, size: s.size, mtimeMs: s.mtimeMs, mode: s.mode, digest: contentDigest(s), ...below, ...(s.links !== undefined ? { links: s.links } : {}) };
 }
 
 /** Keeps the set for undo before the first move, where the call may keep it; the words the report ends with. */

@@ -77,6 +77,8 @@ export const plannedEntrySchema = z.strictObject({
   digest: z.string().nullable().optional(),
   bytes: z.number().optional(),
   files: z.number().nullable().optional(),
+  /** A file's names (hard links), when more than one: an undo refuses the entry once that count changed. */
+  links: z.number().int().positive().optional(),
 });
 export type PlannedEntry = z.infer<typeof plannedEntrySchema>;
 
