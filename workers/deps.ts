@@ -32,7 +32,7 @@ import { SqliteNotificationOutbox } from '../host/notification-outbox';
 import { PostgresNotificationOutbox } from '../host/postgres-notification-outbox';
 import { Notifier } from '../host/notifier';
 import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError, undoSettingsOf, withUpstreamTools } from '../host/tools-config-file';
-import { UpstreamServers } from '../host/mcp-upstream/upstream-servers';
+import { trustSummary, UpstreamServers } from '../host/mcp-upstream/upstream-servers';
 import { useUpstreamTools } from '../core/tools/registry';
 import { packageVersion } from '../client/package-version';
 import { CommandAllowlist } from '../host/commands/command-allowlist';
@@ -156,7 +156,11 @@ export async function buildActivities(
   const configured = roles.includes('agent') || roles.includes('tools') ? await loadToolsSetup(config) : undefined;
   // Upstream MCP servers are listed once at start: the agent offers their tools, the tools worker keeps the connections to call them.
   const upstream = configured?.config?.mcp === undefined ? undefined : await UpstreamServers.connect({ config: configured.config.mcp, file: configured.file ?? '(none)', version: packageVersion() });
-  if (upstream !== undefined) useUpstreamTools(upstream.specs);
+  if (upstream !== undefined) {
+    useUpstreamTools(upstream.specs);
+    // Which upstream tools run with no person asked, and why: said once, where the operator starts the worker.
+    for (const line of trustSummary(upstream.specs)) process.stderr.write(`${line}\n`);
+  }
   const tools = configured === undefined || upstream === undefined ? configured : withUpstreamTools(configured, upstream.specs);
   if (upstream !== undefined && !roles.includes('tools')) await upstream.close();
   const db = shared.db ?? (roles.includes('agent') || roles.includes('tools') ? await openDatabase(config) : undefined);

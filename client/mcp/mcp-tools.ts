@@ -57,10 +57,11 @@ const ownTools: readonly McpTool[] = [
 ];
 
 export function mcpTools(available: readonly string[]): McpTool[] {
-  const upstream = new Map(upstreamToolsInUse().map((s) => [s.name, s.annotations]));
+  // Only a trusted server's annotations are passed on: of any other, a client hears what airlock takes the tool for.
+  const upstream = new Map(upstreamToolsInUse().flatMap((s) => (s.trustAnnotations === true ? [[s.name, s.annotations] as const] : [])));
   const gated = toolSpecs(available).map((spec): McpTool => {
     const category = getTool(spec.name)?.category ?? 'command_execution';
-    // An upstream tool keeps what its server declared; the category fills in what it left out.
+    // A trusted upstream's tool keeps what its server declared; the category fills in what it left out.
     const declared = Object.fromEntries(Object.entries(upstream.get(spec.name) ?? {}).filter(([, v]) => v !== undefined));
     return {
       name: spec.name,

@@ -265,8 +265,10 @@ const detectors: Record<DetectorName, (input: DetectorInput) => boolean> = {
   hard_link: ({ category, facts }) => category === 'file_change' && (facts?.targets.some((t) => (t.links ?? 1) > 1) ?? false),
   // An upstream MCP server's tool that is not declared read-only: airlock cannot see what it would change.
   upstream_change: ({ toolName, category }) => toolName.startsWith('mcp_') && category !== 'read',
-  external_send: ({ category, args, settings }) => {
+  external_send: ({ toolName, category, args, settings }) => {
     if (category !== 'network' && category !== 'external_send') return false;
+    // An upstream MCP server sends wherever it sends: a `url` it is given says nothing airlock can check, so no host allows it.
+    if (toolName.startsWith('mcp_')) return true;
     const url = stringArg(args, 'url');
     if (url === undefined) return true;
     try {

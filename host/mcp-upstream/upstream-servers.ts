@@ -1,22 +1,27 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpConfig, McpServerConfig } from '../../core/config/tools/mcp';
 import type { UpstreamCall, UpstreamCapability } from '../../core/tools/capabilities/upstream';
 import type { ToolOutcome } from '../../core/tools/outcome';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { schemaDepth } from '../../core/tools/upstream/bounded-schema';
-import { MAX_UPSTREAM_SCHEMA_CHARS, upstreamAnnotationsSchema, upstreamToolName, upstreamToolSpecSchema, type UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
+import { definitionDigest, MAX_UPSTREAM_SCHEMA_CHARS, upstreamAnnotationsSchema, upstreamCategory, upstreamToolName, upstreamToolSpecSchema, type UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
 import { describeError } from '../../core/temporal/describe-error';
 import { ToolsConfigError } from '../tools-config-file';
 
 /**
  * The tools config's upstream MCP servers, as airlock's MCP client: each
  * started (or reached) with the SDK's client, its tools listed once and
- * lent under airlock names, and only the allowlisted ones. A server that
- * cannot be reached lends nothing (said on stderr) rather than stopping
- * the worker; two tools under one airlock name stop it.
+ * lent under airlock names, and only the allowlisted ones, each with the
+ * digest of its definition as listed then. Before a call is sent the
+ * server is asked to list its tools again, and a tool whose definition
+ * changed is refused: what a server announces later (a tool added or
+ * changed, `notifications/tools/list_changed`) is not lent until the worker
+ * lists it again at its restart. A server that cannot be reached lends
+ * nothing (said on stderr) rather than stopping the worker; two tools
+ * under one airlock name stop it.
  */
 
 /** Longest wait for one upstream call, below the tools activity's 10 minutes: a call beyond it is reported unknown, not retried. */
@@ -26,6 +31,9 @@ interface Connected {
   readonly name: string;
   readonly config: McpServerConfig;
   client: Client | undefined;
+  /** The lent tools' definition digests as listed at start, by the server's own tool name. */
+  readonly lent: Map<string, string>;
+  readonly log: (line: string) => void;
 }
 
 export interface UpstreamServersOptions {
@@ -45,6 +53,10 @@ function transportOf(config: McpServerConfig) {
 
 async function connect(server: Connected, version: string): Promise<Client> {
   const client = new Client({ name: 'airlock', version });
+  // Said, not followed: a changed tool is refused at its next call, a new one waits for the worker's restart.
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    server.log(`airlock: MCP server ${server.name} says its tools changed; airlock keeps lending what it listed at start and refuses a call of a tool whose definition changed. Restart the tools worker to list them again`);
+  });
   await client.connect(transportOf(server.config));
   client.onclose = () => {
     // Gone (the process exited, the connection closed): the next call connects anew.
@@ -107,7 +119,7 @@ export class UpstreamServers implements UpstreamCapability {
     const problems: Array<{ field: string; message: string }> = [];
     const seen = new Map<string, string>();
     for (const [name, config] of Object.entries(options.config.servers)) {
-      const server: Connected = { name, config, client: undefined };
+      const server: Connected = { name, config, client: undefined, lent: new Map(), log };
       servers.set(name, server);
       let listed: Tool[];
       try {
@@ -137,7 +149,19 @@ export class UpstreamServers implements UpstreamCapability {
           idempotentHint: tool.annotations?.idempotentHint,
           openWorldHint: tool.annotations?.openWorldHint,
         });
-        specs.push(upstreamToolSpecSchema.parse({ schemaVersion: 1, name: airlockName, server: name, tool: tool.name, description: (tool.description ?? '').slice(0, 4000), inputSchema: tool.inputSchema, annotations }));
+        server.lent.set(tool.name, definitionDigest(tool));
+        specs.push(
+          upstreamToolSpecSchema.parse({
+            schemaVersion: 1,
+            name: airlockName,
+            server: name,
+            tool: tool.name,
+            description: (tool.description ?? '').slice(0, 4000),
+            inputSchema: tool.inputSchema,
+            annotations,
+            trustAnnotations: config.trustAnnotations === true,
+          }),
+        );
       }
     }
     const upstream = new UpstreamServers(servers, specs, options.version);
@@ -150,21 +174,50 @@ export class UpstreamServers implements UpstreamCapability {
     return upstream;
   }
 
+  /** The server's client, connected anew when the last connection closed; a `ToolRefusal` when it cannot be reached. */
+  private async clientOf(server: Connected): Promise<Client> {
+    if (server.client !== undefined) return server.client;
+    try {
+      return await connect(server, this.version);
+    } catch (err) {
+      throw new ToolRefusal(`MCP server ${server.name} could not be reached (${describeError(err)}); nothing was sent`);
+    }
+  }
+
+  /** A lent tool's server; refused, before the server hears of it, for anything the allowlist does not lend. */
+  private lentServer(name: string, tool: string): Connected {
+    const server = this.servers.get(name);
+    if (server === undefined) throw new ToolRefusal(`the tools config lists no MCP server ${name}`);
+    if (!server.lent.has(tool)) throw new ToolRefusal(`tool ${tool} of MCP server ${name} is not lent by the tools config`);
+    return server;
+  }
+
+  async definition(named: { readonly server: string; readonly tool: string }): Promise<{ readonly digest: string | null; readonly lent: boolean }> {
+    const server = this.lentServer(named.server, named.tool);
+    const client = await this.clientOf(server);
+    let listed: Tool[];
+    try {
+      listed = await listAll(client);
+    } catch (err) {
+      throw new ToolRefusal(`MCP server ${named.server} did not list its tools (${describeError(err)}); nothing was sent`);
+    }
+    const tool = listed.find((t) => t.name === named.tool);
+    const digest = tool === undefined ? null : definitionDigest(tool);
+    return { digest, lent: digest !== null && digest === server.lent.get(named.tool) };
+  }
+
   async call(call: UpstreamCall): Promise<ToolOutcome> {
-    const server = this.servers.get(call.server);
-    if (server === undefined) throw new ToolRefusal(`the tools config lists no MCP server ${call.server}`);
-    if (!this.specs.some((s) => s.server === call.server && s.tool === call.tool)) {
-      // Refused here, before the server hears of it: only what the allowlist lends is ever sent.
-      throw new ToolRefusal(`tool ${call.tool} of MCP server ${call.server} is not lent by the tools config`);
+    const server = this.lentServer(call.server, call.tool);
+    // The tool as its server lists it right now must be the one the call was approved for (or, unapproved, the one lent).
+    const expected = call.definition ?? server.lent.get(call.tool);
+    const now = await this.definition(call);
+    if (now.digest === null) throw new ToolRefusal(`MCP server ${call.server} no longer lists ${call.tool}; nothing was sent`);
+    if (now.digest !== expected) {
+      throw new ToolRefusal(
+        `tool ${call.tool} of MCP server ${call.server} changed ${call.definition !== undefined ? 'after the call was approved' : 'since the tools worker listed it'} (its description, input schema or annotations are not the ones ${call.definition !== undefined ? 'its card was made for' : 'it lends'}); nothing was sent`,
+      );
     }
-    let client = server.client;
-    if (client === undefined) {
-      try {
-        client = await connect(server, this.version);
-      } catch (err) {
-        throw new ToolRefusal(`MCP server ${call.server} could not be reached (${describeError(err)}); nothing was sent`);
-      }
-    }
+    const client = await this.clientOf(server);
     let answer: unknown;
     try {
       answer = await client.callTool({ name: call.tool, arguments: { ...call.args } }, undefined, { timeout: CALL_TIMEOUT_MS });
@@ -183,4 +236,22 @@ export class UpstreamServers implements UpstreamCapability {
   async close(): Promise<void> {
     await Promise.all([...this.servers.values()].map(async (s) => s.client?.close().catch(() => undefined)));
   }
+}
+
+/**
+ * What the worker says at start of each server's lent tools: whether its
+ * annotations are believed, and which of its tools are reads that run with
+ * no person asked (the built-in rules ask for every other upstream tool).
+ */
+export function trustSummary(specs: readonly UpstreamToolSpec[]): string[] {
+  const servers = [...new Set(specs.map((s) => s.server))];
+  return servers.map((server) => {
+    const lent = specs.filter((s) => s.server === server);
+    if (lent.some((s) => s.trustAnnotations !== true)) {
+      return `airlock: MCP server ${server}: its annotations are not trusted (trustAnnotations is not set on it in the tools config), so none of its tools is taken for a read; each waits for a person unless a rule lets it run: ${lent.map((s) => s.name).join(', ')}`;
+    }
+    const reads = lent.filter((s) => upstreamCategory(s) === 'read').map((s) => s.name);
+    const others = lent.filter((s) => upstreamCategory(s) !== 'read').map((s) => s.name);
+    return `airlock: MCP server ${server}: its annotations are trusted (trustAnnotations: true); declared read-only, these run without a person: ${reads.length > 0 ? reads.join(', ') : 'none'}${others.length > 0 ? `; the rest wait as the rules say: ${others.join(', ')}` : ''}`;
+  });
 }

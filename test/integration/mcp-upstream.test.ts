@@ -38,7 +38,8 @@ beforeAll(async () => {
   const root = join(top, 'share');
   mkdirSync(root);
   toolsFile = join(top, 'tools.yaml');
-  const servers = { files: { command: [process.execPath, serverFs, root] } };
+  // The reference server: its annotations trusted, so its read-only tools run as reads.
+  const servers = { files: { command: [process.execPath, serverFs, root], trustAnnotations: true } };
   writeFileSync(toolsFile, JSON.stringify({ version: 1, roots: [root], mcp: { servers, tools: lent } }));
   // The agent lists the upstream as an agent worker does at start.
   const parsed = toolsConfigSchema.parse(JSON.parse(readFileSync(toolsFile, 'utf8')));

@@ -6,7 +6,8 @@ import { preflight } from '../../core/job/preflight';
 import { detectAll } from '../../core/policy/detectors';
 import type { Capability, HostFor } from '../../core/tools/tool-host';
 import { getTool, useUpstreamTools } from '../../core/tools/registry';
-import { upstreamCategory, upstreamToolName, type UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
+import { definitionDigest, upstreamCategory, upstreamToolName, type UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
+import { mcpTools } from '../../client/mcp/mcp-tools';
 import { UNOBSERVABLE_UPSTREAM } from '../../core/tools/upstream/upstream-tool';
 import { outcomeOf } from '../../host/mcp-upstream/upstream-servers';
 import { repoRoot } from '../helpers/processes';
@@ -36,11 +37,20 @@ test('names: mcp_<server>_<tool>, letters, digits, _ and -, at most 64 character
   expect(upstreamToolName('files', 'x'.repeat(60))).toBeUndefined();
 });
 
-test('categories: only a declared read-only tool reads; no annotation changes things; destructive deletes', () => {
-  expect(upstreamCategory({ readOnlyHint: true })).toBe('read');
-  expect(upstreamCategory({})).toBe('file_change');
-  expect(upstreamCategory({ destructiveHint: true })).toBe('delete');
-  expect(upstreamCategory({ destructiveHint: false, openWorldHint: true })).toBe('external_send');
+test('categories: a read-only hint reads only from a trusted server; the more dangerous hint wins; no annotation changes things; destructive deletes', () => {
+  const trusted = (annotations: UpstreamToolSpec['annotations']) => upstreamCategory({ annotations, trustAnnotations: true });
+  const untrusted = (annotations: UpstreamToolSpec['annotations']) => upstreamCategory({ annotations, trustAnnotations: false });
+  expect(trusted({ readOnlyHint: true })).toBe('read');
+  // A server that is not trusted (or a spec that does not say) never makes a read: its tool is a change.
+  expect(untrusted({ readOnlyHint: true })).toBe('file_change');
+  expect(upstreamCategory({ annotations: { readOnlyHint: true } })).toBe('file_change');
+  expect(untrusted({ readOnlyHint: true, openWorldHint: true })).toBe('external_send');
+  // Both declared: the more dangerous wins, trusted or not.
+  expect(trusted({ readOnlyHint: true, destructiveHint: true })).toBe('delete');
+  expect(untrusted({ readOnlyHint: true, destructiveHint: true })).toBe('delete');
+  expect(trusted({})).toBe('file_change');
+  expect(trusted({ destructiveHint: true })).toBe('delete');
+  expect(trusted({ destructiveHint: false, openWorldHint: true })).toBe('external_send');
   // A tool that says nothing is an upstream change: the built-in rule asks a person.
   expect(detectAll({ toolName: 'mcp_files_touch', category: 'file_change', args: {}, targets: [], settings: { roots: [], allowedHosts: [], deniedCommands: [] } })).toContain('upstream_change');
   expect(detectAll({ toolName: 'mcp_files_read', category: 'read', args: {}, targets: [], settings: { roots: [], allowedHosts: [], deniedCommands: [] } })).not.toContain('upstream_change');
@@ -59,20 +69,39 @@ test("a call is checked against the upstream's schema before policy, and an unkn
 });
 
 test('the target cannot be observed, so the reviewer is told so; after a crash the outcome is unknown unless the tool is idempotent', async () => {
-  useUpstreamTools([spec('write_file', { destructiveHint: true }), spec('touch', { idempotentHint: true })]);
+  useUpstreamTools([spec('write_file', { destructiveHint: true }), { ...spec('touch', { idempotentHint: true }), trustAnnotations: true }, spec('poke', { idempotentHint: true })]);
   const write = getTool('mcp_files_write_file');
   const touch = getTool('mcp_files_touch');
-  if (write === undefined || touch === undefined) throw new Error('upstream tools not in use');
+  const poke = getTool('mcp_files_poke');
+  if (write === undefined || touch === undefined || poke === undefined) throw new Error('upstream tools not in use');
   // A host that lends nothing: an upstream tool needs no capability of airlock's own.
   const bare = {} as HostFor<Capability>;
   const prepared = await write.prepare(bare, { path: '/srv/a' });
   expect(prepared.observed).toEqual([expect.objectContaining({ kind: 'subject', summary: UNOBSERVABLE_UPSTREAM })]);
   expect(await write.postcondition?.(bare, { path: '/srv/a' }, undefined)).toMatchObject({ present: false, undetectable: true });
   expect(await touch.postcondition?.(bare, { path: '/srv/a' }, undefined)).not.toHaveProperty('undetectable');
+  // Idempotent on the word of a server that is not trusted: never sent a second time after a crash.
+  expect(await poke.postcondition?.(bare, { path: '/srv/a' }, undefined)).toMatchObject({ present: false, undetectable: true });
   // Nothing a reviewer may edit: the approval is for these exact arguments.
   expect(write.editable).toEqual([]);
   // Without an upstream capability (a worker that lists no MCP server) nothing is sent.
   await expect(write.execute(bare, { path: '/srv/a' }, undefined)).rejects.toThrow(/no MCP server files configured/);
+});
+
+test("airlock mcp passes on a trusted server's annotations; of any other, what airlock takes the tool for", () => {
+  useUpstreamTools([{ ...spec('read_file', { readOnlyHint: true, idempotentHint: true }), trustAnnotations: true }, spec('peek', { readOnlyHint: true, idempotentHint: true })]);
+  const listed = new Map(mcpTools(['mcp_files_read_file', 'mcp_files_peek']).map((t) => [t.name, t.annotations]));
+  expect(listed.get('mcp_files_read_file')).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  expect(listed.get('mcp_files_peek')).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+});
+
+test('a tool\'s definition digest: its name, description, input schema and annotations, in canonical JSON', () => {
+  const tool = { name: 'note', description: 'Writes a note.', inputSchema: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } } }, annotations: { readOnlyHint: false } };
+  const digest = definitionDigest(tool);
+  expect(digest).toMatch(/^[0-9a-f]{64}$/);
+  // The same definition in another key order is the same; any change of any part is another.
+  expect(definitionDigest({ annotations: { readOnlyHint: false }, inputSchema: { properties: { b: { type: 'number' }, a: { type: 'string' } }, type: 'object' }, description: 'Writes a note.', name: 'note' })).toBe(digest);
+  for (const changed of [{ ...tool, description: 'Deletes a file.' }, { ...tool, annotations: { destructiveHint: true } }, { ...tool, inputSchema: { type: 'object' } }, { ...tool, name: 'note2' }]) expect(definitionDigest(changed)).not.toBe(digest);
 });
 
 test('each job sees the upstream tools its own snapshot froze', () => {

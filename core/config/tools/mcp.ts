@@ -12,16 +12,27 @@ import { UPSTREAM_TOOL_NAME, upstreamServerNameSchema } from '../../tools/upstre
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, 'expected an environment variable name such as API_KEY');
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'expected an HTTP header name such as Authorization');
 
+/**
+ * Whether the server's tool annotations are believed: only then is a tool
+ * it declares read-only (`readOnlyHint`) run as a read, without a person.
+ * Annotations are hints a server chooses; the MCP specification says a
+ * client must not trust them from a server it does not trust. Default:
+ * not trusted, so every tool of the server is a change the rules gate.
+ */
+const trustAnnotations = z.boolean().optional();
+
 export const mcpServerSchema = z.union([
   z.strictObject({
     /** The program and its arguments, run without a shell. */
     command: z.array(z.string().min(1)).min(1, 'expected the program and its arguments, e.g. [npx, -y, @modelcontextprotocol/server-filesystem, /srv/share]'),
     /** Added to a small environment (PATH, HOME): the worker's own secrets are not passed on. */
     env: z.record(envName, z.string()).optional(),
+    trustAnnotations,
   }),
   z.strictObject({
     url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL of the server\'s MCP endpoint' }),
     headers: z.record(headerName, z.string().max(8192)).optional(),
+    trustAnnotations,
   }),
 ]);
 export type McpServerConfig = z.output<typeof mcpServerSchema>;

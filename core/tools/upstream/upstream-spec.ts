@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { canonicalJson } from '../../util/canonical-json';
+import { sha256Hex } from '../../util/sha256';
 import type { ToolCategory } from '../tool-module';
 
 /**
@@ -37,6 +39,12 @@ export const upstreamToolSpecSchema = z.strictObject({
   description: z.string().max(4000),
   inputSchema: z.record(z.string(), z.unknown()),
   annotations: upstreamAnnotationsSchema,
+  /**
+   * Whether its server's annotations are believed (`trustAnnotations: true`
+   * on the server in the tools config). Absent (not trusted, and specs from
+   * before): a read-only hint is never taken, so the tool is a change.
+   */
+  trustAnnotations: z.boolean().optional(),
 });
 export type UpstreamToolSpec = z.infer<typeof upstreamToolSpecSchema>;
 
@@ -47,13 +55,34 @@ export function upstreamToolName(server: string, tool: string): string | undefin
 }
 
 /**
- * The category an upstream's annotations imply. Only a declared read-only
- * tool reads; a tool that says nothing is taken to change things (so the
- * built-in rules ask a person); a tool declared destructive destroys data
- * as a delete does.
+ * The category of an upstream tool. Annotations are hints a client must not
+ * trust from a server it does not trust (MCP specification), so a hint is
+ * taken only where it asks for more care: a tool declared destructive
+ * destroys data as a delete does (whatever else it declares: the more
+ * dangerous hint wins), an open-world one sends outside; and a read-only
+ * hint makes a read only on a server the tools config trusts. Anything else
+ * is taken to change things, so the built-in rules ask a person.
  */
-export function upstreamCategory(annotations: UpstreamAnnotations): ToolCategory {
-  if (annotations.readOnlyHint === true) return 'read';
-  if (annotations.destructiveHint === true) return 'delete';
-  return annotations.openWorldHint === true ? 'external_send' : 'file_change';
+export function upstreamCategory(spec: Pick<UpstreamToolSpec, 'annotations' | 'trustAnnotations'>): ToolCategory {
+  const hints = spec.annotations;
+  if (hints.destructiveHint === true) return 'delete';
+  if (hints.readOnlyHint === true && spec.trustAnnotations === true) return 'read';
+  return hints.openWorldHint === true ? 'external_send' : 'file_change';
+}
+
+/** What an upstream lists of one tool, as its definition digest covers it. */
+export interface ListedTool {
+  readonly name: string;
+  readonly description?: string | undefined;
+  readonly inputSchema: unknown;
+  readonly annotations?: unknown;
+}
+
+/**
+ * sha256 of a tool's definition as its server lists it (name, description,
+ * input schema, annotations, canonical JSON): a call approved for one
+ * definition is never sent to another under the same name.
+ */
+export function definitionDigest(tool: ListedTool): string {
+  return sha256Hex(canonicalJson({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema ?? null, annotations: tool.annotations ?? null }));
 }

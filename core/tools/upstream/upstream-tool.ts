@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { SubjectState } from '../observed-state';
+import type { ObservedState, SubjectState } from '../observed-state';
+import type { ToolHost } from '../tool-host';
 import { ToolRefusal } from '../tool-refusal';
-import { defineTool, type AnyTool } from '../tool-module';
+import { defineTool, type AnyTool, type Prepared } from '../tool-module';
 import { boundedSchema } from './bounded-schema';
 import { upstreamCategory, type UpstreamToolSpec } from './upstream-spec';
 
@@ -9,9 +10,11 @@ import { upstreamCategory, type UpstreamToolSpec } from './upstream-spec';
  * An upstream MCP server's tool as a tool module: its arguments checked
  * against the upstream's own JSON Schema (made a zod schema, so the
  * workflow, the gate and the tools side check it alike), its category
- * from its annotations, and one target airlock cannot look at: the
- * upstream does whatever it does with the arguments. What a reviewer
- * approves is these exact arguments; nothing is re-validated but them.
+ * from its annotations (believed only where the tools config trusts its
+ * server), and one target airlock cannot look at: the upstream does
+ * whatever it does with the arguments. What a reviewer approves is these
+ * exact arguments sent to this exact definition of the tool (its digest,
+ * listed again before the run); nothing else can be re-validated.
  */
 
 export const UNOBSERVABLE_UPSTREAM = 'approval is for these exact arguments; airlock cannot check the target before running';
@@ -31,13 +34,47 @@ function parametersOf(spec: UpstreamToolSpec): z.ZodType {
   }
 }
 
-function subjectOf(spec: UpstreamToolSpec): SubjectState {
-  return { kind: 'subject', subject: `MCP server ${spec.server}, tool ${spec.tool}`, exists: true, identity: null, summary: UNOBSERVABLE_UPSTREAM, facts: {} };
+/** The tool as the card shows it; its identity is the definition digest its server lists now (null where no server was asked). */
+function subjectOf(spec: UpstreamToolSpec, definition: string | null): SubjectState {
+  return { kind: 'subject', subject: `MCP server ${spec.server}, tool ${spec.tool}`, exists: true, identity: definition, summary: UNOBSERVABLE_UPSTREAM, facts: {} };
+}
+
+const named = (spec: UpstreamToolSpec) => `tool ${spec.tool} of MCP server ${spec.server}`;
+
+/**
+ * The tool as its server lists it now, for the card and for the check
+ * before the run: refused when the server no longer lists it, or lists it
+ * with another definition than the one the tools worker lends (a tool
+ * changed, or one that appeared later, is not offered until the worker
+ * lists it again on purpose, at its restart).
+ */
+async function prepareOf(spec: UpstreamToolSpec, host: ToolHost): Promise<Prepared> {
+  if (host.upstream === undefined) return { observed: [subjectOf(spec, null)], problems: [undefined] };
+  let now: { readonly digest: string | null; readonly lent: boolean };
+  try {
+    now = await host.upstream.definition({ server: spec.server, tool: spec.tool });
+  } catch (err) {
+    if (!(err instanceof ToolRefusal)) throw err;
+    return { observed: [subjectOf(spec, null)], problems: [{ kind: 'unobservable', reason: err.message }] };
+  }
+  if (now.digest === null) return { observed: [subjectOf(spec, null)], problems: [{ kind: 'refused', reason: `MCP server ${spec.server} no longer lists ${spec.tool}; nothing can be sent` }] };
+  if (!now.lent) {
+    const reason = `${named(spec)} changed since the tools worker listed it (its description, input schema or annotations are not the ones it lends); restart the tools worker to list it again, then ask again`;
+    return { observed: [subjectOf(spec, now.digest)], problems: [{ kind: 'refused', reason }] };
+  }
+  return { observed: [subjectOf(spec, now.digest)], problems: [undefined] };
+}
+
+/** The definition digest a card was made for; null when none was asked. */
+function definitionOf(observed: readonly ObservedState[] | undefined): string | null {
+  const state = observed?.[0];
+  return state !== undefined && 'kind' in state && state.kind === 'subject' ? state.identity : null;
 }
 
 function build(spec: UpstreamToolSpec): AnyTool {
-  const category = upstreamCategory(spec.annotations);
-  const idempotent = spec.annotations.idempotentHint === true || category === 'read';
+  const category = upstreamCategory(spec);
+  // Sent again after a crash only on a trusted server's word (a hint that asks less care is taken from no other).
+  const idempotent = category === 'read' || (spec.trustAnnotations === true && spec.annotations.idempotentHint === true);
   return defineTool({
     name: spec.name,
     description: spec.description === '' ? `Tool ${spec.tool} of the MCP server ${spec.server}.` : spec.description,
@@ -49,13 +86,22 @@ function build(spec: UpstreamToolSpec): AnyTool {
     // The reviewer approves exact arguments: none is edited into something the upstream never listed.
     editable: [],
     targets: () => [`mcp:${spec.server}/${spec.tool}`],
-    prepare: () => Promise.resolve({ observed: [subjectOf(spec)], problems: [undefined] }),
-    // Nothing to look at again; the arguments are bound by the fingerprint.
-    revalidate: () => ({ kind: 'ok' }),
-    async execute(host, args) {
+    prepare: (host) => prepareOf(spec, host),
+    // The arguments are bound by the fingerprint; the tool itself by its definition, listed again just now.
+    revalidate(_host, { approved, now }) {
+      const problem = now.problems[0];
+      if (problem !== undefined) return { kind: 'changed', reason: problem.reason };
+      const then = definitionOf(approved);
+      if (then !== null && then !== definitionOf(now.observed)) {
+        return { kind: 'changed', reason: `${named(spec)} changed after the call was approved (its description, input schema or annotations are not those its card was made for); nothing was sent` };
+      }
+      return { kind: 'ok' };
+    },
+    async execute(host, args, before) {
       if (host.upstream === undefined) throw new ToolRefusal(`this tools worker has no MCP server ${spec.server} configured`);
       const record = anyObject.parse(args);
-      return host.upstream.call({ server: spec.server, tool: spec.tool, args: record });
+      const definition = definitionOf(before);
+      return host.upstream.call({ server: spec.server, tool: spec.tool, args: record, ...(definition !== null ? { definition } : {}) });
     },
     // An idempotent tool may run again after a crash mid-call; any other's effect cannot be seen from here.
     postcondition: () =>
