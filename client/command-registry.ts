@@ -136,11 +136,15 @@ const agentCommands: CommandGroup = {
     },
     {
       name: 'revoke',
-      summary: "Revoke an agent's token: `airlock mcp --listen` refuses it from the next request on",
-      usage: 'airlock agent revoke NAME [--json]',
+      summary: "Revoke an agent's token: `airlock mcp --listen` refuses it from the next request on, and the requests it left waiting are withdrawn",
+      usage: 'airlock agent revoke NAME [--keep-requests] [--reviewer NAME] [--json]',
       arguments: [agentName],
-      options: { json },
-      examples: ['airlock agent revoke claude'],
+      options: {
+        'keep-requests': { type: 'boolean', description: "Leave the agent's waiting requests with their reviewers (default: they end as withdrawn, not run)" },
+        reviewer: { type: 'string', value: 'NAME', description: 'Who withdraws them, as the audit and the agent read it (default: AIRLOCK_REVIEWER, else the login name)' },
+        json,
+      },
+      examples: ['airlock agent revoke claude', 'airlock agent revoke claude --keep-requests'],
       load: async () => (await import('./commands/agent/revoke')).run,
     },
     {

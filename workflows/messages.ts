@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { DecisionPayload } from '../core/approval/approvals';
+import type { DecisionPayload, WithdrawInput } from '../core/approval/approvals';
 import type { AgentJobStateView } from '../core/job/job-view';
 import type { ClientCallView, SubmitCallInput } from '../core/job/client-calls';
 
@@ -27,6 +27,15 @@ export const decideUpdate = defineUpdate<DecideResult, [DecisionPayload]>('decid
  * never applies a decision, whatever the payload says.
  */
 export const decisionRejectedSignal = defineSignal<[DecisionPayload]>('decisionRejected');
+
+/**
+ * Ends every request of the job that waits for a reviewer as withdrawn (not
+ * run, answered so, audited): an operator's way to take back what an agent
+ * asked once the agent is no longer trusted (`airlock agent revoke`). It only
+ * keeps calls from running, so it carries no signature. Answers with the
+ * requests it ended; none waiting is no error.
+ */
+export const withdrawRequestsUpdate = defineUpdate<{ readonly withdrawn: readonly string[] }, [WithdrawInput]>('withdrawRequests');
 
 /** Status, pending requests (masked arguments) and counters. */
 export const stateQuery = defineQuery<AgentJobStateView>('state');

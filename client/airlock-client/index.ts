@@ -1,6 +1,6 @@
 import { requireCodecForRemoteTemporal } from '../../host/temporal-locality';
 import { Client, Connection, type ConnectionOptions, type WorkflowExecutionInfo } from '@temporalio/client';
-import type { DecisionPayload } from '../../core/approval/approvals';
+import type { DecisionPayload, WithdrawInput } from '../../core/approval/approvals';
 import type { AirlockConfig } from '../../core/config/config';
 import type { AgentJobResult } from '../../core/job/job-input';
 import type { AgentJobStateView } from '../../core/job/job-view';
@@ -12,6 +12,7 @@ import { cancel, result, startJob, state, stateWithin, temporalStatusText, WORKE
 import { listByStatus, pendingOf, status, type JobStatusInfo, type PendingJob, type PendingOf } from './listing';
 import { listPending, pendingPage, type PendingPage } from './pending-pages';
 import { submitUndo, undoResult, type SubmittedUndo, type UndoRequest } from './undoing';
+import { withdrawRequests, type WithdrawOutcome } from './withdrawing';
 
 /**
  * The typed client the CLI uses: one method per thing a reviewer or
@@ -27,6 +28,7 @@ export type { ActivityInProgress, JobStatusInfo, PendingJob, PendingOf } from '.
 export { shownStatus } from './listing';
 export type { PendingPage } from './pending-pages';
 export type { SubmittedUndo, UndoRequest } from './undoing';
+export type { WithdrawOutcome } from './withdrawing';
 export type { DecideOptions, DecideOutcome } from './deciding';
 export { closedJobMessage, coerceEdits, reportedRejection } from './deciding';
 
@@ -104,6 +106,11 @@ export class AirlockClient {
   /** The undo job's result once it ends; undefined when it has not within `waitMs`. */
   undoResult(undoJobId: string, waitMs: number): Promise<AgentJobResult | undefined> {
     return undoResult(this.client, undoJobId, waitMs);
+  }
+
+  /** Ends every request the job waits for as withdrawn by `by`, for `reason`. */
+  withdrawRequests(jobId: string, input: WithdrawInput): Promise<WithdrawOutcome> {
+    return withdrawRequests(this.client, jobId, input);
   }
 
   lastAgentPoll(): Promise<string | null> {

@@ -79,7 +79,19 @@ export const approvalSchema = z.strictObject({
   editedArgs: argsRecord.nullable(),
   editedFingerprint: hex64.nullable(),
 });
-export const denialSchema = z.strictObject({ decision: z.literal('deny'), ...decisionFields });
+export const denialSchema = z.strictObject({
+  decision: z.literal('deny'),
+  ...decisionFields,
+  /** Ended by an operator, not decided by a reviewer (`withdrawRequests`): `reviewer` is who withdrew it. Absent: a reviewer's denial. */
+  withdrawn: z.literal(true).optional(),
+});
+
+/** What `withdrawRequests` carries: who withdraws the job's waiting requests, and why. */
+export const withdrawInputSchema = z.strictObject({
+  by: z.string().trim().min(1, 'by must name who withdraws').max(200),
+  reason: z.string().trim().min(1, 'give a reason').max(2000),
+});
+export type WithdrawInput = z.infer<typeof withdrawInputSchema>;
 
 /**
  * A parked call. Persisted in workflow state and carried across

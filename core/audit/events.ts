@@ -109,6 +109,21 @@ export const auditEventSchemas = {
     via,
     target: z.string().optional(),
   }),
+  /**
+   * A waiting request ended by an operator rather than decided by a
+   * reviewer (`airlock agent revoke`: the agent that asked is no longer
+   * trusted). It is not run; it narrows what may happen, so it needs no
+   * reviewer's signature, and `by` is who said they withdrew it.
+   */
+  approval_withdrawn: z.strictObject({
+    requestId: z.string(),
+    toolName: z.string(),
+    ruleId: z.string(),
+    fingerprint: z.string(),
+    by: z.string(),
+    reason: z.string(),
+    target: z.string().optional(),
+  }),
   /** A decision about no request the job holds (wrong request id, fingerprint or nonce). */
   approval_fingerprint_mismatch: z.strictObject(rejection),
   /** A decision about a held request that is not allowed (decided already, expired, reviewer, signature, edit). */

@@ -74,7 +74,7 @@ function decidedStep(p: Planned<'approval'>, request: ApprovalRequest | undefine
     case 'expired':
       return answer(p, Texts.expired);
     case 'denied':
-      return answer(p, Texts.deniedByReviewer(request.decision.reviewer, request.decision.reason));
+      return answer(p, request.decision.withdrawn === true ? Texts.withdrawn(request.decision.reviewer, request.decision.reason) : Texts.deniedByReviewer(request.decision.reviewer, request.decision.reason));
     case 'approved': {
       if (editDenied !== undefined) return answer(p, editDenied);
       const { editedArgs, editedFingerprint } = request.decision;

@@ -20,6 +20,7 @@ export const Texts = {
   completeAccepted: 'Accepted: the job is complete.',
   completeRejected: (ruleId: string, instruction: string | undefined) =>
     `Error: completion is not accepted yet (rule ${ruleId})${instruction === undefined ? '.' : `: ${instruction}`}`,
+  withdrawn: (by: string, reason: string | null) => `Not executed: ${by} withdrew this request${reason === null ? '.' : `: ${sentence(reason)}`}`,
   deniedByReviewer: (reviewer: string, reason: string | null) =>
     `Not executed: ${reviewer} denied this call${reason === null ? '.' : `: ${sentence(reason)}`} Do not propose it again unchanged.`,
   expired: 'Not executed: the approval request expired before anyone decided.',

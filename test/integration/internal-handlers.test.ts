@@ -4,7 +4,8 @@ import { join } from 'node:path';
 
 /**
  * What the Web UI offers a person to send: the decision signal and update,
- * never the client's internal report of a rejected update; and that report
+ * and an operator's withdrawal of what the job waits for; never the
+ * client's internal report of a rejected update; and that report
  * still reaches the job, which audits the rejection.
  */
 let h: JobHarness;
@@ -30,7 +31,7 @@ test('the internal report is not listed as a signal, and a rejected update it re
     .getHandle(jobId)
     .query<{ definition: { signalDefinitions: Array<{ name: string }>; updateDefinitions: Array<{ name: string }> } }>('__temporal_workflow_metadata');
   expect(metadata.definition.signalDefinitions.map((s) => s.name)).toEqual(['approvalDecision']);
-  expect(metadata.definition.updateDefinitions.map((u) => u.name)).toEqual(['decide']);
+  expect(metadata.definition.updateDefinitions.map((u) => u.name)).toEqual(['decide', 'withdrawRequests']);
 
   // alice may not decide: airlock's client says so without sending anything.
   expect(await h.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice' })).toMatchObject({ accepted: false, code: 'reviewer_not_allowed' });

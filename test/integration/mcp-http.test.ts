@@ -9,6 +9,7 @@ import { mcpEnv, textOf, waitingIds } from '../helpers/mcp-client';
 import { freePort } from '../helpers/ports';
 import { repoRoot, spawnNode, type Spawned } from '../helpers/processes';
 import { call } from '../helpers/raw-http';
+import { withdrawRequestsUpdate } from '../../workflows/messages';
 
 /**
  * `airlock mcp --listen` as MCP clients and attackers see it: the built
@@ -112,6 +113,44 @@ describe('airlock mcp --listen', () => {
     expect(done.isError).toBeFalsy();
     expect(existsSync(join(h.root, 'old-build.tar'))).toBe(false);
     await mcp.close();
+  });
+
+  test("revoking an agent withdraws the requests it left waiting: not run, answered so, audited; no reviewer can approve them after; --keep-requests leaves them", async () => {
+    writeFileSync(join(h.root, 'dave.tar'), 'keep');
+    const dave = (await cliJson<{ token: string }>(['agent', 'add', 'dave'])).token;
+    const mcp = await connect(dave);
+    const waiting = textOf(await mcp.callTool({ name: 'fs_delete', arguments: { path: 'dave.tar' } }));
+    const { requestId, call: callId } = waitingIds(waiting);
+    await mcp.close();
+
+    const revoked = await h.cli(['agent', 'revoke', 'dave', '--reviewer', 'carol']);
+    expect(revoked).toMatchObject({ code: 0, stderr: '' });
+    expect(revoked.stdout).toContain("revoked agent dave's token");
+    expect(revoked.stdout).toContain(`withdrew 1 waiting request of job mcp-dave (${requestId}): not run, and answered so`);
+    const approve = await h.cli(['approve', 'mcp-dave', '--request', requestId, '--reviewer', 'carol']);
+    expect(approve.code).not.toBe(0);
+    expect(existsSync(join(h.root, 'dave.tar'))).toBe(true);
+    const withdrawn = () => h.audit('mcp-dave', 'approval_withdrawn');
+    for (let i = 0; i < 100 && withdrawn().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(withdrawn()).toEqual([expect.objectContaining({ data: expect.objectContaining({ requestId, toolName: 'fs_delete', by: 'carol', reason: "withdrawn: agent dave's token was revoked" }) })]);
+    // The job answers the call so: a new token of the agent reads why it did not run.
+    const again = (await cliJson<{ token: string }>(['agent', 'add', 'dave'])).token;
+    const back = await connect(again);
+    const answer = await back.callTool({ name: 'airlock_wait', arguments: { call: callId } });
+    expect(answer.isError).toBe(true);
+    expect(textOf(answer)).toContain("carol withdrew this request: withdrawn: agent dave's token was revoked.");
+    await back.close();
+    // A withdrawal of no one, sent by any Temporal client: rejected before history, changing nothing.
+    await expect(h.env.client.workflow.getHandle('mcp-dave').executeUpdate(withdrawRequestsUpdate, { args: [{ by: ' ', reason: 'x' }] })).rejects.toThrow();
+    // Revoked again with nothing waiting: said so.
+    expect((await h.cli(['agent', 'revoke', 'dave'])).stdout).toContain('nothing of job mcp-dave waited for a decision');
+
+    writeFileSync(join(h.root, 'erin.tar'), 'keep');
+    const erin = await connect((await cliJson<{ token: string }>(['agent', 'add', 'erin'])).token);
+    const kept = waitingIds(textOf(await erin.callTool({ name: 'fs_delete', arguments: { path: 'erin.tar' } })));
+    await erin.close();
+    expect((await h.cli(['agent', 'revoke', 'erin', '--keep-requests'])).stdout).toContain('its waiting requests in job mcp-erin stay with their reviewers');
+    expect((await h.state('mcp-erin')).pending.map((r) => r.requestId)).toEqual([kept.requestId]);
   });
 
   test('no token, an unknown token and a revoked token are refused with what to do, and audited without the token', async () => {
