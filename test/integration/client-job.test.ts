@@ -2,9 +2,9 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import type { ClientCallView } from '../../core/job/client-calls';
 import { clientCallQuery, newBuildSignal, submitCallUpdate } from '../../workflows/messages';
 import { JobHarness } from '../helpers/job-harness';
+import { answered, clientJob as startClientJob } from '../helpers/client-driven';
 
 /**
  * A job driven by a client instead of the model (`driver: 'client'`): each
@@ -26,21 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
-async function clientJob(name: string, input: { historyEventLimit?: number } = {}) {
-  const { jobId, handle } = await h.start({ jobId: `client-${name}-${Date.now()}`, goal: 'calls from MCP agent claude', script: { turns: [] }, input: { driver: 'client', requester: 'claude', ...input } });
-  const submit = (toolName: string, args: Record<string, unknown>, callKey = randomUUID()) => handle.executeUpdate(submitCallUpdate, { args: [{ callKey, toolName, args }] });
-  const query = (callKey: string) => handle.query(clientCallQuery, { callKey });
-  return { jobId, handle, submit, query };
-}
-
-async function answered(query: (key: string) => Promise<ClientCallView | null>, callKey: string): Promise<Extract<ClientCallView, { status: 'answered' }>> {
-  for (let i = 0; i < 150; i++) {
-    const view = await query(callKey);
-    if (view?.status === 'answered') return view;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`call ${callKey} was never answered`);
-}
+const clientJob = (name: string, input: { historyEventLimit?: number } = {}) => startClientJob(h, { name: `client-${name}`, requester: 'claude', input });
 
 describe('a client-driven job', () => {
   test('an allowed read is answered at once; a delete parks, is approved from the CLI, runs once; the same key again gives the same answer', async () => {

@@ -1,13 +1,11 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { toolsConfigSchema } from '../../core/config/tools/tools-config';
-import type { ClientCallView } from '../../core/job/client-calls';
 import { availableToolNames } from '../../core/tools/registry';
 import { UpstreamServers } from '../../host/mcp-upstream/upstream-servers';
-import { clientCallQuery, submitCallUpdate } from '../../workflows/messages';
 import { JobHarness } from '../helpers/job-harness';
+import { answered, clientJob as startClientJob } from '../helpers/client-driven';
 import { freePort } from '../helpers/ports';
 import { repoRoot, spawnNode, type Spawned } from '../helpers/processes';
 
@@ -66,21 +64,7 @@ function startWorker(): Spawned {
   return h.spawnToolsWorker({ AIRLOCK_TOOLS_CONFIG: toolsFile });
 }
 
-async function clientJob(name: string) {
-  const { jobId, handle } = await h.start({ jobId: `upstream-${name}-${Date.now()}`, goal: 'calls from MCP agent desk', script: { turns: [] }, input: { driver: 'client', requester: 'desk' } });
-  const submit = (toolName: string, args: Record<string, unknown>) => handle.executeUpdate(submitCallUpdate, { args: [{ callKey: randomUUID(), toolName, args }] });
-  return { jobId, submit, query: (callKey: string) => handle.query(clientCallQuery, { callKey }) };
-}
-
-async function answered(query: (key: string) => Promise<ClientCallView | null>, callKey: string, timeoutMs: number): Promise<Extract<ClientCallView, { status: 'answered' }>> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const view = await query(callKey);
-    if (view?.status === 'answered') return view;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`call ${callKey} was not answered within ${timeoutMs} ms`);
-}
+const clientJob = (name: string) => startClientJob(h, { name: `upstream-${name}`, requester: 'desk' });
 
 test('an upstream over HTTP gets the header the tools config gives; an approved call runs once', async () => {
   const job = await clientJob('http');
