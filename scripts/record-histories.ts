@@ -397,6 +397,26 @@ const shapes: Shape[] = [
     },
   },
   {
+    // A client's delete waiting for a reviewer, withdrawn by the operator (its agent's token revoked): answered "withdrew this
+    // request", not run; then a read runs.
+    name: 'client-withdrawn',
+    async run(r, id) {
+      writeFileSync(join(r.root, 'withdrawn.bak'), 'w');
+      const h = await start(r, id, { turns: [] }, { driver: 'client', requester: 'mcp-agent' });
+      const submit = submitter(h);
+      const waiting = await submit('call-delete-1', 'fs_delete', { path: 'withdrawn.bak' });
+      if (waiting.status !== 'parked') throw new Error(`${id}: the delete was ${waiting.status}, expected parked`);
+      const outcome = await r.airlock.withdrawRequests(id, { by: 'operator', reason: "withdrawn: agent mcp-agent's token was revoked" });
+      if (outcome.kind !== 'withdrawn' || outcome.requestIds.join() !== waiting.requestId) throw new Error(`${id}: the withdrawal was ${JSON.stringify(outcome)}`);
+      for (let i = 0; (await h.query(clientCallQuery, { callKey: 'call-delete-1' }))?.status !== 'answered'; i++) {
+        if (i > 300) throw new Error(`${id}: the withdrawn delete was never answered`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      await submit('call-read-1', 'fs_stat', { path: '.' });
+      return cancelled(h, id);
+    },
+  },
+  {
     // A client's delete whose request expires (the two-second rule for *.tmp) while the job takes other calls: a second delete
     // meanwhile is answered at once (one request waits at a time), the first is answered expired, then a read runs.
     name: 'client-expired',
