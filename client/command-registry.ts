@@ -9,7 +9,7 @@ import type { Command, CommandGroup, OptionDef, OptionSpec } from './command';
  */
 
 const json: OptionDef = { type: 'boolean', description: 'Print JSON instead of text' };
-const rulesFile: OptionDef = { type: 'string', value: 'FILE', description: 'The rules file (default: AIRLOCK_RULES, else the built-in rules)' };
+const rulesFile: OptionDef = { type: 'string', value: 'FILE', description: 'The rules file (default: AIRLOCK_RULES_FILE, else the built-in rules)' };
 const jobId = { name: 'JOB_ID', description: 'The job (its workflow id), as `run`, `pending` or the Web UI show it' } as const;
 
 const toggleOptions: OptionSpec = { file: rulesFile, json };
@@ -31,7 +31,7 @@ const rulesCommands: CommandGroup = {
       name: 'validate',
       summary: 'Check a rules file; every problem is listed with its rule id and field',
       usage: 'airlock rules validate [FILE] [--json]',
-      arguments: [{ name: 'FILE', description: 'The rules file (default: AIRLOCK_RULES, else the built-in rules)', optional: true }],
+      arguments: [{ name: 'FILE', description: 'The rules file (default: AIRLOCK_RULES_FILE, else the built-in rules)', optional: true }],
       options: { json },
       examples: ['airlock rules validate rules.yaml'],
       load: async () => (await import('./commands/rules/validate')).run,
