@@ -1,7 +1,7 @@
 /**
  * Dynamic config every Temporal server airlock starts gets (the CLI's dev
  * server and the topology's server), and what a user's own server needs
- * for the same latency (README, Production). Measured with
+ * for the same latency (docs/operations.md, Latency). Measured with
  * `npm run bench -- --only floor`: a no-op activity ~100 ms without, ~13 ms with.
  *
  * `history.transferProcessorMaxPollRPS` (server default 20) caps how often

@@ -36,7 +36,7 @@ export class ToolsConfigError extends AirlockError {
   ) {
     super(
       `tools config ${file} (AIRLOCK_TOOLS_CONFIG) is invalid: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}. ` +
-        'Fix the file (the README shows an example) or unset AIRLOCK_TOOLS_CONFIG',
+        'Fix the file (docs/configuration.md shows an example) or unset AIRLOCK_TOOLS_CONFIG',
       { cause },
     );
   }

@@ -119,8 +119,8 @@ test('a model caller needs an endpoint or a key', () => {
   });
 });
 
-test('the README documents every configuration variable', () => {
-  const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+test('the configuration guide documents every configuration variable', () => {
+  const readme = readFileSync(join(__dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
   for (const name of configVariableNames) expect(readme).toContain(`\`${name}\``);
 });
 

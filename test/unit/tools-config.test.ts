@@ -29,11 +29,11 @@ async function problem(text: string, env: Record<string, string> = {}): Promise<
   return err.message;
 }
 
-test("the README's home-server example is a valid tools config offering every capability", () => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+test("the configuration guide's home-server example is a valid tools config offering every capability", () => {
+  const readme = readFileSync(join(repoRoot, 'docs', 'configuration.md'), 'utf8');
   const block = /```yaml\n(# tools\.yaml[\s\S]*?)```/.exec(readme)?.[1];
   expect(block).toBeDefined();
-  const config = parseToolsConfig(parseYaml(block ?? ''), 'README.md');
+  const config = parseToolsConfig(parseYaml(block ?? ''), 'docs/configuration.md');
   expect(config.roots).toEqual(['/srv/share']);
   expect(config.services?.jellyfin).toEqual({ adapter: 'docker', container: 'jellyfin', socket: '/var/run/docker.sock', stopTimeoutSeconds: 10 });
   expect(config.services?.samba).toEqual({ adapter: 'systemd', unit: 'smbd.service', timeoutMs: 90_000 });
@@ -62,7 +62,7 @@ test('an invalid file is refused with one line naming the file, the field and wh
   const bad = await problem('version: 1\nservices:\n  jellyfin: { adapter: podman, container: jellyfin }\n');
   expect(bad).toContain(`tools config ${file} (AIRLOCK_TOOLS_CONFIG) is invalid`);
   expect(bad).toMatch(/services\.jellyfin(\.adapter)?: expected adapter: docker, systemd or process/);
-  expect(bad).toContain('Fix the file (the README shows an example) or unset AIRLOCK_TOOLS_CONFIG');
+  expect(bad).toContain('Fix the file (docs/configuration.md shows an example) or unset AIRLOCK_TOOLS_CONFIG');
   expect(bad.split('\n')).toHaveLength(1);
 
   expect(await problem('version: 1\nservices:\n  web: { adapter: process, command: [web], pidFile: run/web.pid }\n')).toContain(

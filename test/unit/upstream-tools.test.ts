@@ -129,8 +129,8 @@ test("an upstream's answer as the model reads it: text, other content named, isE
   expect(outcomeOf({ content: [], structuredContent: { n: 1 } }).output).toBe('{"n":1}');
 });
 
-test("the README's upstream example is a valid tools config", () => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+test("the MCP guide's upstream example is a valid tools config", () => {
+  const readme = readFileSync(join(repoRoot, 'docs', 'mcp.md'), 'utf8');
   const block = /# the tools config \(AIRLOCK_TOOLS_CONFIG\), one machine\n([\s\S]*?)```/.exec(readme)?.[1];
   const parsed = toolsConfigSchema.safeParse(parseYaml(block ?? ''));
   expect(parsed.success ? Object.keys(parsed.data.mcp?.servers ?? {}) : parsed.error.message).toEqual(['files', 'calendar']);
