@@ -5,7 +5,7 @@ import { enableLinearRegexEngine } from '../host/linear-regex-engine';
 import { display } from '../core/redaction/display-text';
 import { UsageError } from './errors';
 import { closest, commandHelp, groupHelp, programHelp } from './help-text';
-import { packageVersion } from './package-version';
+import { packageVersion } from '../host/package-version';
 import { flushed, guardStream, writeLine } from './process-output';
 
 /** What the command line asks for, once the registry knows the command. */

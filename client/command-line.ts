@@ -3,7 +3,7 @@ import { commands } from './command-registry';
 import { isGroup, type Command, type CommandIo, type ParsedArgs } from './command';
 import { UsageError } from './errors';
 import { commandHelp, groupHelp, programHelp } from './help-text';
-import { packageVersion } from './package-version';
+import { packageVersion } from '../host/package-version';
 
 /**
  * The command line parsed by commander, built from the registry: flags,

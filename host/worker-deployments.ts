@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { AGENT_DEPLOYMENT, jobsOnBuildQuery, parkedElsewhereQuery } from '../core/temporal/deployments';
+import { AGENT_DEPLOYMENT, jobsOnBuildQuery, NEW_BUILD_SIGNAL, parkedElsewhereQuery } from '../core/temporal/deployments';
 import { AirlockError } from '../core/util/errors';
-import { newBuildSignal } from '../workflows/messages';
 
 /** The gRPC service both client and worker connections expose. */
 export type WorkflowService = Connection['workflowService'];
@@ -184,7 +183,7 @@ export async function wakeParked(input: { readonly service: WorkflowService; rea
     jobId,
     reason: `build ${input.buildId} is current: parked jobs of older builds move to it`,
     visibilityQuery,
-    signalOperation: { signal: newBuildSignal.name, identity: input.identity },
+    signalOperation: { signal: NEW_BUILD_SIGNAL, identity: input.identity },
   });
   for (;;) {
     const d = await input.service.describeBatchOperation({ namespace: input.namespace, jobId });

@@ -34,7 +34,7 @@ import { Notifier } from '../host/notifier';
 import { loadToolsSetup, machineSetup, snapshotSettingsOf, ToolsConfigError, undoSettingsOf, withUpstreamTools } from '../host/tools-config-file';
 import { trustSummary, UpstreamServers } from '../host/mcp-upstream/upstream-servers';
 import { useUpstreamTools } from '../core/tools/registry';
-import { packageVersion } from '../client/package-version';
+import { packageVersion } from '../host/package-version';
 import { CommandAllowlist } from '../host/commands/command-allowlist';
 import { pruneJournals } from '../host/tools/move-journal';
 import { SealedStatesNonceStore } from '../host/nonces/sealed-states';

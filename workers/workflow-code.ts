@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { packageVersion } from '../client/package-version';
+import { packageVersion } from '../host/package-version';
 import { defaultBuildId } from '../core/temporal/deployments';
 import { bundleFiles, workflowBundleOptions, type FailureMessages } from './workflow-bundle';
 

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DecisionPayload, WithdrawInput } from '../core/approval/approvals';
+import { NEW_BUILD_SIGNAL } from '../core/temporal/deployments';
 import type { AgentJobStateView } from '../core/job/job-view';
 import type { ClientCallView, SubmitCallInput } from '../core/job/client-calls';
 
@@ -33,9 +34,10 @@ export const decisionRejectedSignal = defineSignal<[DecisionPayload]>('decisionR
  * run, answered so, audited): an operator's way to take back what an agent
  * asked once the agent is no longer trusted (`airlock agent revoke`). It only
  * keeps calls from running, so it carries no signature. Answers with the
- * requests it ended; none waiting is no error.
+ * requests it ended, and a client-driven job's calls it ended before any
+ * reviewer was asked (their keys); none is no error.
  */
-export const withdrawRequestsUpdate = defineUpdate<{ readonly withdrawn: readonly string[] }, [WithdrawInput]>('withdrawRequests');
+export const withdrawRequestsUpdate = defineUpdate<{ readonly withdrawn: readonly string[]; readonly calls?: readonly string[] }, [WithdrawInput]>('withdrawRequests');
 
 /** Status, pending requests (masked arguments) and counters. */
 export const stateQuery = defineQuery<AgentJobStateView>('state');
@@ -45,7 +47,7 @@ export const stateQuery = defineQuery<AgentJobStateView>('state');
  * job wakes and, if the server says its target build changed, continues as
  * new onto it. Carries nothing; from anyone else it wakes the job for nothing.
  */
-export const newBuildSignal = defineSignal('newBuild');
+export const newBuildSignal = defineSignal(NEW_BUILD_SIGNAL);
 
 /**
  * A call from the client that drives the job (`driver: 'client'`, the MCP

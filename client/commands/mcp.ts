@@ -6,7 +6,7 @@ import { agentNamePattern, agentNameRule } from '../../core/job/agent-name';
 import { parseDuration } from '../../core/util/duration';
 import { stringOption, type CommandIo, type CommandRun, type ParsedArgs } from '../command';
 import { UsageError } from '../errors';
-import { packageVersion } from '../package-version';
+import { packageVersion } from '../../host/package-version';
 import { untilStopped } from '../stop-signal';
 import { withClient } from '../with-client';
 

@@ -12,6 +12,13 @@ import { TaskQueues } from './task-queues';
  * restarting (their inputs carry a schemaVersion for that).
  */
 
+/**
+ * The signal that wakes a parked job when a newer build became current
+ * (`newBuildSignal` in workflows/messages.ts is defined by this name; the
+ * batch that sends it to every parked job names it here).
+ */
+export const NEW_BUILD_SIGNAL = 'newBuild';
+
 /** The agent queue's deployment: the one whose current version decides where jobs run. */
 export const AGENT_DEPLOYMENT = TaskQueues.agent;
 

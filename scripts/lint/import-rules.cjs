@@ -12,6 +12,12 @@
  *   header is the one-paragraph comment in the folder's main file, so the
  *   rule and what a reader is told are the same text.
  *
+ * - `airlock/floors`: each top folder (`workflows/`, `activities/`, `host/`,
+ *   `workers/`, `client/`, `scripts/`; `core/` by the rule above) imports
+ *   from another top folder only when its `README.md` lists it ("May
+ *   import: core, host."), and the lists make no circle: the house stands
+ *   in floors, and nothing imports upwards.
+ *
  * `require.resolve` only names a file (a workflow bundle's entry, say) and
  * is no import. The graph is read once per lint run and per project root.
  */
@@ -157,12 +163,56 @@ function coreLayers(root) {
   return { folders, problems, strayFiles };
 }
 
+/** Top folders a floor's README may name besides the source folders (tests are leaves, which scripts may borrow helpers of). */
+const OTHER_FLOORS = ['test'];
+
+/** Each top folder's README "May import:" list; `problems` for a missing or unreadable one, a name that is no floor, or lists that make a circle. */
+function floors(root) {
+  const folders = new Map();
+  const problems = [];
+  for (const name of SOURCE_DIRS) {
+    if (!fs.existsSync(path.join(root, name))) continue;
+    const readme = path.join(root, name, 'README.md');
+    const text = fs.existsSync(readme) ? fs.readFileSync(readme, 'utf8') : '';
+    const may = text.match(/^May import:\s*(.+?)\.?\s*$/m);
+    if (may === null) {
+      problems.push({ folder: name, message: `${name}/ needs a README.md with a "May import:" line naming the top folders it may import` });
+      folders.set(name, null);
+      continue;
+    }
+    const list = may[1].trim();
+    const allowed = /^nothing\b/.test(list) ? [] : list.split(/\s*,\s*/).map((w) => w.replace(/\s*\(.*\)$/, '')).filter((w) => w.length > 0);
+    for (const other of allowed) {
+      if (!SOURCE_DIRS.includes(other) && !OTHER_FLOORS.includes(other)) problems.push({ folder: name, message: `${name}/README.md allows "${other}", which is no top folder` });
+    }
+    folders.set(name, new Set(allowed));
+  }
+  // The lists, followed from each folder: one that leads back to itself is a circle of floors.
+  for (const start of folders.keys()) {
+    const seen = new Set();
+    const visit = (name, trail) => {
+      for (const next of folders.get(name) ?? []) {
+        if (next === start) {
+          problems.push({ folder: start, message: `the floors make a circle: ${[...trail, next].map((f) => `${f}/`).join(' -> ')}; one of them must not import the other` });
+          return true;
+        }
+        if (seen.has(next)) continue;
+        seen.add(next);
+        if (visit(next, [...trail, next])) return true;
+      }
+      return false;
+    };
+    visit(start, [start]);
+  }
+  return { folders, problems };
+}
+
 const cache = new Map();
 function projectFacts(root) {
   let facts = cache.get(root);
   if (facts === undefined) {
     const graph = importGraph(root);
-    facts = { graph, circles: circles(graph), layers: coreLayers(root) };
+    facts = { graph, circles: circles(graph), layers: coreLayers(root), floors: floors(root) };
     cache.set(root, facts);
   }
   return facts;
@@ -249,9 +299,42 @@ const coreLayersRule = {
   },
 };
 
+const floorsRule = {
+  meta: { type: 'problem', docs: { description: 'A top folder imports only the top folders its README\'s "May import:" line lists.' }, schema: [] },
+  create(context) {
+    const file = context.filename;
+    const root = rootOf(file);
+    if (root === undefined) return {};
+    const own = rel(root, file).split('/')[0];
+    if (!SOURCE_DIRS.includes(own)) return {};
+    return {
+      Program(node) {
+        const { graph, floors: house } = projectFacts(root);
+        // A folder's own problems are told once, in its first file.
+        const first = [...graph.keys()].filter((f) => rel(root, f).split('/')[0] === own).sort()[0];
+        if (file === first) for (const p of house.problems.filter((q) => q.folder === own)) context.report({ node, message: p.message });
+        // core/'s own rule says what it may import.
+        const allowed = house.folders.get(own);
+        if (own === 'core' || allowed === undefined || allowed === null) return;
+        for (const { spec, target, line } of graph.get(file) ?? importsOf(file)) {
+          const resolved = target ?? path.resolve(path.dirname(file), spec);
+          const there = rel(root, resolved).split('/')[0];
+          if (there === own || there === '..' || allowed.has(there)) continue;
+          context.report({
+            node,
+            loc: { line, column: 0 },
+            message: `${own}/ may import ${allowed.size === 0 ? 'no other top folder' : [...allowed].map((f) => `${f}/`).join(', ')} (its README.md), not ${there}/ (${spec}).`,
+          });
+        }
+      },
+    };
+  },
+};
+
 module.exports = {
-  rules: { 'no-import-cycle': noImportCycle, 'core-layers': coreLayersRule },
+  rules: { 'no-import-cycle': noImportCycle, 'core-layers': coreLayersRule, floors: floorsRule },
   importGraph,
   circles,
   coreLayers,
+  floors,
 };

@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 const { plugin } = require('../../scripts/lint/plugin.cjs') as { plugin: ESLint.Plugin };
 
 /** A small project on disk, linted with exactly the two rules as the project configures them. */
-async function lint(files: Record<string, string>): Promise<string[]> {
+async function lint(files: Record<string, string>, floors = false): Promise<string[]> {
   const root = mkdtempSync(join(tmpdir(), 'airlock-lint-'));
   try {
     writeFileSync(join(root, 'package.json'), '{}');
@@ -23,6 +23,7 @@ async function lint(files: Record<string, string>): Promise<string[]> {
       overrideConfig: [
         { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, plugins: { airlock: plugin }, rules: { 'airlock/no-import-cycle': 'error' } },
         { files: ['core/**/*.ts'], rules: { 'airlock/core-layers': 'error' } },
+        ...(floors ? [{ files: ['**/*.ts'], rules: { 'airlock/floors': 'error' as const } }] : []),
       ],
     });
     const results = await eslint.lintFiles(Object.keys(files).filter((f) => f.endsWith('.ts')));
@@ -89,6 +90,40 @@ test('core/ files import nothing outside core/, sit in a folder, and every folde
       'core/audit/events.ts:1: core/audit/ needs exactly one header with a "May import:" line in its main file (found 0)',
       'core/model/a.ts:1: core/model/ needs exactly one header with a "May import:" line in its main file (found 2)',
       'core/tools/t.ts:1: core/tools/\'s header allows "shelf", which is no folder of core/',
+    ]),
+  );
+});
+
+/** A house of floors, each top folder with its README's list. */
+const house = {
+  ...layered,
+  'core/README.md': 'May import: nothing outside core.\n',
+  'host/README.md': 'May import: core.\n',
+  'host/disk.ts': `import { hash } from '../core/util/hash';\nexport const disk = hash('d');\n`,
+  'client/README.md': 'May import: core, host.\n',
+  'client/cli.ts': `import { disk } from '../host/disk';\nexport const cli = disk;\n`,
+};
+
+test('top folders that import only the floors their READMEs list are clean', async () => {
+  expect(await lint(house, true)).toEqual([]);
+});
+
+test('an upward import fails naming the README; a floor without a README, a name that is no floor and a circle of floors fail too', async () => {
+  const upward = await lint({ ...house, 'host/disk.ts': `import { cli } from '../client/cli';\nexport const disk = cli;\n` }, true);
+  expect(upward).toContain('host/disk.ts:1: host/ may import core/ (its README.md), not client/ (../client/cli).');
+  const problems = await lint(
+    {
+      ...house,
+      'workers/main.ts': `export const main = 1;\n`,
+      'host/README.md': 'May import: core, client, attic.\n',
+    },
+    true,
+  );
+  expect(problems).toEqual(
+    expect.arrayContaining([
+      'workers/main.ts:1: workers/ needs a README.md with a "May import:" line naming the top folders it may import',
+      'host/disk.ts:1: host/README.md allows "attic", which is no top folder',
+      'client/cli.ts:1: the floors make a circle: client/ -> host/ -> client/; one of them must not import the other',
     ]),
   );
 });
