@@ -109,6 +109,8 @@ export interface GrantRequest {
   readonly nonce?: string;
   /** An approved call whose `execute` carries the approval to check again: the grant binds that check (its digest), and `execute` insists on it. */
   readonly recheck?: string;
+  /** An upstream MCP tool's definition digest in the job's snapshot: the grant binds it. */
+  readonly definition?: string;
 }
 
 export interface IssueGrantsInput {
@@ -220,6 +222,7 @@ export function signGrants(deps: { readonly signer: GrantSigner; readonly grantT
       nonce: c.nonce ?? randomBytes(16).toString('hex'),
       expiresAt,
       ...(c.recheck !== undefined ? { recheck: c.recheck } : {}),
+      ...(c.definition !== undefined ? { definition: c.definition } : {}),
     });
   }
   return grants;

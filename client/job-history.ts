@@ -82,6 +82,7 @@ const preparedSchema = z.looseObject({ requestId: z.string(), nonce: z.string() 
 const factsResultSchema = z.looseObject({ facts: z.record(z.string(), callFactsSchema), prepared: z.record(z.string(), preparedSchema).optional() });
 const decisionSchema = z.looseObject({ requestId: z.string(), fingerprint: z.string(), nonce: z.string(), decision: z.enum(['approve', 'deny']) });
 const decidedSchema = z.looseObject({ requestId: z.string(), status: z.enum(['approved', 'denied']) });
+const withdrawnSchema = z.looseObject({ withdrawn: z.array(z.string()), calls: z.array(z.string()).optional() });
 
 interface CallRecord {
   call: ToolCall;
@@ -126,7 +127,10 @@ class RunReader {
   private readonly activities = new Map<string, string>();
   /** Each `prepareApproval` by its scheduled event: the call, and when it was parked (a request's lifetime counts from then). */
   private readonly prepares = new Map<string, { readonly record: CallRecord; readonly parkedAt: number }>();
-  private readonly updates = new Map<string, true>();
+  /** Accepted updates that settle requests, by protocol instance: a decision, or a withdrawal. */
+  private readonly updates = new Map<string, 'decide' | 'withdraw'>();
+  /** Calls of a client-driven job withdrawn before they parked: a request they park later is withdrawn at once. */
+  private readonly withdrawnCalls = new Set<string>();
   /** Gated calls of the last fresh batch, in plan order, waiting for their `prepareApproval`. */
   private awaitingPrepare: CallRecord[] = [];
   private batchOpen = false;
@@ -189,6 +193,15 @@ class RunReader {
     if (open === undefined || open.record.happened !== 'pending') return;
     if (check !== undefined && (check.fingerprint !== open.record.fingerprint || check.nonce !== open.nonce)) return;
     open.record.happened = status === 'approved' ? 'approved' : 'denied by reviewer';
+  }
+
+  /** An operator's withdrawal: the requests it ended, and the calls whose requests end as soon as they park. */
+  private withdraw(result: z.infer<typeof withdrawnSchema>): void {
+    for (const id of result.withdrawn) {
+      const open = this.job.requests.get(id);
+      if (open !== undefined && open.record.happened === 'pending') open.record.happened = 'withdrawn';
+    }
+    for (const key of result.calls ?? []) this.withdrawnCalls.add(key);
   }
 
   async read(events: readonly HistoryEvent[]): Promise<void> {
@@ -268,8 +281,8 @@ class RunReader {
       return;
     }
     const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
-    if (accepted != null && accepted.acceptedRequest?.input?.name === 'decide') {
-      this.updates.set(accepted.protocolInstanceId ?? '', true);
+    if (accepted != null && (accepted.acceptedRequest?.input?.name === 'decide' || accepted.acceptedRequest?.input?.name === 'withdrawRequests')) {
+      this.updates.set(accepted.protocolInstanceId ?? '', accepted.acceptedRequest.input.name === 'decide' ? 'decide' : 'withdraw');
       return;
     }
     // Only accepted calls are in history: the validator's refusals never reach it.
@@ -278,8 +291,15 @@ class RunReader {
       return;
     }
     const done = event.workflowExecutionUpdateCompletedEventAttributes;
-    if (done != null && this.updates.has(done.meta?.updateId ?? '') && done.outcome?.success != null) {
-      const result = decidedSchema.safeParse(await this.decode(done.outcome.success));
+    const kind = done == null ? undefined : this.updates.get(done.meta?.updateId ?? '');
+    if (done != null && kind !== undefined && done.outcome?.success != null) {
+      const outcome = await this.decode(done.outcome.success);
+      if (kind === 'withdraw') {
+        const result = withdrawnSchema.safeParse(outcome);
+        if (result.success) this.withdraw(result.data);
+        return;
+      }
+      const result = decidedSchema.safeParse(outcome);
       if (result.success) this.settle(result.data.requestId, result.data.status);
       return;
     }
@@ -320,7 +340,8 @@ class RunReader {
 
   /** A gated call became a request, parked at `parkedAt` (a request's lifetime counts from then). */
   private requested(record: CallRecord, prepared: z.infer<typeof preparedSchema>, parkedAt: number): void {
-    record.happened = 'pending';
+    // Withdrawn while it was being looked at: the job withdraws the request as it parks.
+    record.happened = this.withdrawnCalls.delete(record.call.callId) ? 'withdrawn' : 'pending';
     const expiresAt = record.ttlMs === undefined ? undefined : parkedAt + record.ttlMs;
     this.job.requests.set(prepared.requestId, { record, nonce: prepared.nonce, expiresAt });
   }

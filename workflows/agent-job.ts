@@ -1,6 +1,5 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import { KEPT_STATED_REASON_CHARS } from '../core/job/batch-view';
-import type { SubmitCallInput } from '../core/job/client-calls';
 import type { AgentJobInput, AgentJobResult } from '../core/job/job-input';
 import { preflight, type PreflightedCall } from '../core/job/preflight';
 import { withUniqueCallIds } from '../core/model/chat';
@@ -16,6 +15,7 @@ import type { JobState } from './job-state';
 import { redirectBatch, runBatch } from './run-calls';
 import { stopJob } from './stop';
 import { turnDecision, turnGate, type TurnDecision } from './turn-decision';
+import { registerWithdrawals, type ClientCalls } from './withdrawals';
 
 /**
  * The job: model turns, a policy gate before every side effect, durable
@@ -25,10 +25,11 @@ export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   const job = new Job(input);
   registerHandlers(job);
   // Calls from a client instead of the model (the MCP gateway): the same gate from the batch on.
-  const inbox: SubmitCallInput[] = [];
-  if (job.input.driver === 'client') registerClientHandlers(job, inbox);
+  const client: ClientCalls = { inbox: [], inFlight: new Set() };
+  if (job.input.driver === 'client') registerClientHandlers(job, client.inbox);
+  const withdrawals = registerWithdrawals(job, job.input.driver === 'client' ? client : undefined);
   try {
-    if (job.input.driver === 'client') return await runClientJob(job, await job.start(), inbox);
+    if (job.input.driver === 'client') return await runClientJob(job, await job.start(), client, withdrawals);
     return await runJob(job);
   } catch (err) {
     // Cancelled: say so before ending, in a scope the cancellation does not reach.

@@ -15,6 +15,7 @@ import type { JobState } from './job-state';
 import { clientCallQuery, clientCallsQuery, submitCallUpdate } from './messages';
 import { redirectBatch, runBatch } from './run-calls';
 import { stopJob } from './stop';
+import type { ClientCalls, Withdrawals } from './withdrawals';
 
 /**
  * A job driven by a client instead of the model (`driver: 'client'`): calls
@@ -127,7 +128,8 @@ function settle(state: JobState, keys: ReadonlyMap<string, SubmitCallInput>, now
   }
 }
 
-export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Promise<AgentJobResult> {
+export async function runClientJob(job: Job, state: JobState, client: ClientCalls, withdrawals: Withdrawals): Promise<AgentJobResult> {
+  const inbox = client.inbox;
   // The system prompt and goal a model would have read: nobody reads them here.
   state.takeAnswers();
   // The calls of the batch in hand, by key (a batch parked by an earlier run is known by its parked calls).
@@ -162,10 +164,14 @@ export async function runClientJob(job: Job, state: JobState, inbox: Inbox): Pro
     // One call per batch: a call that parks holds back only itself (the calls after it wait their turn in the inbox).
     const taken = takeOne(job, state, inbox);
     batch = taken.batch;
+    client.inFlight = new Set(batch.keys());
     const evaluated = await evaluateBatch(job, state, taken.calls);
     state.recordPlan(evaluated.plan, Date.now());
     const ended = await runPlan(job, state, evaluated);
+    // A request the call just parked whose agent was withdrawn meanwhile: withdrawn too, never left for a reviewer.
+    withdrawals.settleLate(state);
     settle(state, batch, Date.now());
+    client.inFlight = new Set();
     if (ended !== undefined) return ended;
   }
 }

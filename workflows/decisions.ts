@@ -1,11 +1,11 @@
 import { ApplicationFailure, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
 import { requestTarget } from '../core/job/approval-request';
-import { checkDecision, mismatchCodes, withdrawInputSchema, type ApprovalRequest, type DecisionCheck, type WithdrawInput } from '../core/approval/approvals';
+import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approval/approvals';
 import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
 import { verify, verifyOptions } from './activities';
 import type { Job } from './job';
-import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, newBuildSignal, stateQuery, withdrawRequestsUpdate, type DecideResult } from './messages';
+import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, newBuildSignal, stateQuery, type DecideResult } from './messages';
 
 type Rejection = Extract<DecisionCheck, { ok: false }>;
 type Via = 'signal' | 'update';
@@ -52,25 +52,6 @@ export function registerHandlers(job: Job): void {
       },
     },
   );
-  setHandler(withdrawRequestsUpdate, (input) => ({ withdrawn: withdraw(job, withdrawInputSchema.parse(input)) }), {
-    description: "Ends every request of this job that waits for a reviewer as withdrawn (not run): `airlock agent revoke` sends it for a revoked agent's job.",
-    validator: (input) => {
-      const parsed = withdrawInputSchema.safeParse(input);
-      if (!parsed.success) throw ApplicationFailure.create({ message: `invalid withdrawal: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`, type: FailureTypes.InvalidInput, nonRetryable: true });
-    },
-  });
-}
-
-/** Settles every waiting request as withdrawn, each audited; its fingerprint is not remembered as denied (a reviewer never said no to it). */
-function withdraw(job: Job, input: WithdrawInput): string[] {
-  const state = job.state;
-  if (state === undefined) return [];
-  const decidedAt = Date.now();
-  return state.pendingRequests().map((r) => {
-    state.settle({ ...r, status: 'denied', decision: { decision: 'deny', reviewer: input.by, reason: input.reason, decidedAt, withdrawn: true } });
-    job.audit.record({ type: 'approval_withdrawn', data: { requestId: r.requestId, toolName: r.toolName, ruleId: r.ruleId, fingerprint: r.fingerprint, by: input.by, reason: input.reason, target: requestTarget(r) } });
-    return r.requestId;
-  });
 }
 
 function checkAgainst(job: Job, payload: unknown): DecisionCheck {

@@ -1,3 +1,4 @@
+import { upstreamDefinition } from '../core/tools/upstream/upstream-spec';
 import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { BatchPlan, Planned } from '../core/job/batch-plan';
 import { freshStep, heldAnswer, readOnlyRun, type ApprovedRun, type CallStep, type RunStep } from '../core/job/call-steps';
@@ -131,11 +132,18 @@ async function issueGrants(job: Job, steps: readonly RunStep[]): Promise<Readonl
     ...(binding.nonce !== undefined ? { nonce: binding.nonce } : {}),
     // An approved call is checked again inside its `execute` attempt: the grant binds what that check compares.
     ...(approved !== undefined ? { recheck: approvedCheckDigest(approvedCheck(job, approved)) } : {}),
+    // An upstream MCP tool is sent only to the definition the job's rules judged.
+    ...definitionOf(job, call.toolName),
   }));
   const audit = job.audit.carry();
   const result = await local.issueGrants({ jobId: job.jobId, calls, ...(audit !== undefined ? { audit } : {}) });
   job.audit.settle(audit, result.audit);
   return result.grants;
+}
+
+function definitionOf(job: Job, toolName: string): { readonly definition?: string } {
+  const definition = upstreamDefinition(job.state?.snapshot.tools?.upstream, toolName);
+  return definition === undefined ? {} : { definition };
 }
 
 /** What an approved call is checked against before it runs: the reviewer's permission and the targets as they saw them. */

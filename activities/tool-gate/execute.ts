@@ -30,7 +30,7 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
   if (earlier !== undefined && earlier.outcome !== null) return reportEarlier(earlier);
   if (earlier !== undefined && !changing) {
     // A read whose attempt died changed nothing: it reads again.
-    const outcome = await runner.runTool(tool, args, undefined, nonce);
+    const outcome = await runner.runTool(tool, args, undefined, input.grant.claims);
     await nonces.recordOutcome(nonce, storedOutcome(outcome));
     await runner.forgetJournal(nonce);
     return { ...outcome, replayed: false };
@@ -54,7 +54,7 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
   attempt.held = nonce;
   await runner.crashPoint('after-consume');
   attempt.phase = 'effect';
-  const outcome = await runner.runTool(tool, args, before, nonce, keepForUndo(input.approved));
+  const outcome = await runner.runTool(tool, args, before, input.grant.claims, keepForUndo(input.approved));
   await runner.crashPoint('after-effect');
   await keepUndoRecord(runner, input, before);
   await nonces.recordOutcome(nonce, storedOutcome(outcome));

@@ -149,7 +149,7 @@ async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, 
     const moved = journaled === 'moved' ? !from.exists && to.exists && to.dev === p.dev && to.ino === p.ino : journaled === 'moving' && status === 'moved';
     if (!moved || p.type === 'other') continue;
     const held: HeldEntry = { type: p.type, bytes: p.bytes ?? p.size, files: p.files ?? null, digest: p.digest ?? null, mode: p.mode ?? '', dev: p.dev, ino: p.ino, ...(p.type === 'file' ? { mtimeMs: p.mtimeMs } : {}), ...(p.links !== undefined ? { links: p.links } : {}) };
-    entries.push({ index, from: pathDigest(from.path), to: pathDigest(to.path), held });
+    entries.push({ index, from: pathDigest(from.path), to: pathDigest(to.path), held, ...(p.born !== undefined ? { born: p.born } : {}) });
   }
   if (entries.length === 0) {
     // A reconciliation resumes a move with entries left to move (and records it after); otherwise nothing is there to undo.

@@ -130,7 +130,7 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
       attempt.held = nonce;
     }
     attempt.phase = 'effect';
-    const outcome = await runner.runTool(tool, s.args, before, nonce, keepForUndo(s.input.approved));
+    const outcome = await runner.runTool(tool, s.args, before, s.input.grant.claims, keepForUndo(s.input.approved));
     await runner.crashPoint('after-effect');
     await keepUndoRecord(runner, s.input, before);
     await nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));

@@ -1,3 +1,4 @@
+import type { GrantClaims } from '../../core/approval/grants';
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import type { ContentPreview } from '../../core/tools/content-preview';
@@ -68,7 +69,7 @@ export interface ToolRunner {
    * the nonce; `keep` 'required' (the approved card said so) makes one that
    * cannot refuse instead, 'never' (a rule chose so) keeps nothing.
    */
-  runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, nonce: string, keep?: KeepForUndo): Promise<ToolOutcome>;
+  runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, grant: Pick<GrantClaims, 'nonce' | 'definition'>, keep?: KeepForUndo): Promise<ToolOutcome>;
   /** TEST ONLY: stops here for good when the test asked for it, so it can kill the process at exactly this point. */
   crashPoint(point: CrashPoint): Promise<void>;
   /**
@@ -186,12 +187,12 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
     async previewOf(tool, args, observed) {
       return tool.preview === undefined ? undefined : tool.preview(lent(tool), args, observed);
     },
-    async runTool(tool, args, before, nonce, keep = 'if_possible') {
+    async runTool(tool, args, before, { nonce, definition }, keep = 'if_possible') {
       // Temporal already gave up on this attempt (another may be running): start no effect; the next attempt reconciles.
       if (attemptAbandoned()) throw ApplicationFailure.retryable('this attempt was abandoned before its effect; the next attempt reconciles', FailureTypes.AttemptAbandoned);
       try {
         const hold = keep === 'never' ? {} : { hold: { key: nonce, required: keep === 'required' } };
-        return await tool.execute({ ...callHost(tool, nonce), ...hold }, args, before);
+        return await tool.execute({ ...callHost(tool, nonce), ...hold, ...(definition !== undefined ? { definition } : {}) }, args, before);
       } catch (err) {
         if (err instanceof ToolRefusal) return { ok: false, output: `Refused: ${err.message}` };
         return { ok: false, output: `Error: ${messageOf(err)}` };

@@ -11,7 +11,8 @@ import { WORKER_WAIT_MS } from './jobs';
  */
 
 export type WithdrawOutcome =
-  | { readonly kind: 'withdrawn'; readonly requestIds: readonly string[] }
+  /** `callKeys`: the agent's calls ended before any reviewer was asked (sent, not yet decided). */
+  | { readonly kind: 'withdrawn'; readonly requestIds: readonly string[]; readonly callKeys: readonly string[] }
   /** No such job runs: nothing waits. */
   | { readonly kind: 'not_running' }
   /** No agent worker took it in time: nothing was withdrawn (an update not accepted is not kept). */
@@ -29,8 +30,8 @@ export async function withdrawRequests(client: Client, jobId: string, input: Wit
   if (!running) return { kind: 'not_running' };
   try {
     const update = await client.withDeadline(Date.now() + waitMs, () => handle.startUpdate(withdrawRequestsUpdate, { args: [input], waitForStage: WorkflowUpdateStage.ACCEPTED }));
-    const { withdrawn } = await update.result();
-    return { kind: 'withdrawn', requestIds: withdrawn };
+    const { withdrawn, calls } = await update.result();
+    return { kind: 'withdrawn', requestIds: withdrawn, callKeys: calls ?? [] };
   } catch (err) {
     if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return { kind: 'not_taken', reason: `no agent worker took the withdrawal within ${Math.round(waitMs / 1000)} s` };
     throw err;

@@ -24,6 +24,7 @@ const decisionSchema = z.object({
   reason: z.string().optional(),
   args: z.record(z.string(), z.unknown()).optional(),
 });
+const withdrawalSchema = z.object({ by: z.string(), reason: z.string() });
 const executeInputSchema = z.object({ toolName: z.string(), args: z.unknown() });
 const executeResultSchema = z.object({ ok: z.boolean(), output: z.string().optional(), refused: z.string().optional() });
 const revalidateResultSchema = z.object({ ok: z.boolean(), reason: z.string().optional() });
@@ -49,6 +50,8 @@ export class HistoryReader {
   private readonly pending = new Map<string, { toolName: string; expiresAt: number }>();
   /** The last decision sent for each request (a rejected one is replaced or never applied). */
   private readonly decisions = new Map<string, z.infer<typeof decisionSchema>>();
+  /** The operator's latest withdrawal: a request gone from the memo after it, with no decision of its own, was withdrawn. */
+  private withdrawal: z.infer<typeof withdrawalSchema> | undefined;
   private readonly calls = new Map<string, Call>();
 
   constructor(private readonly client: Client) {}
@@ -95,6 +98,7 @@ export class HistoryReader {
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: {
         const request = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
         if (request?.name === 'decide') this.noteDecision(await this.decode(decisionSchema, request.args));
+        if (request?.name === 'withdrawRequests') this.withdrawal = (await this.decode(withdrawalSchema, request.args)) ?? this.withdrawal;
         return none;
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
@@ -169,6 +173,11 @@ export class HistoryReader {
       if (now.has(requestId)) continue;
       this.pending.delete(requestId);
       const d = this.decisions.get(requestId);
+      const w = this.withdrawal;
+      if (d === undefined && w !== undefined) {
+        out.push({ kind: 'withdrawn', requestId, toolName, by: w.by, reason: w.reason });
+        continue;
+      }
       const expired = d === undefined || (at !== undefined && at >= expiresAt);
       out.push(
         expired

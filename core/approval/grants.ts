@@ -22,6 +22,12 @@ export const grantClaimsSchema = z.strictObject({
    * ungated calls and of builds before.
    */
   recheck: z.union([z.literal(true), z.string().regex(/^[0-9a-f]{64}$/)]).optional(),
+  /**
+   * An upstream MCP server's tool: the digest of its definition as the job's
+   * snapshot holds it, the one its rules judged. The tools worker sends the
+   * call only while the server lists that very definition.
+   */
+  definition: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 
 /**

@@ -16,7 +16,7 @@ export const verdicts = ['allowed', 'needs approval', 'denied', 'redirected', 's
 export type Verdict = (typeof verdicts)[number];
 
 /** What became of a recorded call: the gate's verdict, and for a gated call what the reviewer (or the clock) did. */
-export const happenings = ['allowed', 'approved', 'denied by reviewer', 'expired', 'pending', 'undecided', 'denied', 'redirected', 'stopped'] as const;
+export const happenings = ['allowed', 'approved', 'denied by reviewer', 'expired', 'withdrawn', 'pending', 'undecided', 'denied', 'redirected', 'stopped'] as const;
 export type Happened = (typeof happenings)[number];
 
 export type PlannedToolKind = Extract<PlannedCall['kind'], 'run' | 'approval' | 'deny' | 'redirect' | 'stop'>;
@@ -211,12 +211,12 @@ export function rehearseJob(job: RecordedJob, snapshot: PolicySnapshot, factsNow
 }
 
 /**
- * A reviewer's denial (or an expiry) is not a rule outcome: a call that was
+ * A reviewer's denial (or an expiry, or an operator's withdrawal) is not a rule outcome: a call that was
  * denied that way and that the rules would now deny outright did not run and
  * would not run. Not a change.
  */
 function sameEffect(happened: Happened, verdict: Verdict): boolean {
-  return verdict === 'denied' && (happened === 'denied by reviewer' || happened === 'expired');
+  return verdict === 'denied' && (happened === 'denied by reviewer' || happened === 'expired' || happened === 'withdrawn');
 }
 
 /** How a change reads: what happened → what the rules would decide. */

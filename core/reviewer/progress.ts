@@ -30,6 +30,8 @@ export type ProgressEvent =
       readonly reason: string | undefined;
     }
   | { readonly kind: 'expired'; readonly requestId: string; readonly toolName: string }
+  /** Ended by an operator (its agent's token revoked), not by a reviewer: not run. */
+  | { readonly kind: 'withdrawn'; readonly requestId: string; readonly toolName: string; readonly by: string; readonly reason: string }
   /** `ok` false: the tool ran and reported a failure, or the attempt failed. */
   | { readonly kind: 'executed'; readonly toolName: string; readonly target: string; readonly ok: boolean; readonly detail: string | undefined }
   /** An approved call that no longer held when checked again: nothing ran. */
@@ -127,6 +129,8 @@ export function progressLine(jobId: string, event: ProgressEvent): string {
     }
     case 'expired':
       return display`${job} expired: request ${event.requestId} (${event.toolName}) was not decided in time; it counts as denied`;
+    case 'withdrawn':
+      return display`${job} withdrawn by ${maskString(event.by)}: ${text(event.reason)} (${event.toolName}, request ${event.requestId}); not run`;
     case 'executed':
       return event.ok
         ? display`${job} executed: ${event.toolName} ${event.target}`

@@ -23,10 +23,12 @@ export interface ToolHost {
   readonly journal?: JournalCapability;
   /** Only inside `execute`: where this call keeps what a reversible change replaces. */
   readonly hold?: HoldSlot;
+  /** Only inside `execute`: the upstream tool's definition digest the call's grant binds (the one the job's rules judged). */
+  readonly definition?: string;
 }
 
 /** A capability a tool needs; a tool whose needs are not all configured is not offered. */
-export type Capability = Exclude<keyof ToolHost, 'journal' | 'hold' | 'upstream'>;
+export type Capability = Exclude<keyof ToolHost, 'journal' | 'hold' | 'upstream' | 'definition'>;
 export const capabilities: readonly Capability[] = ['files', 'services', 'http', 'commands'];
 
 /** Which capabilities the tools config grants; `files` is always there (the roots default to a sandbox folder). */

@@ -66,15 +66,19 @@ async function connect(server: Connected, version: string): Promise<Client> {
   return client;
 }
 
+/** Pages of a listing read at most: a server that answers every page with another cursor (empty pages included) ends the listing there. */
+const MAX_LIST_PAGES = 100;
+
 async function listAll(client: Client): Promise<Tool[]> {
   const tools: Tool[] = [];
   let cursor: string | undefined;
-  do {
+  for (let pages = 0; pages < MAX_LIST_PAGES; pages++) {
     const page = await client.listTools(cursor === undefined ? {} : { cursor });
     tools.push(...page.tools);
     cursor = page.nextCursor;
-  } while (cursor !== undefined && tools.length < 10_000);
-  return tools;
+    if (cursor === undefined || tools.length >= 10_000) return tools;
+  }
+  throw new Error(`the server answered ${MAX_LIST_PAGES} pages of its tool list and gave yet another cursor`);
 }
 
 /** What an upstream answered, as the model reads it: its text, other content named, `isError` a failed outcome. */
@@ -149,7 +153,8 @@ export class UpstreamServers implements UpstreamCapability {
           idempotentHint: tool.annotations?.idempotentHint,
           openWorldHint: tool.annotations?.openWorldHint,
         });
-        server.lent.set(tool.name, definitionDigest(tool));
+        const definition = definitionDigest(tool);
+        server.lent.set(tool.name, definition);
         specs.push(
           upstreamToolSpecSchema.parse({
             schemaVersion: 1,
@@ -160,6 +165,7 @@ export class UpstreamServers implements UpstreamCapability {
             inputSchema: tool.inputSchema,
             annotations,
             trustAnnotations: config.trustAnnotations === true,
+            definition,
           }),
         );
       }
@@ -214,7 +220,7 @@ export class UpstreamServers implements UpstreamCapability {
     if (now.digest === null) throw new ToolRefusal(`MCP server ${call.server} no longer lists ${call.tool}; nothing was sent`);
     if (now.digest !== expected) {
       throw new ToolRefusal(
-        `tool ${call.tool} of MCP server ${call.server} changed ${call.definition !== undefined ? 'after the call was approved' : 'since the tools worker listed it'} (its description, input schema or annotations are not the ones ${call.definition !== undefined ? 'its card was made for' : 'it lends'}); nothing was sent`,
+        `tool ${call.tool} of MCP server ${call.server} changed ${call.definition !== undefined ? 'since this call was judged' : 'since the tools worker listed it'} (its description, input schema or annotations are not the ones ${call.definition !== undefined ? "the job's rules and its card saw" : 'it lends'}); nothing was sent`,
       );
     }
     const client = await this.clientOf(server);

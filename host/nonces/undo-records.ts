@@ -83,7 +83,7 @@ export const undoRecordSchema = z.object({
         kind: z.literal('moved_many'),
         count: z.number().int().positive(),
         list: z.string(),
-        entries: z.array(z.object({ index: z.number().int().nonnegative(), from: z.string(), to: z.string(), held: heldEntrySchema })).min(1),
+        entries: z.array(z.object({ index: z.number().int().nonnegative(), from: z.string(), to: z.string(), held: heldEntrySchema, born: z.number().optional() })).min(1),
       }),
     ])
     .optional(),

@@ -105,6 +105,22 @@ async function contents(roots: Roots, path: string, maxBytes: number): Promise<F
   }
 }
 
+/** The entry's birth time, pinned without following a final link; null where there is none to tell. */
+function birthTime(roots: Roots, path: string): number | null {
+  let target;
+  try {
+    target = pin(roots, path, { follow: false });
+  } catch (err) {
+    if (err instanceof ErrnoError) return null;
+    throw err;
+  }
+  try {
+    return target.stats !== null && target.stats.birthtimeMs > 0 ? target.stats.birthtimeMs : null;
+  } finally {
+    target.close();
+  }
+}
+
 /** The file capability over the configured roots: every path pinned from a root, descriptor by descriptor. */
 export function createFileCapability(roots: Roots, options: FileHostOptions = {}): FileCapability {
   const fs = createFsTools(roots, {
@@ -127,6 +143,7 @@ export function createFileCapability(roots: Roots, options: FileHostOptions = {}
     move: (from, to, overwrite, hold) => fs.fs_move({ from, to, overwrite }, hold),
     remove: (path, recursive, hold) => fs.fs_delete({ path, recursive }, hold),
     holdMoves: (moves, hold) => holdMoveMany(roots, moves, options.undo, hold),
+    birthTimes: async (paths) => paths.map((path) => birthTime(roots, path)),
     dropName: async (path, file) => {
       const target = pin(roots, path, { follow: false });
       try {

@@ -102,7 +102,8 @@ async function withEntry<T>(deps: RestoreManyDeps, t: UndoManyTarget, e: Entry, 
 function placeOf(e: Entry, from: Pinned, to: Pinned, strict = false): Place {
   const { dev, ino, mtimeMs } = e.held;
   if (dev === undefined || ino === undefined) return { kind: 'problem', why: `the record does not say which entry went to ${to.path}` };
-  const is = (p: Pinned) => p.stats !== null && p.stats.dev === dev && p.stats.ino === ino && (!strict || mtimeMs === undefined || p.stats.mtimeMs === mtimeMs);
+  // Its birth time (where recorded) tells the moved entry from one made later under a reused inode number.
+  const is = (p: Pinned) => p.stats !== null && p.stats.dev === dev && p.stats.ino === ino && (e.born === undefined || p.stats.birthtimeMs === e.born) && (!strict || mtimeMs === undefined || p.stats.mtimeMs === mtimeMs);
   // Back: whatever is at the destination now is someone else's (or the same file under both names, an undo cut between its link and its unlink).
   if (is(from)) return is(to) ? { kind: 'half' } : { kind: 'back' };
   if (from.stats !== null) return { kind: 'problem', why: `${from.path} exists again (made after the move); move or delete it first` };

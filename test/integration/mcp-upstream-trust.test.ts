@@ -136,7 +136,7 @@ describe('a tool that changes after a call of it was parked', () => {
       const sent = upstream.call({ server: 'trusted', tool: 'write_note', args: { path: target, text: 'x' }, definition: '0'.repeat(64) });
       await expect(sent).rejects.toBeInstanceOf(ToolRefusal);
       await expect(upstream.call({ server: 'trusted', tool: 'write_note', args: { path: target, text: 'x' }, definition: '0'.repeat(64) })).rejects.toThrow(
-        'tool write_note of MCP server trusted changed after the call was approved (its description, input schema or annotations are not the ones its card was made for); nothing was sent',
+        "tool write_note of MCP server trusted changed since this call was judged (its description, input schema or annotations are not the ones the job's rules and its card saw); nothing was sent",
       );
       expect(readFileSync(target, 'utf8')).toBe('untouched');
       // The one it lends and lists now (before any change): sent.
@@ -156,7 +156,7 @@ describe('a tool that changes after a call of it was parked', () => {
     expect(await h.cli(['approve', job.jobId, '--request', parked.status === 'parked' ? parked.requestId : '', '--reviewer', 'alice'])).toMatchObject({ code: 0 });
     const done = await answered(job.query, parked.callKey);
     expect(done.isError).toBe(true);
-    expect(done.text).toMatch(/tool write_note of MCP server trusted changed (after the call was approved|since the tools worker listed it)/);
+    expect(done.text).toMatch(/tool write_note of MCP server trusted changed (after the call was approved|since the tools worker listed it|since this call was judged)/);
     expect(readFileSync(target, 'utf8')).toBe('the note before');
     expect(h.audit(job.jobId, 'tool_executed').filter((e) => e.data.toolName === 'mcp_trusted_write_note' && e.data.ok === true)).toEqual([]);
 

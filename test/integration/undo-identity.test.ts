@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
 import { approvedCalls } from '../helpers/approved-call';
@@ -224,6 +224,48 @@ describe('the undo of a bulk move', () => {
     expect(await swapped.run()).toMatchObject({ ok: false });
     for (const n of ['a', 'b', 'c']) expect(readFileSync(inRoot(`out/${n}.txt`), 'utf8')).toBe(`file ${n}`);
     expect(statSync(target).nlink).toBe(2);
+  });
+});
+
+describe('an inode number given again', () => {
+  /** Removes `path` and makes new files until one at `path` gets its inode number again (the file system gives a freed number to the next file), with its bytes, mode and times. */
+  function reborn(path: string, bytes: string): void {
+    const old = statSync(path);
+    unlinkSync(path);
+    const taken: string[] = [];
+    for (let i = 0; i < 500; i++) {
+      writeFileSync(path, bytes);
+      if (statSync(path).ino === old.ino) {
+        for (const t of taken) unlinkSync(t);
+        chmodSync(path, old.mode & 0o7777);
+        utimesSync(path, old.atime, old.mtime);
+        expect(statSync(path).birthtimeMs).not.toBe(old.birthtimeMs);
+        return;
+      }
+      // Keep this number taken, and try again for the freed one.
+      taken.push(`${path}.taken${i}`);
+      renameSync(path, `${path}.taken${i}`);
+    }
+    throw new Error(`the file system did not give inode ${old.ino} again within 500 files: this test needs one that does (ext4, overlayfs, tmpfs)`);
+  }
+
+  test.each([
+    ['a move', () => ({ tool: 'fs_move', args: { from: 'a.txt', to: 'b.txt', overwrite: false }, undo: { path: 'a.txt', to: 'b.txt' }, from: 'a.txt', at: 'b.txt' })],
+    ['a bulk move', () => {
+      mkdirSync(inRoot('src'));
+      mkdirSync(inRoot('dst'));
+      const moves = [{ from: 'src/a.txt', to: 'dst/a.txt' }];
+      return { tool: 'fs_move_many', args: { moves }, undo: { moves }, from: 'src/a.txt', at: 'dst/a.txt' };
+    }],
+  ])("%s: the moved file removed and a new one with its bytes, mode and times made under its inode number: refused by its birth time; nothing moves back", async (_name, shape) => {
+    const { tool, args, undo, from, at } = shape();
+    writeFileSync(inRoot(from), 'moved bytes');
+    const call = await changed(tool, args);
+    reborn(inRoot(at), 'moved bytes');
+    const card = await undoCard({ call, ...undo });
+    expect(card.warnings).toMatch(/is not the entry (call \S+ of job job-1 moved there|the move put there)/);
+    expect(await card.run()).toMatchObject({ ok: false });
+    expect(existsSync(inRoot(from))).toBe(false);
   });
 });
 

@@ -2,7 +2,7 @@ import { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { PENDING_MEMO_KEY } from '../../core/reviewer/pending-memo';
-import type { ProgressEvent } from '../../core/reviewer/progress';
+import { progressLine, type ProgressEvent } from '../../core/reviewer/progress';
 import { HistoryReader } from '../../client/progress/history-reader';
 
 const EventType = temporal.api.enums.v1.EventType;
@@ -76,6 +76,17 @@ test('a decision the job rejected does not turn an expiry into an approval', asy
   const events = await read([memo([request], T0), signal(decision, T0 + 1000), memo([], EXPIRES + 5)]);
   expect(events.map((e) => e.kind)).toEqual(['parked', 'expired']);
   expect(JSON.stringify(events)).not.toContain('mallory');
+});
+
+test('a request gone after an operator withdrew what the job waits for is withdrawn, not expired; its line says by whom and why', async () => {
+  const withdraw = {
+    eventTime: at(T0 + 1000),
+    eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+    workflowExecutionUpdateAcceptedEventAttributes: { acceptedRequest: { input: { name: 'withdrawRequests', args: payloads({ by: 'carol', reason: "withdrawn: agent desk's token was revoked" }) } } },
+  };
+  const events = await read([memo([request], T0), withdraw, memo([], T0 + 1000)]);
+  expect(events.map((e) => e.kind)).toEqual(['parked', 'withdrawn']);
+  expect(progressLine('job-1', events[1] ?? { kind: 'started', goal: '' })).toBe("job-1 withdrawn by carol: withdrawn: agent desk's token was revoked (fs_delete, request r1); not run");
 });
 
 test('the start, an execution and the end', async () => {

@@ -76,6 +76,7 @@ const expected: Record<string, string[][]> = {
   'client-driven': [['fs_stat allowed'], ['fs_delete approved'], ['fs_list allowed']],
   // A delete whose request expired while the job took calls: a second delete meanwhile never became a request (one waits at a time).
   'client-expired': [['fs_delete expired'], ['fs_delete undecided'], ['fs_stat allowed']],
+  'client-withdrawn': [['fs_delete withdrawn'], ['fs_stat allowed']],
   'completion-gate': [['fs_write allowed']],
   'continue-as-new-parked': [['fs_stat allowed'], ['fs_delete approved']],
   'denied-by-reviewer': [['fs_delete denied by reviewer']],

@@ -45,6 +45,8 @@ test('categories: a read-only hint reads only from a trusted server; the more da
   expect(untrusted({ readOnlyHint: true })).toBe('file_change');
   expect(upstreamCategory({ annotations: { readOnlyHint: true } })).toBe('file_change');
   expect(untrusted({ readOnlyHint: true, openWorldHint: true })).toBe('external_send');
+  // A read-only tool that reaches outside (a fetch) can still carry data out: a send, trusted or not.
+  expect(trusted({ readOnlyHint: true, openWorldHint: true })).toBe('external_send');
   // Both declared: the more dangerous wins, trusted or not.
   expect(trusted({ readOnlyHint: true, destructiveHint: true })).toBe('delete');
   expect(untrusted({ readOnlyHint: true, destructiveHint: true })).toBe('delete');

@@ -36,10 +36,13 @@ export const run: CommandRun = async (args, io, command) => {
     throw new JobError(`${revoked > 0 ? `agent ${agent}'s token is revoked, but` : 'nothing was revoked, and'} its waiting requests in job ${job} were not withdrawn (${outcome.reason}); they stay approvable: run \`${cliName(io.env)} agent revoke ${agent}\` again once an agent worker runs`);
   }
   const withdrawn = outcome.kind === 'withdrawn' ? outcome.requestIds : [];
-  if (revoked === 0 && withdrawn.length === 0) throw new JobError(`agent ${agent} has no active token and nothing of job ${job} waits (\`${cliName(io.env)} agent list\` shows the agents)`);
+  const calls = outcome.kind === 'withdrawn' ? outcome.callKeys : [];
+  if (revoked === 0 && withdrawn.length === 0 && calls.length === 0) throw new JobError(`agent ${agent} has no active token and nothing of job ${job} waits (\`${cliName(io.env)} agent list\` shows the agents)`);
   if (json) {
-    printJson(io, { agent, revoked, job, withdrawn });
+    printJson(io, { agent, revoked, job, withdrawn, calls });
     return;
   }
-  io.out(withdrawn.length === 0 ? `nothing of job ${job} waited for a decision` : display`withdrew ${String(withdrawn.length)} waiting ${withdrawn.length === 1 ? 'request' : 'requests'} of job ${job} (${withdrawn.join(', ')}): not run, and answered so`);
+  if (withdrawn.length === 0 && calls.length === 0) io.out(`nothing of job ${job} waited for a decision`);
+  if (withdrawn.length > 0) io.out(display`withdrew ${String(withdrawn.length)} waiting ${withdrawn.length === 1 ? 'request' : 'requests'} of job ${job} (${withdrawn.join(', ')}): not run, and answered so`);
+  if (calls.length > 0) io.out(display`withdrew ${String(calls.length)} ${calls.length === 1 ? 'call' : 'calls'} the agent had sent and no reviewer was asked about yet (${calls.join(', ')}): not run, and answered so`);
 };

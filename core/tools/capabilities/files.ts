@@ -74,6 +74,13 @@ export interface FileCapability {
   move(from: string, to: string, overwrite: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
   /** Before a bulk move, with a hold slot, in roots set up for undo: notes that its moves are kept for undo (false: not kept, and not promised). */
   holdMoves(moves: readonly Move[], hold: HoldSlot): Promise<boolean>;
+  /**
+   * When the entry at each path was born (ms), not following a final link;
+   * null where the file system keeps no birth time or nothing is there. An
+   * inode number is given again once a file is removed: a birth time tells
+   * the entry a kept change names from one made later.
+   */
+  birthTimes(paths: readonly string[]): Promise<ReadonlyArray<number | null>>;
   /** With a hold slot, in a root set up for undo: moved into the root's holding folder instead of removed. */
   remove(path: string, recursive: boolean, hold?: HoldSlot): Promise<ToolOutcome>;
   /** Whether a change of the entry at `path` (what it keeps: `kind`, a delete's by default), keeping `bytes`, can be kept for undo now (its root set up for it, the same file system, within the root's quota). */

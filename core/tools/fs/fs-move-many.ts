@@ -163,6 +163,15 @@ async function hold(host: { readonly files: FileCapability; readonly hold?: Hold
   return ' (kept for undo: airlock undo moves them back)';
 }
 
+/** The plan with each source's birth time, which the undo of a kept set compares (an entry made later under the same inode number is not the one moved). */
+async function dated(files: FileCapability, plan: readonly PlannedEntry[]): Promise<PlannedEntry[]> {
+  const born = await files.birthTimes(plan.map((e) => e.from));
+  return plan.map((e, i) => {
+    const at = born[i];
+    return at === null || at === undefined ? e : { ...e, born: at };
+  });
+}
+
 async function statusOf(files: FileCapability, entry: PlannedEntry): Promise<EntryStatus> {
   try {
     const source = await files.observe(entry.from, { follow: false, hash: false });
@@ -292,8 +301,9 @@ export const fsMoveMany = defineTool({
       if (checked !== undefined && (isFileState(checked) || checked.identity !== seen.digest)) {
         throw new ToolRefusal('nothing was moved: the entries changed between the check and the first move');
       }
-      const plan = seen.entries.map((e) => plannedOf(e.move, e.source));
+      const planned = seen.entries.map((e) => plannedOf(e.move, e.source));
       const kept = await hold(host, args.moves);
+      const plan = kept === '' ? planned : await dated(host.files, planned);
       await record(journal, { schemaVersion: 1, step: 'plan', digest: seen.digest, entries: plan });
       const run = await moveEntries(host.files, journal, plan, plan.map((_, i) => i));
       return withKept(report(plan, [], run, []), kept);

@@ -79,6 +79,8 @@ export const plannedEntrySchema = z.strictObject({
   files: z.number().nullable().optional(),
   /** A file's names (hard links), when more than one: an undo refuses the entry once that count changed. */
   links: z.number().int().positive().optional(),
+  /** Its birth time where the file system keeps one, for a set kept for undo: an entry made later under the same inode number is not it. */
+  born: z.number().optional(),
 });
 export type PlannedEntry = z.infer<typeof plannedEntrySchema>;
 

@@ -45,7 +45,19 @@ export const upstreamToolSpecSchema = z.strictObject({
    * before): a read-only hint is never taken, so the tool is a change.
    */
   trustAnnotations: z.boolean().optional(),
+  /**
+   * `definitionDigest` of the tool as listed when the spec was made (absent
+   * in specs from before): a job's grants bind it, and the tools worker
+   * sends a call only while its server lists the tool with this very
+   * definition, the one the job's rules judged.
+   */
+  definition: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
+
+/** The definition digest of an upstream tool in a job's snapshot; undefined for any other tool, and in specs from before. */
+export function upstreamDefinition(specs: readonly UpstreamToolSpec[] | undefined, toolName: string): string | undefined {
+  return specs?.find((s) => s.name === toolName)?.definition;
+}
 export type UpstreamToolSpec = z.infer<typeof upstreamToolSpecSchema>;
 
 /** The airlock name of an upstream tool; undefined when it cannot be one (too long once prefixed). */
@@ -58,16 +70,17 @@ export function upstreamToolName(server: string, tool: string): string | undefin
  * The category of an upstream tool. Annotations are hints a client must not
  * trust from a server it does not trust (MCP specification), so a hint is
  * taken only where it asks for more care: a tool declared destructive
- * destroys data as a delete does (whatever else it declares: the more
- * dangerous hint wins), an open-world one sends outside; and a read-only
- * hint makes a read only on a server the tools config trusts. Anything else
+ * destroys data as a delete does, an open-world one sends outside (whatever
+ * else each declares: the more dangerous hint wins); and a read-only hint
+ * makes a read only on a server the tools config trusts. Anything else
  * is taken to change things, so the built-in rules ask a person.
  */
 export function upstreamCategory(spec: Pick<UpstreamToolSpec, 'annotations' | 'trustAnnotations'>): ToolCategory {
   const hints = spec.annotations;
   if (hints.destructiveHint === true) return 'delete';
-  if (hints.readOnlyHint === true && spec.trustAnnotations === true) return 'read';
-  return hints.openWorldHint === true ? 'external_send' : 'file_change';
+  // Open world: it reaches outside, to a place airlock cannot see (a read-only fetch can still carry data out in its URL).
+  if (hints.openWorldHint === true) return 'external_send';
+  return hints.readOnlyHint === true && spec.trustAnnotations === true ? 'read' : 'file_change';
 }
 
 /** What an upstream lists of one tool, as its definition digest covers it. */

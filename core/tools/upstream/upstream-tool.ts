@@ -100,7 +100,9 @@ function build(spec: UpstreamToolSpec): AnyTool {
     async execute(host, args, before) {
       if (host.upstream === undefined) throw new ToolRefusal(`this tools worker has no MCP server ${spec.server} configured`);
       const record = anyObject.parse(args);
-      const definition = definitionOf(before);
+      // The definition the job's rules judged (its grant binds it); without one (grants of builds before), the one its card was made for.
+      // A card made for another definition than the rules judged is refused either way: by the revalidation, or here.
+      const definition = host.definition ?? definitionOf(before);
       return host.upstream.call({ server: spec.server, tool: spec.tool, args: record, ...(definition !== null ? { definition } : {}) });
     },
     // An idempotent tool may run again after a crash mid-call; any other's effect cannot be seen from here.
