@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { sanitizeAuditEvent, type AuditEvent } from '../core/audit/events';
 import { describeError } from '../core/temporal/describe-error';
-import type { AuditSink } from '../host/audit-log';
+import type { AuditSink } from '../host/stores/audit-log/store';
 import type { AuditNotifier } from '../host/notifier';
 import { noMetrics, type AirlockMetrics } from './metrics';
 

@@ -1,5 +1,5 @@
-import type { PasskeyCounters } from '../host/passkey-counters';
-import type { ReviewerKeys } from '../host/reviewer-keys';
+import type { PasskeyCounters } from '../host/stores/passkey-counters/store';
+import type { ReviewerKeys } from '../host/keys/reviewer-keys';
 import { createAuditActivities } from './audit';
 import { createJudgeActivities, type JudgeDeps } from './judge';
 import { createModelActivities, type ModelDeps } from './model-turn';
@@ -8,7 +8,7 @@ import { createSealActivities } from './seals';
 import { createReviewerActivities } from './verify-decision';
 import { createTargetFactActivities } from './target-facts';
 import { createTurnGate } from './turn-gate';
-import type { ContentStore } from '../host/content-store';
+import type { ContentStore } from '../host/stores/contents/store';
 import { createToolGateActivities, createToolRunner, prepareCall, type ToolGateDeps } from './tool-gate';
 
 export interface AgentActivityDeps extends ModelDeps, PolicyDeps {

@@ -2,7 +2,7 @@ import { noopMetricMeter, type MetricCounter, type MetricHistogram, type MetricM
 import type { AuditEvent } from '../core/audit/events';
 import { gateDecisions } from '../core/policy/evaluate';
 import { getTool } from '../core/tools/registry';
-import type { Reconciled } from '../host/nonces/nonce-store';
+import type { Reconciled } from '../host/stores/nonces/store';
 import type { JudgeOutcome } from '../core/judge/judge';
 
 /**

@@ -6,8 +6,8 @@ import { withUniqueCallIds, type AssistantMessage, type ChatMessage } from '../c
 import { FailureTypes } from '../core/temporal/failure-types';
 import { fitToBudget } from '../core/model/context-budget';
 import { toolSpecs } from '../core/tools/json-schema';
-import type { ContentStore } from '../host/content-store';
-import { ConversationMissingError, ConversationReader } from '../host/conversation-reader';
+import type { ContentStore } from '../host/stores/contents/store';
+import { ConversationMissingError, ConversationReader } from '../host/stores/contents/conversations';
 import type { AuditEvent } from '../core/audit/events';
 import { writeAudit, type AuditDeps, type RecordAuditResult } from './audit';
 import { activityContext } from './heartbeat';

@@ -21,11 +21,11 @@ import {
 import type { JobScope } from '../core/policy/rules';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import type { PreflightedCall } from '../core/job/preflight';
-import type { AuditSink } from '../host/audit-log';
-import type { ContentStore } from '../host/content-store';
+import type { AuditSink } from '../host/stores/audit-log/store';
+import type { ContentStore } from '../host/stores/contents/store';
 import { canonicalJson } from '../core/util/canonical-json';
-import type { GrantSigner } from '../host/grant-keys';
-import type { Sealer } from '../host/seal';
+import type { GrantSigner } from '../host/keys/grant-keys';
+import type { Sealer } from '../host/keys/seal';
 import { writeAudit, type RecordAuditResult } from './audit';
 import type { AirlockMetrics } from './metrics';
 

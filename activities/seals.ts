@@ -1,7 +1,7 @@
 import { canonicalJson } from '../core/util/canonical-json';
 import { sha256Hex } from '../core/util/sha256';
 import type { PolicySnapshot } from '../core/policy/snapshot';
-import type { Sealer } from '../host/seal';
+import type { Sealer } from '../host/keys/seal';
 
 export interface SealPolicyInput {
   readonly jobId: string;

@@ -8,9 +8,9 @@ import type { RuleCounters } from '../core/policy/evaluate';
 import type { JobScope } from '../core/policy/rules';
 import { policySnapshotSchema, type PolicySnapshot } from '../core/policy/snapshot';
 import { describeError } from '../core/temporal/describe-error';
-import type { ContentStore } from '../host/content-store';
-import type { GrantSigner } from '../host/grant-keys';
-import type { Sealer } from '../host/seal';
+import type { ContentStore } from '../host/stores/contents/store';
+import type { GrantSigner } from '../host/keys/grant-keys';
+import type { Sealer } from '../host/keys/seal';
 import { decideBatch, signGrants, type EvaluatePolicyResult } from './policy';
 
 /**

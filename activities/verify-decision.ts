@@ -3,8 +3,8 @@ import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 import { decisionSigningText, type DecisionPayload, type PasskeyAssertion } from '../core/approval/approvals';
 import { decisionChallenge } from '../core/approval/decision-challenge';
 import { describeError } from '../core/temporal/describe-error';
-import { ReviewerKeysError, type ReviewerKeys } from '../host/reviewer-keys';
-import type { PasskeyCounters } from '../host/passkey-counters';
+import { ReviewerKeysError, type ReviewerKeys } from '../host/keys/reviewer-keys';
+import type { PasskeyCounters } from '../host/stores/passkey-counters/store';
 
 export interface VerifyDecisionInput {
   readonly jobId: string;

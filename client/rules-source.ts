@@ -1,10 +1,10 @@
 import { open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { isSeq, parseDocument, parse as parseYaml, type Document } from 'yaml';
-import { BUILT_IN_RULES_SOURCE, checkRuleMachines, loadPolicySnapshotFrom, parseRulesDocument, RulesFileError } from '../host/rules-file';
+import { BUILT_IN_RULES_SOURCE, checkRuleMachines, loadPolicySnapshotFrom, parseRulesDocument, RulesFileError } from '../host/config/rules-file';
 import type { AirlockConfig } from '../core/config/config';
 import type { PolicySnapshot } from '../core/policy/snapshot';
-import { statePaths } from '../host/paths';
-import { loadToolsSetup, snapshotSettingsOf } from '../host/tools-config-file';
+import { statePaths } from '../host/config/paths';
+import { loadToolsSetup, snapshotSettingsOf } from '../host/config/tools-config-file';
 import { formatRulesFileProblem } from '../core/policy/rules';
 import { display } from '../core/redaction/display-text';
 import { printJson, type CommandIo } from './command';

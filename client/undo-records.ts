@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { AirlockConfig } from '../core/config/config';
-import { statePaths } from '../host/paths';
-import type { UndoRecord } from '../host/nonces/undo-records';
+import { statePaths } from '../host/config/paths';
+import type { UndoRecord } from '../host/stores/nonces/undo-records';
 import { describeError } from '../core/temporal/describe-error';
 import { JobError } from './errors';
 
@@ -18,7 +18,7 @@ export async function heldUndoRecords(config: AirlockConfig, options: { readonly
     const file = statePaths(config).nonces;
     // Opening a missing store would make a new, empty one: say where the records are instead.
     if (!existsSync(file)) throw new JobError(`no undo records here: ${file} does not exist (run this where the tools worker runs, with its AIRLOCK_DATA_DIR, or configure the shared database)`);
-    const { SqliteNonceStore } = await import('../host/nonces/sqlite-nonce-store');
+    const { SqliteNonceStore } = await import('../host/stores/nonces/sqlite');
     let store: InstanceType<typeof SqliteNonceStore>;
     try {
       store = new SqliteNonceStore(file);
@@ -31,7 +31,7 @@ export async function heldUndoRecords(config: AirlockConfig, options: { readonly
       await store.close();
     }
   }
-  const [{ openCheckedDatabase }, { PostgresNonceStore }] = await Promise.all([import('../host/database/open'), import('../host/nonces/postgres-nonce-store')]);
+  const [{ openCheckedDatabase }, { PostgresNonceStore }] = await Promise.all([import('../host/stores/database/open'), import('../host/stores/nonces/postgres')]);
   const db = await openCheckedDatabase(config.database, { applicationName: 'airlock-undo', maxConnections: 1 });
   try {
     return await (await PostgresNonceStore.open(db)).undoRecords(query);

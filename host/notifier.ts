@@ -4,8 +4,8 @@ import { describeError, firstLine } from '../core/temporal/describe-error';
 import { maskString } from '../core/redaction/masking';
 import { noticeFor, ntfyMessage, type Notice, type NoticeContext } from '../core/reviewer/notification';
 import { endpointRequest, type NotifyEndpoint } from '../core/config/notify-endpoints';
-import type { AuditSink } from './audit-log';
-import type { Delivery, NotificationOutbox } from './notification-outbox';
+import type { AuditSink } from './stores/audit-log/store';
+import type { Delivery, NotificationOutbox } from './stores/outbox/store';
 
 /** Attempts of one endpoint in flight at once: a hanging endpoint holds only its own. */
 const PER_ENDPOINT = 4;

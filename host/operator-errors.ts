@@ -1,10 +1,10 @@
 import { AirlockError } from '../core/util/errors';
-import type { describeOtherError } from './describe-other-error';
+import type { describeOtherError } from './temporal/describe-other-error';
 
 /** Required on first need: airlock's own errors (a CLI usage error) are described without loading Temporal's packages. */
 function otherErrors(): { describeOtherError: typeof describeOtherError } {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load @temporalio/common for `airlock --help`
-  return require('./describe-other-error') as { describeOtherError: typeof describeOtherError };
+  return require('./temporal/describe-other-error') as { describeOtherError: typeof describeOtherError };
 }
 
 /**

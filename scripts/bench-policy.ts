@@ -1,6 +1,6 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { parseRulesDocument } from '../host/rules-file';
+import { parseRulesDocument } from '../host/config/rules-file';
 import { evaluateCall, type CallContext } from '../core/policy/evaluate';
 import type { Condition, RuleAction, RuleInput } from '../core/policy/rules';
 import { buildSnapshot, type PolicySnapshot } from '../core/policy/snapshot';

@@ -15,7 +15,7 @@ import { AirlockSearchAttributes } from '../core/temporal/search-attributes';
 import { TaskQueues, queueRoles } from '../core/temporal/task-queues';
 import { createWorkers } from '../workers/create-workers';
 import { defaultWorkflowSource } from '../workers/workflow-code';
-import { requireCurrent } from '../host/worker-deployments';
+import { requireCurrent } from '../host/temporal/worker-deployments';
 import { buildActivities } from '../workers/deps';
 import { runtimeLogger } from '../workers/run-workers';
 import { decideUpdate, stateQuery } from '../workflows/messages';

@@ -11,12 +11,12 @@ import { OpenAI } from 'openai';
 import { createActivities } from '../activities';
 import { decisionChallenge } from '../core/approval/decision-challenge';
 import { SoftPasskey } from '../test/helpers/soft-passkey';
-import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../host/grant-keys';
-import { createSealer } from '../host/seal';
-import { SqliteContentStore } from '../host/content-store';
-import { SqliteNonceStore } from '../host/nonces/sqlite-nonce-store';
-import { parseRulesDocument } from '../host/rules-file';
-import { Roots } from '../host/roots';
+import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../host/keys/grant-keys';
+import { createSealer } from '../host/keys/seal';
+import { SqliteContentStore } from '../host/stores/contents/sqlite';
+import { SqliteNonceStore } from '../host/stores/nonces/sqlite';
+import { parseRulesDocument } from '../host/config/rules-file';
+import { Roots } from '../host/fs/roots';
 import { AirlockClient } from '../client/airlock-client';
 import { startDevServer } from '../client/dev/dev-server';
 import { freePort } from '../client/dev/ports';
@@ -35,7 +35,7 @@ import { TaskQueues, queueRoles } from '../core/temporal/task-queues';
 import { createWorkers } from '../workers/create-workers';
 import { runtimeLogger } from '../workers/run-workers';
 import { approvalDecisionSignal, clientCallQuery, stateQuery, submitCallUpdate } from '../workflows/messages';
-import { requireCurrent } from '../host/worker-deployments';
+import { requireCurrent } from '../host/temporal/worker-deployments';
 
 /**
  * Records one job of every shape on a real dev server and writes each run's

@@ -1,7 +1,7 @@
 import type { DataConverter } from '@temporalio/common';
 import type { AirlockConfig } from '../core/config/config';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
-import { plainFailureConverterPath } from '../host/data-converter';
+import { plainFailureConverterPath } from '../host/temporal/data-converter';
 import { failureMessagesOf } from './workflow-bundle';
 import { loadWorkflowCode, defaultWorkflowSource, type WorkflowSource } from './workflow-code';
 import { deploymentNameOf } from '../core/temporal/deployments';

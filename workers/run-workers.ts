@@ -4,14 +4,14 @@ import type { AirlockConfig } from '../core/config/config';
 import { describeError } from '../core/temporal/describe-error';
 import { ConfigError } from '../core/util/errors';
 import { TaskQueues, toolsQueueFor, type QueueRole } from '../core/temporal/task-queues';
-import { requireCodecForRemoteTemporal } from '../host/temporal-locality';
-import { connectionOptionsOf, connectTo, temporalTarget } from '../host/temporal-target';
+import { requireCodecForRemoteTemporal } from '../host/temporal/locality';
+import { connectionOptionsOf, connectTo, temporalTarget } from '../host/temporal/target';
 import { enableLinearRegexEngine } from '../host/linear-regex-engine';
 import { createWorkers, type BuiltActivities } from './create-workers';
 import type { WorkflowSource } from './workflow-code';
-import { adoptIfNoCurrent, wakeParked, type WorkflowService } from '../host/worker-deployments';
+import { adoptIfNoCurrent, wakeParked, type WorkflowService } from '../host/temporal/worker-deployments';
 import { AGENT_DEPLOYMENT } from '../core/temporal/deployments';
-import { dataConverterFor } from '../host/data-converter';
+import { dataConverterFor } from '../host/temporal/data-converter';
 import { startRetention } from '../host/retention';
 import { buildActivities, openAuditSink, openDatabase, openNotifier, retentionTasks, temporalJobs } from './deps';
 

@@ -3,7 +3,7 @@ import { callFingerprint } from '../../core/approval/fingerprint';
 import { approvedCheckDigest, type Grant } from '../../core/approval/grants';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import type { AnyTool } from '../../core/tools/registry';
-import type { GrantVerifier } from '../../host/grant-keys';
+import type { GrantVerifier } from '../../host/keys/grant-keys';
 import type { ExecuteInput } from './messages';
 import { toolOrFail } from './runner';
 

@@ -1,7 +1,7 @@
 import { Texts } from '../../core/job/texts';
 import type { ObservedState } from '../../core/tools/observed-state';
 import type { AnyTool } from '../../core/tools/registry';
-import { storedOutcome } from '../../host/nonces/nonce-store';
+import { storedOutcome } from '../../host/stores/nonces/store';
 import { currentAttempt } from '../heartbeat';
 import { checkExpiry, checkGrant } from './check-grant';
 import { keepUndoRecord } from './keep-undo';

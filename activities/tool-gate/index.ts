@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureTypes } from '../../core/temporal/failure-types';
-import { DatabaseUnavailable } from '../../host/database/postgres';
-import { NonceStoreUnusable } from '../../host/nonces/nonce-store';
+import { DatabaseUnavailable } from '../../host/stores/database/postgres';
+import { NonceStoreUnusable } from '../../host/stores/nonces/store';
 import { withHeartbeat } from '../heartbeat';
 import { noMetrics } from '../metrics';
 import { executeOnce } from './execute';

@@ -4,7 +4,7 @@ import type { ContentPreview } from '../../core/tools/content-preview';
 import type { ObservedState } from '../../core/tools/observed-state';
 import type { ToolOutcome } from '../../core/tools/tool-module';
 import type { Reversibility } from '../../core/tools/undo';
-import type { Reconciled } from '../../host/nonces/nonce-store';
+import type { Reconciled } from '../../host/stores/nonces/store';
 
 /**
  * What the tools queue's gate activities take and give: `prepareApproval`

@@ -5,7 +5,7 @@ import { revalidateWith } from '../../core/tools/compare';
 import type { ObservedState } from '../../core/tools/observed-state';
 import type { AnyTool } from '../../core/tools/registry';
 import type { ToolOutcome } from '../../core/tools/tool-module';
-import { revealPaths, storedOutcome, type NonceStore, type Reconciled } from '../../host/nonces/nonce-store';
+import { revealPaths, storedOutcome, type NonceStore, type Reconciled } from '../../host/stores/nonces/store';
 import { checkExpiry } from './check-grant';
 import { keepUndoRecord } from './keep-undo';
 import type { ExecuteInput, ExecuteResult } from './messages';

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Texts } from '../../core/job/texts';
 import { FailureTypes } from '../../core/temporal/failure-types';
-import type { NonceStore, Reconciled, StoredOutcome } from '../../host/nonces/nonce-store';
+import type { NonceStore, Reconciled, StoredOutcome } from '../../host/stores/nonces/store';
 import type { ExecutionOutcome } from '../metrics';
 import type { ExecuteResult } from './messages';
 

@@ -1,12 +1,12 @@
-import { requireCodecForRemoteTemporal } from '../../host/temporal-locality';
+import { requireCodecForRemoteTemporal } from '../../host/temporal/locality';
 import { Client, Connection, type ConnectionOptions, type WorkflowExecutionInfo } from '@temporalio/client';
 import type { DecisionPayload, WithdrawInput } from '../../core/approval/approvals';
 import type { AirlockConfig } from '../../core/config/config';
 import type { AgentJobResult } from '../../core/job/job-input';
 import type { AgentJobStateView } from '../../core/job/job-view';
 import type { JobStatus } from '../../core/temporal/search-attributes';
-import { dataConverterFor } from '../../host/data-converter';
-import { connectionOptionsOf, connectTo, temporalTarget } from '../../host/temporal-target';
+import { dataConverterFor } from '../../host/temporal/data-converter';
+import { connectionOptionsOf, connectTo, temporalTarget } from '../../host/temporal/target';
 import { decide, lastAgentPoll, sendDecision, type DecideOptions, type DecideOutcome } from './deciding';
 import { cancel, result, startJob, state, stateWithin, temporalStatusText, WORKER_WAIT_MS, type CancelOutcome, type StartedJob, type StartJobOptions } from './jobs';
 import { listByStatus, pendingOf, status, type JobStatusInfo, type PendingJob, type PendingOf } from './listing';

@@ -5,9 +5,10 @@ import type { AirlockConfig } from '../../core/config/config';
 import { AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
 import { display } from '../../core/redaction/display-text';
 import { parseDuration } from '../../core/util/duration';
-import { JsonlAuditSink, type AuditSink } from '../../host/audit-log';
-import { JsonlAuditReader } from '../../host/audit-reader';
-import { statePaths } from '../../host/paths';
+import { type AuditSink } from '../../host/stores/audit-log/store';
+import { JsonlAuditSink } from '../../host/stores/audit-log/jsonl';
+import { JsonlAuditReader } from '../../host/stores/audit-log/reader';
+import { statePaths } from '../../host/config/paths';
 import { printJson, stringOption, type CommandIo, type ParsedArgs } from '../command';
 import { UsageError } from '../errors';
 import { withClient } from '../with-client';
@@ -33,8 +34,8 @@ async function openLog(config: AirlockConfig): Promise<{ sink: AuditSink; holds(
       close: async () => undefined,
     };
   }
-  const { openCheckedDatabase } = await import('../../host/database/open');
-  const { PostgresAuditLog } = await import('../../host/postgres-audit-log');
+  const { openCheckedDatabase } = await import('../../host/stores/database/open');
+  const { PostgresAuditLog } = await import('../../host/stores/audit-log/postgres');
   const db = await openCheckedDatabase(config.database, { applicationName: 'airlock-audit', maxConnections: 1 });
   return { sink: new PostgresAuditLog(db), holds: async () => new Set(), close: () => db.close() };
 }

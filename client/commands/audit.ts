@@ -3,8 +3,8 @@ import { auditEventTypes } from '../../core/audit/events';
 import type { AirlockConfig } from '../../core/config/config';
 import { auditTable } from '../../core/audit/audit-table';
 import { display, displayText } from '../../core/redaction/display-text';
-import { JsonlAuditReader, type AuditFilter, type AuditRead } from '../../host/audit-reader';
-import { statePaths } from '../../host/paths';
+import { JsonlAuditReader, type AuditFilter, type AuditRead } from '../../host/stores/audit-log/reader';
+import { statePaths } from '../../host/config/paths';
 import { printJson, stringOption, type CommandRun } from '../command';
 import { UsageError } from '../errors';
 
@@ -14,8 +14,8 @@ const limitSchema = z.coerce.number().int().min(1).max(100_000);
 async function readAudit(config: AirlockConfig, filter: AuditFilter): Promise<AuditRead> {
   if (config.database === undefined) return new JsonlAuditReader(statePaths(config).audit).read(filter);
   // Loaded only when a database is configured.
-  const { openCheckedDatabase } = await import('../../host/database/open');
-  const { PostgresAuditLog } = await import('../../host/postgres-audit-log');
+  const { openCheckedDatabase } = await import('../../host/stores/database/open');
+  const { PostgresAuditLog } = await import('../../host/stores/audit-log/postgres');
   const db = await openCheckedDatabase(config.database, { applicationName: 'airlock-audit', maxConnections: 1 });
   try {
     return await new PostgresAuditLog(db).read(filter);

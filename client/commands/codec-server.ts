@@ -1,4 +1,4 @@
-import { statePaths } from '../../host/paths';
+import { statePaths } from '../../host/config/paths';
 import type { CommandRun } from '../command';
 import { UsageError } from '../errors';
 import { untilStopped } from '../stop-signal';
@@ -13,7 +13,7 @@ export const run: CommandRun = async (args, io, command) => {
   const origin = config.codec.uiOrigin ?? `http://127.0.0.1:${config.dev.uiPort}`;
   // The codec (and Temporal's protobuf types) load only once the port is known to be right.
   const [{ AesGcmCodec, loadCodecKeys }, { loadOrCreateCodecToken, startCodecServer }] = await Promise.all([
-    import('../../host/payload-codec'),
+    import('../../host/temporal/payload-codec'),
     import('../dev/codec-server'),
   ]);
   const stopped = untilStopped();

@@ -1,8 +1,8 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { statePaths } from '../../host/paths';
-import { existingLocalReviewerKey } from '../../host/reviewer-key-file';
+import { statePaths } from '../../host/config/paths';
+import { existingLocalReviewerKey } from '../../host/keys/reviewer-key-file';
 import { userInfo } from 'node:os';
 import { display } from '../../core/redaction/display-text';
 import type { DecideOutcome } from '../airlock-client';

@@ -24,7 +24,7 @@ const strings = (args: ParsedArgs, name: string): string[] => {
  * go of: the tools worker calls them).
  */
 async function offeredTools(io: CommandIo): Promise<readonly string[]> {
-  const { loadToolsSetup, withUpstreamTools } = await import('../../host/tools-config-file');
+  const { loadToolsSetup, withUpstreamTools } = await import('../../host/config/tools-config-file');
   const setup = await loadToolsSetup(io.config());
   const mcp = setup.config?.mcp;
   const { offeredByDefault, useUpstreamTools } = await import('../../core/tools/registry');

@@ -3,10 +3,10 @@ import type { DatabaseConfig } from '../../core/config/config';
 import { display } from '../../core/redaction/display-text';
 import { printJson, type CommandIo, type CommandRun } from '../command';
 import { ensureSearchAttributes } from '../search-attributes';
-import { statePaths } from '../../host/paths';
-import { ensureCodecKeys } from '../../host/payload-codec';
-import { temporalIsLocal } from '../../host/temporal-locality';
-import { connectionOptionsOf, connectTo, temporalTarget } from '../../host/temporal-target';
+import { statePaths } from '../../host/config/paths';
+import { ensureCodecKeys } from '../../host/temporal/payload-codec';
+import { temporalIsLocal } from '../../host/temporal/locality';
+import { connectionOptionsOf, connectTo, temporalTarget } from '../../host/temporal/target';
 
 interface DatabaseSetup {
   readonly target: string;
@@ -18,8 +18,8 @@ interface DatabaseSetup {
 /** Brings the shared database's schema to this build's version; safe to run again, and from two places at once. */
 async function setupDatabase(settings: DatabaseConfig): Promise<DatabaseSetup> {
   // Loaded only when a database is configured.
-  const { Database } = await import('../../host/database/postgres');
-  const { migrate } = await import('../../host/database/migrations');
+  const { Database } = await import('../../host/stores/database/postgres');
+  const { migrate } = await import('../../host/stores/database/migrations');
   const db = Database.open(settings.url, { setting: settings.setting, statementTimeoutMs: 0, maxConnections: 1, applicationName: 'airlock-setup' });
   try {
     const result = await migrate(db);

@@ -4,7 +4,7 @@ import { isFileState } from '../../core/tools/observed-state';
 import { parseDuration } from '../../core/util/duration';
 import { undoArgs } from '../../core/tools/undo';
 import { humanSize } from '../../core/util/human-size';
-import type { UndoRecord } from '../../host/nonces/undo-records';
+import type { UndoRecord } from '../../host/stores/nonces/undo-records';
 import type { AirlockClient, SubmittedUndo } from '../airlock-client';
 import { cliName } from '../cli-name';
 import { jobIdArg, printJson, stringOption, type CommandIo, type CommandRun, type CommandSpec, type ParsedArgs } from '../command';

@@ -4,7 +4,7 @@ import { decisionPayloadSchema, passkeyAssertionSchema, type DecisionPayload } f
 import { decisionChallenge } from '../../core/approval/decision-challenge';
 import { maskString, maskValue } from '../../core/redaction/masking';
 import { argAt } from '../../core/policy/conditions';
-import { readReviewerKeysFile, type ReviewerPasskey } from '../../host/reviewer-keys-file';
+import { readReviewerKeysFile, type ReviewerPasskey } from '../../host/keys/reviewer-keys-file';
 import { closedJobMessage, coerceEdits, type DecideOutcome } from '../airlock-client';
 import { HttpError } from './http-guard';
 import type { InboxSite } from './site';

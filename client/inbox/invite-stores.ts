@@ -1,6 +1,7 @@
 import type { AirlockConfig } from '../../core/config/config';
-import { statePaths } from '../../host/paths';
-import { MemoryChallenges, PasskeyInvites, type ChallengeStore, type InviteStore } from '../../host/passkey-invites';
+import { statePaths } from '../../host/config/paths';
+import { MemoryChallenges, type ChallengeStore, type InviteStore } from '../../host/stores/passkey-invites/store';
+import { PasskeyInvites } from '../../host/stores/passkey-invites/files';
 
 export interface InviteStores {
   readonly invites: InviteStore;
@@ -18,8 +19,8 @@ export async function openInviteStores(config: AirlockConfig): Promise<InviteSto
     return { invites: new PasskeyInvites(statePaths(config).inboxInvites), challenges: new MemoryChallenges(), close: async () => undefined };
   }
   // Loaded only when a database is configured.
-  const { openCheckedDatabase } = await import('../../host/database/open');
-  const { PostgresChallenges, PostgresPasskeyInvites } = await import('../../host/postgres-passkey-invites');
+  const { openCheckedDatabase } = await import('../../host/stores/database/open');
+  const { PostgresChallenges, PostgresPasskeyInvites } = await import('../../host/stores/passkey-invites/postgres');
   const db = await openCheckedDatabase(config.database, { applicationName: 'airlock-inbox', maxConnections: 2 });
   return { invites: new PostgresPasskeyInvites(db), challenges: new PostgresChallenges(db), close: () => db.close() };
 }

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AirlockConfig } from '../../core/config/config';
 import { ConfigError } from '../../core/util/errors';
-import { statePaths } from '../../host/paths';
+import { statePaths } from '../../host/config/paths';
 
 /** Where the inbox listens and how browsers reach it. */
 export interface InboxSite {

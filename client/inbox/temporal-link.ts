@@ -1,6 +1,6 @@
 import type { AirlockConfig } from '../../core/config/config';
 import { describeError } from '../../core/temporal/describe-error';
-import { temporalUnreachable } from '../../host/describe-other-error';
+import { temporalUnreachable } from '../../host/temporal/describe-other-error';
 import { AirlockClient } from '../airlock-client';
 
 /** Temporal could not be reached: the page says so and the server keeps running. */

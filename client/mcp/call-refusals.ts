@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sanitizeAuditEvent } from '../../core/audit/events';
 import { describeError } from '../../core/temporal/describe-error';
-import type { AuditSink } from '../../host/audit-log';
+import type { AuditSink } from '../../host/stores/audit-log/store';
 import { agentJobId } from './agent-job';
 
 /** Refused calls audited a minute at most; beyond, one line on stderr says how many were not. */

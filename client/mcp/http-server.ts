@@ -5,8 +5,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { sanitizeAuditEvent } from '../../core/audit/events';
 import { HttpError, readJsonBody } from '../inbox/http-guard';
 import { describeError } from '../../core/temporal/describe-error';
-import type { AuditSink } from '../../host/audit-log';
-import type { AgentTokens } from '../../host/agent-tokens';
+import type { AuditSink } from '../../host/stores/audit-log/store';
+import type { AgentTokens } from '../../host/stores/agent-tokens/store';
 import { refusalAudit, refusalResponse, type Refusal } from './http-refusals';
 import type { ListenAddress } from './listen-address';
 

@@ -1,7 +1,8 @@
 import type { AirlockConfig } from '../../core/config/config';
-import type { AuditSink } from '../../host/audit-log';
-import { SqliteAgentTokens, type AgentTokens } from '../../host/agent-tokens';
-import { statePaths } from '../../host/paths';
+import type { AuditSink } from '../../host/stores/audit-log/store';
+import { type AgentTokens } from '../../host/stores/agent-tokens/store';
+import { SqliteAgentTokens } from '../../host/stores/agent-tokens/sqlite';
+import { statePaths } from '../../host/config/paths';
 
 export interface McpStores {
   readonly tokens: AgentTokens;
@@ -19,15 +20,15 @@ export interface McpStores {
 export async function openMcpStores(config: AirlockConfig, applicationName: string): Promise<McpStores> {
   if (config.database === undefined) {
     // The audit log's module brings the Temporal SDK's failure types: loaded only by the server.
-    const { JsonlAuditSink } = await import('../../host/audit-log');
+    const { JsonlAuditSink } = await import('../../host/stores/audit-log/jsonl');
     const tokens = new SqliteAgentTokens(statePaths(config).agentTokens);
     return { tokens, audit: new JsonlAuditSink(statePaths(config).audit), close: () => tokens.close() };
   }
   // Loaded only when a database is configured.
   const [{ openCheckedDatabase }, { PostgresAgentTokens }, { PostgresAuditLog }] = await Promise.all([
-    import('../../host/database/open'),
-    import('../../host/postgres-agent-tokens'),
-    import('../../host/postgres-audit-log'),
+    import('../../host/stores/database/open'),
+    import('../../host/stores/agent-tokens/postgres'),
+    import('../../host/stores/audit-log/postgres'),
   ]);
   const db = await openCheckedDatabase(config.database, { applicationName, maxConnections: 2 });
   return { tokens: new PostgresAgentTokens(db), audit: new PostgresAuditLog(db), close: () => db.close() };
@@ -41,7 +42,7 @@ export async function withAgentTokens<T>(config: AirlockConfig, use: (tokens: Ag
     tokens = new SqliteAgentTokens(statePaths(config).agentTokens);
     close = () => tokens.close();
   } else {
-    const [{ openCheckedDatabase }, { PostgresAgentTokens }] = await Promise.all([import('../../host/database/open'), import('../../host/postgres-agent-tokens')]);
+    const [{ openCheckedDatabase }, { PostgresAgentTokens }] = await Promise.all([import('../../host/stores/database/open'), import('../../host/stores/agent-tokens/postgres')]);
     const db = await openCheckedDatabase(config.database, { applicationName: 'airlock-agent', maxConnections: 1 });
     tokens = new PostgresAgentTokens(db);
     close = () => db.close();

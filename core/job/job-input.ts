@@ -41,7 +41,7 @@ export const agentJobInputSchema = z.strictObject({
   takesCalls: z.number().int().min(1).max(1000).optional(),
   /** Set only by the job itself when it continues as new; parsed with its own versioned schema. */
   carried: z.unknown().optional(),
-  /** The agent worker's seal over the rest of this input when it carries state; see `host/seal.ts`. */
+  /** The agent worker's seal over the rest of this input when it carries state; see `host/keys/seal.ts`. */
   carriedSeal: z.string().max(200).optional(),
 });
 export type AgentJobInput = z.input<typeof agentJobInputSchema>;

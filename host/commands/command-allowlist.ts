@@ -4,8 +4,8 @@ import { basename, dirname, join } from 'node:path';
 import { launcherMessage } from '../../core/config/tools/commands';
 import { isLauncher, launcherAmong, wrapsSafely } from '../../core/tools/commands/launchers';
 import type { CommandEntry } from '../../core/config/tools/commands';
-import { ToolRefusal } from '../roots';
-import { errnoCode, fstatFd, messageOf, O_NOFOLLOW, O_PATH, openFd, release } from '../tools/descriptors';
+import { ToolRefusal } from '../fs/roots';
+import { errnoCode, fstatFd, messageOf, O_NOFOLLOW, O_PATH, openFd, release } from '../fs/descriptors';
 
 /**
  * The programs `command_run` may start. A call names one by its entry name

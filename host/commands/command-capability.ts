@@ -5,7 +5,7 @@ import type { CommandCapability } from '../../core/tools/capabilities/commands';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { ProgramFile, ResolvedCommand } from './command-allowlist';
 import type { CommandsConfig } from '../../core/config/tools/commands';
-import type { Roots } from '../roots';
+import type { Roots } from '../fs/roots';
 import { CommandEngine, formatCommandResult } from './command-engine';
 
 /** The program as `observe` recorded it, read back from a state carried since (approval, nonce store). */

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { commandEntries, DEFAULT_COMMAND_PATH, type CommandEntry, type CommandsConfig } from '../../core/config/tools/commands';
 import { AirlockError } from '../../core/util/errors';
-import { ToolRefusal, type Roots } from '../roots';
-import { messageOf, procPath, release } from '../tools/descriptors';
-import { withPinned } from '../tools/pinned-path';
+import { ToolRefusal, type Roots } from '../fs/roots';
+import { messageOf, procPath, release } from '../fs/descriptors';
+import { withPinned } from '../fs/pinned-path';
 import { CommandAllowlist, CommandNotAllowed, type ResolvedCommand } from './command-allowlist';
 
 /**

@@ -9,7 +9,7 @@ import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { schemaDepth } from '../../core/tools/upstream/bounded-schema';
 import { definitionDigest, MAX_UPSTREAM_SCHEMA_CHARS, upstreamAnnotationsSchema, upstreamCategory, upstreamToolName, upstreamToolSpecSchema, type UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
 import { describeError } from '../../core/temporal/describe-error';
-import { ToolsConfigError } from '../tools-config-file';
+import { ToolsConfigError } from '../config/tools-config-file';
 
 /**
  * The tools config's upstream MCP servers, as airlock's MCP client: each

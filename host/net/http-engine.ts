@@ -6,7 +6,7 @@ import { AirlockError } from '../../core/util/errors';
 import { formatIp, parseHostIp } from '../../core/util/ip-address';
 import type { HostsConfig } from '../../core/config/tools/hosts';
 import { httpMethods, type HttpMethod } from '../../core/tools/http-category';
-import { ToolRefusal } from '../roots';
+import { ToolRefusal } from '../fs/roots';
 import { AddressPolicy } from './address-policy';
 import { isSecretHeader, Redactor } from './header-secrets';
 

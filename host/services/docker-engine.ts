@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { z } from 'zod';
-import { errnoCode, messageOf } from '../tools/descriptors';
+import { errnoCode, messageOf } from '../fs/descriptors';
 
 /**
  * The Docker Engine API over its unix socket: just the calls the docker

@@ -1,7 +1,7 @@
 import { get } from 'node:http';
 import { connect } from 'node:net';
 import type { HealthCheckConfig } from '../../core/config/tools/services';
-import { messageOf } from '../tools/descriptors';
+import { messageOf } from '../fs/descriptors';
 
 /** The result of a process service's own health check; `detail` says what was tried. */
 export interface HealthProbe {

@@ -1,5 +1,5 @@
 import { readFileSync, readlinkSync } from 'node:fs';
-import { errnoCode } from '../tools/descriptors';
+import { errnoCode } from '../fs/descriptors';
 
 /** What /proc says about one process, read in one go. */
 export interface ProcEntry {

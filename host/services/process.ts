@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProcessServiceConfig } from '../../core/config/tools/services';
 import { describeIdentity, describeIdentityChange, sameIdentity, type ServiceIdentity, type ServiceObservation } from '../../core/tools/service-state';
-import { errnoCode, messageOf } from '../tools/descriptors';
+import { errnoCode, messageOf } from '../fs/descriptors';
 import { ServiceError, ServiceIdentityChanged, type ServiceAdapter } from './adapter';
 import { probeHealth } from './health-check';
 import { alive, currentBootId, readCmdline, readExe, readProcStat, type ProcEntry } from './proc';

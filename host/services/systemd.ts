@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import type { SystemdServiceConfig } from '../../core/config/tools/services';
 import type { ServiceHealth, ServiceIdentity, ServiceObservation } from '../../core/tools/service-state';
 import { describeIdentityChange, sameIdentity } from '../../core/tools/service-state';
-import { errnoCode, messageOf } from '../tools/descriptors';
+import { errnoCode, messageOf } from '../fs/descriptors';
 import { ServiceError, ServiceIdentityChanged, ServiceMissing, type ServiceAdapter } from './adapter';
 
 /**

@@ -2,8 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { rmdir, unlink } from 'node:fs/promises';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import { errnoCode, fstatFd, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, writeAll } from './descriptors';
-import { openRoot } from './pinned-path';
+import { errnoCode, fstatFd, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, openFd, procPath, readAt, release, writeAll } from '../fs/descriptors';
+import { openRoot } from '../fs/pinned-path';
 
 /**
  * A call's own folder in its root's holding folder (`<root>/.airlock-undo/

@@ -3,18 +3,18 @@ import { createReadStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import type { FileState } from '../../core/tools/observed-state';
 import type { FileCapability, FileContents } from '../../core/tools/capabilities/files';
-import type { Roots } from '../roots';
+import type { Roots } from '../fs/roots';
 import { callFacts } from '../target-facts';
-import { ErrnoError, fstatFd, O_NONBLOCK, O_RDONLY, openFd, readAt, release } from './descriptors';
+import { ErrnoError, fstatFd, O_NONBLOCK, O_RDONLY, openFd, readAt, release } from '../fs/descriptors';
 import { createFsTools, reversibilityAt } from './fs-tools';
 import { finishCutWrite, holdMoveMany } from './hold-changes';
 import { findHeld, unhold } from './holding';
 import type { UndoSettings } from './undo-settings';
 import { DEFAULT_HASH_LIMIT_BYTES, observe } from './observe';
 import { hashPrefix } from './kept-bytes';
-import { pin } from './pinned-path';
+import { pin } from '../fs/pinned-path';
 import { createRestore } from './restore';
-import type { UndoRecords } from '../nonces/undo-records';
+import type { UndoRecords } from '../stores/nonces/undo-records';
 import type { TreeLimits } from './tree';
 
 export interface FileHostOptions {

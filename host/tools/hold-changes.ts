@@ -6,13 +6,13 @@ import type { Move } from '../../core/tools/fs/move-plan';
 import type { HoldSlot } from '../../core/tools/undo';
 import { humanSize } from '../../core/util/human-size';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import type { UndoRecords } from '../nonces/undo-records';
+import type { UndoRecords } from '../stores/nonces/undo-records';
 import { BEFORE_NAME, keepMarker, MODE_NAME, MOVE_NAME, REPLACED_NAME, withCallFolder, WRITE_NAME } from './call-folder';
-import { errnoCode, fstatFd, O_NONBLOCK, O_RDONLY, O_RDWR, openFd, procPath, release } from './descriptors';
+import { errnoCode, fstatFd, O_NONBLOCK, O_RDONLY, O_RDWR, openFd, procPath, release } from '../fs/descriptors';
 import { completeFrom, copyAside, hashPrefix } from './kept-bytes';
 import { modeText } from './observe';
-import { withPinned, type Pinned } from './pinned-path';
-import type { Roots } from '../roots';
+import { withPinned, type Pinned } from '../fs/pinned-path';
+import type { Roots } from '../fs/roots';
 import { notKept, reversibilityOf, whyNotKept, type UndoSettings } from './undo-settings';
 
 /**

@@ -2,12 +2,12 @@ import { lstat, readdir, rename, rm } from 'node:fs/promises';
 import type { HeldPlace, KeptChange } from '../../core/tools/capabilities/files';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { heldUntil, type HoldSlot } from '../../core/tools/undo';
-import type { UndoRecords } from '../nonces/undo-records';
+import type { UndoRecords } from '../stores/nonces/undo-records';
 import { BEFORE_NAME, clearCallFolder, HELD_NAME, MODE_NAME, MOVE_NAME, openHolding, readMarker, REPLACED_NAME, withCallFolder, WRITE_NAME, WRITING_NAME } from './call-folder';
-import { errnoCode, procPath, release } from './descriptors';
+import { errnoCode, procPath, release } from '../fs/descriptors';
 import { modeText } from './observe';
 import { modeMarkerOf, moveMarkerOf, writeMarkerOf } from './hold-changes';
-import type { Pinned } from './pinned-path';
+import type { Pinned } from '../fs/pinned-path';
 import { notKept, whyNotKept, type UndoSettings } from './undo-settings';
 
 /**

@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { fsyncSync, read, write } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import { fstatFd, O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY, openFd, procPath, release } from './descriptors';
+import { fstatFd, O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY, openFd, procPath, release } from '../fs/descriptors';
 
 /**
  * Bytes of a file kept beside it for undo, and writes that pick up where

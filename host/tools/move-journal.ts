@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { AirlockError } from '../../core/util/errors';
 import type { JournalCapability } from '../../core/tools/capabilities/journal';
-import { errnoCode } from './descriptors';
+import { errnoCode } from '../fs/descriptors';
 
 /**
  * The journal of one call: a file per grant nonce in the tools worker's

@@ -3,9 +3,9 @@ import { createReadStream, type Stats } from 'node:fs';
 import { opendir } from 'node:fs/promises';
 import { isHoldingFolder } from '../../core/tools/fs/holding-folder';
 import type { FileState, TreeState } from '../../core/tools/observed-state';
-import type { Roots } from '../roots';
-import { ErrnoError } from './descriptors';
-import { pin, type Pinned } from './pinned-path';
+import type { Roots } from '../fs/roots';
+import { ErrnoError } from '../fs/descriptors';
+import { pin, type Pinned } from '../fs/pinned-path';
 import { DEFAULT_TREE_LIMITS, digestTree, entryType, TreeTooLarge, type TreeLimits } from './tree';
 
 /** Permission bits as observed states write them: "644", "4755". */

@@ -1,7 +1,7 @@
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { UndoOneTarget, UndoTarget } from '../../core/tools/undo';
-import type { UndoRecord, UndoRecords } from '../nonces/undo-records';
-import type { Pinned } from './pinned-path';
+import type { UndoRecord, UndoRecords } from '../stores/nonces/undo-records';
+import type { Pinned } from '../fs/pinned-path';
 import type { TreeLimits } from './tree';
 
 /**

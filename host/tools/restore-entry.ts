@@ -1,10 +1,10 @@
 import { link, lstat, rename, unlink } from 'node:fs/promises';
 import type { FileState } from '../../core/tools/observed-state';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import type { UndoRecord } from '../nonces/undo-records';
-import { ErrnoError, errnoCode } from './descriptors';
+import type { UndoRecord } from '../stores/nonces/undo-records';
+import { ErrnoError, errnoCode } from '../fs/descriptors';
 import { observePinned } from './observe';
-import type { Pinned } from './pinned-path';
+import type { Pinned } from '../fs/pinned-path';
 import { callOf, type ChangeUndo, type UndoContext } from './restore-context';
 
 /**

@@ -1,7 +1,7 @@
 import { lstat, rename, unlink } from 'node:fs/promises';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import { errnoCode } from './descriptors';
-import type { Pinned } from './pinned-path';
+import { errnoCode } from '../fs/descriptors';
+import type { Pinned } from '../fs/pinned-path';
 import { callOf, sameFile, type ChangeOf, type ChangeUndo, type UndoContext } from './restore-context';
 import { changedSince, linkBack, observeKept } from './restore-entry';
 

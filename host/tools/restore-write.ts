@@ -1,11 +1,11 @@
 import { futimesSync } from 'node:fs';
 import { lstat, unlink } from 'node:fs/promises';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
-import { errnoCode, fstatFd, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR, O_WRONLY, openFd, procPath, release, truncateFd } from './descriptors';
+import { errnoCode, fstatFd, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR, O_WRONLY, openFd, procPath, release, truncateFd } from '../fs/descriptors';
 import { completeFrom } from './kept-bytes';
 import { UNDOING_NAME } from './call-folder';
 import { observePinned } from './observe';
-import type { Pinned } from './pinned-path';
+import type { Pinned } from '../fs/pinned-path';
 import { callOf, namesChanged, sameFile, type ChangeOf, type ChangeUndo, type UndoContext } from './restore-context';
 
 /**

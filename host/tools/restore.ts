@@ -1,13 +1,13 @@
 import type { ToolOutcome } from '../../core/tools/outcome';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import { isUndoMany, type Undoable, type UndoOneTarget, type UndoTarget } from '../../core/tools/undo';
-import { pathDigest } from '../nonces/nonce-store';
-import type { UndoRecord, UndoRecords } from '../nonces/undo-records';
-import type { Roots } from '../roots';
+import { pathDigest } from '../stores/nonces/store';
+import type { UndoRecord, UndoRecords } from '../stores/nonces/undo-records';
+import type { Roots } from '../fs/roots';
 import { BEFORE_NAME, clearCallFolder, HELD_NAME, openCallFolder, openHolding, REPLACED_NAME, UNDOING_NAME } from './call-folder';
-import { ErrnoError, errnoCode, fstatFd, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
+import { ErrnoError, errnoCode, fstatFd, O_NOFOLLOW, O_PATH, openFd, procPath, release } from '../fs/descriptors';
 import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
-import { Pinned, pin } from './pinned-path';
+import { Pinned, pin } from '../fs/pinned-path';
 import { callOf, changeOf, recordOf, refusing, stillHeld, type ChangeUndo, type RecordChange, type UndoContext } from './restore-context';
 import { createRestoreMany } from './restore-many';
 import { entryUndo } from './restore-entry';

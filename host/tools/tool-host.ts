@@ -1,9 +1,9 @@
 import type { ToolHost } from '../../core/tools/tool-host';
-import type { Roots } from '../roots';
+import type { Roots } from '../fs/roots';
 import { createFileCapability } from './file-host';
 import type { UndoSettings } from './undo-settings';
 import type { TreeLimits } from './tree';
-import type { UndoRecords } from '../nonces/undo-records';
+import type { UndoRecords } from '../stores/nonces/undo-records';
 
 /** What the tools worker was configured with: the roots, and whichever other capabilities its tools config grants. */
 export interface ToolHostDeps {

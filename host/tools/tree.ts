@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { lstat, opendir, readdir, rmdir, unlink } from 'node:fs/promises';
-import { ToolRefusal } from '../roots';
-import { errnoCode, fstatFd, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from './descriptors';
-import { confirmInside } from './pinned-path';
+import { ToolRefusal } from '../fs/roots';
+import { errnoCode, fstatFd, O_DIRECTORY, O_NOFOLLOW, O_PATH, openFd, procPath, release } from '../fs/descriptors';
+import { confirmInside } from '../fs/pinned-path';
 
 /**
  * Folders below a pinned folder, walked by descriptors without following

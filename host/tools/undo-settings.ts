@@ -3,10 +3,10 @@ import type { UndoQuota } from '../../core/config/tools/tools-config';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { HoldSlot, Reversibility } from '../../core/tools/undo';
 import { humanSize } from '../../core/util/human-size';
-import type { UndoRecords } from '../nonces/undo-records';
+import type { UndoRecords } from '../stores/nonces/undo-records';
 import { withRoot } from './call-folder';
-import { fstatFd } from './descriptors';
-import type { Pinned } from './pinned-path';
+import { fstatFd } from '../fs/descriptors';
+import type { Pinned } from '../fs/pinned-path';
 
 /** Which roots keep their changes for undo, how long, how much: what every reversible change asks before it keeps anything. */
 

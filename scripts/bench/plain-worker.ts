@@ -2,7 +2,7 @@ import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/w
 import type { OpenAI } from 'openai';
 import { createModelActivities } from '../../activities/model-turn';
 import { parseConfig } from '../../core/config/config';
-import { SqliteContentStore } from '../../host/content-store';
+import { SqliteContentStore } from '../../host/stores/contents/sqlite';
 import { fsChmod } from '../../core/tools/fs/fs-chmod';
 import { fsDelete } from '../../core/tools/fs/fs-delete';
 import { fsList } from '../../core/tools/fs/fs-list';
@@ -11,7 +11,7 @@ import { fsRead } from '../../core/tools/fs/fs-read';
 import { fsStat } from '../../core/tools/fs/fs-stat';
 import { fsWrite } from '../../core/tools/fs/fs-write';
 import { createFsTools, type FsTools, type ToolOutcome } from '../../host/tools/fs-tools';
-import type { Roots } from '../../host/roots';
+import type { Roots } from '../../host/fs/roots';
 
 /** The baseline's own task queue: nothing of airlock polls it. */
 export const PLAIN_TASK_QUEUE = 'airlock-bench-plain';

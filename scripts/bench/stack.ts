@@ -12,16 +12,16 @@ import { startReplayServer, type ReplayServer } from '../../client/dev/replay-se
 import { resolveTemporalCli } from '../../client/dev/temporal-cli';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';
 import { queueRoles } from '../../core/temporal/task-queues';
-import { dataConverterFor } from '../../host/data-converter';
+import { dataConverterFor } from '../../host/temporal/data-converter';
 import { createModelClient } from '../../host/model-client';
-import { Roots } from '../../host/roots';
+import { Roots } from '../../host/fs/roots';
 import { hostsConfigSchema, type HostsConfig } from '../../core/config/tools/hosts';
 import { createWorkers } from '../../workers/create-workers';
 import { buildActivities } from '../../workers/deps';
 import { installBenchRuntime } from './bench-log';
 import { createPlainActivities, createPlainWorker } from './plain-worker';
 import { writeRules, type RulePreset } from './rules';
-import { requireCurrent } from '../../host/worker-deployments';
+import { requireCurrent } from '../../host/temporal/worker-deployments';
 
 /** The namespace of the `parked` part, whose agent worker runs as its own process. */
 export const PARKED_NAMESPACE = 'airlock-bench-parked';

@@ -5,9 +5,9 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { AirlockClient } from '../../client/airlock-client';
 import type { AirlockConfig } from '../../core/config/config';
-import { dataConverterFor } from '../../host/data-converter';
-import { Database } from '../../host/database/postgres';
-import { migrate } from '../../host/database/migrations';
+import { dataConverterFor } from '../../host/temporal/data-converter';
+import { Database } from '../../host/stores/database/postgres';
+import { migrate } from '../../host/stores/database/migrations';
 import { createWorkers } from '../../workers/create-workers';
 import { buildActivities } from '../../workers/deps';
 import { startPrivatePostgres, type PrivatePostgres } from '../../test/helpers/private-postgres';
@@ -17,7 +17,7 @@ import type { Figure } from './figures';
 import { approval, call, completeTurn, completed, readBatch, startJob, waitParked } from './jobs';
 import { STORES_NAMESPACE, type Stack } from './stack';
 import { interleaved, pairedRatios, sleep, sampled } from './stats';
-import { requireCurrent } from '../../host/worker-deployments';
+import { requireCurrent } from '../../host/temporal/worker-deployments';
 
 /**
  * What the shared database costs where people wait: the same approved

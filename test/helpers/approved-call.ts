@@ -3,7 +3,7 @@ import type { ApprovedCheck, ExecuteInput } from '../../activities/tool-gate';
 import type { createToolGateActivities } from '../../activities/tool-gate';
 import { callFingerprint } from '../../core/approval/fingerprint';
 import { getTool } from '../../core/tools/registry';
-import { createGrantSigner } from '../../host/grant-keys';
+import { createGrantSigner } from '../../host/keys/grant-keys';
 
 type Gate = ReturnType<typeof createToolGateActivities>;
 

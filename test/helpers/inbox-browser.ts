@@ -5,8 +5,8 @@ import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-ser
 import { inboxSite } from '../../client/inbox/site';
 import { parseConfig } from '../../core/config/config';
 import { defaultRules } from '../../core/policy/default-rules';
-import { statePaths } from '../../host/paths';
-import { ReviewerKeysFile } from '../../host/reviewer-keys';
+import { statePaths } from '../../host/config/paths';
+import { ReviewerKeysFile } from '../../host/keys/reviewer-keys';
 import { JobHarness, type HarnessOptions } from './job-harness';
 import { freePort } from './ports';
 import { repoRoot } from './processes';

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
-import { updateReviewerKeysFile } from '../../host/reviewer-keys-file';
+import { updateReviewerKeysFile } from '../../host/keys/reviewer-keys-file';
 
 /**
  * What jobs of signed, approved writes need, written into `dir`: a rules

@@ -1,6 +1,6 @@
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import type { PasskeyAssertion } from '../../core/approval/approvals';
-import type { ReviewerPasskey } from '../../host/reviewer-keys-file';
+import type { ReviewerPasskey } from '../../host/keys/reviewer-keys-file';
 
 /**
  * A passkey made in software for tests: a P-256 key pair, the COSE public

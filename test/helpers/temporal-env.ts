@@ -8,7 +8,7 @@ import type { QueueRole } from '../../core/temporal/task-queues';
 import { createWorkers } from '../../workers/create-workers';
 import { runtimeLogger } from '../../workers/run-workers';
 import { ensureSearchAttributes } from '../../client/search-attributes';
-import { requireCurrent } from '../../host/worker-deployments';
+import { requireCurrent } from '../../host/temporal/worker-deployments';
 
 function required(name: string): string {
   const value = process.env[name];

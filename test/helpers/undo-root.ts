@@ -5,9 +5,9 @@ import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolGateActivities, type ExecuteInput, type ExecuteResult } from '../../activities/tool-gate';
-import { createGrantVerifier } from '../../host/grant-keys';
-import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
-import { Roots } from '../../host/roots';
+import { createGrantVerifier } from '../../host/keys/grant-keys';
+import { SqliteNonceStore } from '../../host/stores/nonces/sqlite';
+import { Roots } from '../../host/fs/roots';
 import type { UndoSettings } from '../../host/tools/undo-settings';
 import { repoRoot } from './processes';
 
@@ -51,10 +51,10 @@ export function runAttempt(gate: ReturnType<typeof createToolGateActivities>, in
 export function asNobody(dir: string, share: string, body: string): Record<string, unknown> {
   const script = `
     const D = ${JSON.stringify(join(repoRoot, 'dist'))};
-    const { Roots } = require(D + '/host/roots');
+    const { Roots } = require(D + '/host/fs/roots');
     const { createFileCapability } = require(D + '/host/tools/file-host');
-    const { SqliteNonceStore } = require(D + '/host/nonces/sqlite-nonce-store');
-    const { pathDigest } = require(D + '/host/nonces/nonce-store');
+    const { SqliteNonceStore } = require(D + '/host/stores/nonces/sqlite');
+    const { pathDigest } = require(D + '/host/stores/nonces/store');
     (async () => {
       process.setgid(65534); process.setuid(65534);
       const root = ${JSON.stringify(realpathSync(share))};

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { startCodecServer, type CodecServer } from '../../client/dev/codec-server';
-import { AesGcmCodec } from '../../host/payload-codec';
+import { AesGcmCodec } from '../../host/temporal/payload-codec';
 
 const codec = new AesGcmCodec({ current: 'k1', keys: new Map([['k1', randomBytes(32)]]) });
 const token = randomBytes(24).toString('hex');

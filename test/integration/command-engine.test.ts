@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { commandsConfigSchema } from '../../core/config/tools/commands';
 import { BinaryChanged, CommandNotAllowed } from '../../host/commands/command-allowlist';
 import { CommandEngine, formatCommandResult, liveGroupMembers } from '../../host/commands/command-engine';
-import { OutsideRoots, Roots, ToolRefusal } from '../../host/roots';
+import { OutsideRoots, Roots, ToolRefusal } from '../../host/fs/roots';
 
 /**
  * The command_run engine with real programs and process trees. The

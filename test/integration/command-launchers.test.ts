@@ -6,8 +6,8 @@ import { defaultRules } from '../../core/policy/default-rules';
 import { isLauncher, wrapsSafely } from '../../core/tools/commands/launchers';
 import { CommandAllowlist } from '../../host/commands/command-allowlist';
 import { commandCapabilityFor } from '../../host/commands/command-capability';
-import { parseToolsConfig, ToolsConfigError } from '../../host/tools-config-file';
-import { ToolRefusal } from '../../host/roots';
+import { parseToolsConfig, ToolsConfigError } from '../../host/config/tools-config-file';
+import { ToolRefusal } from '../../host/fs/roots';
 import { JobHarness } from '../helpers/job-harness';
 
 /**

@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import { AIRLOCK_WORKERS, TOPOLOGY_VARIABLES } from '../../client/topology/parts';
 import { TEMPORAL_SERVER_VERSION } from '../../client/topology/temporal-server';
 import { UI_SERVER_VERSION } from '../../client/topology/ui-server';
-import { readRulesFile } from '../../host/rules-file';
+import { readRulesFile } from '../../host/config/rules-file';
 import { isTaskQueueName, TaskQueues, taskQueueNames, type QueueRole } from '../../core/temporal/task-queues';
 import { repoRoot } from '../helpers/processes';
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Texts } from '../../core/job/texts';
-import { Roots } from '../../host/roots';
+import { Roots } from '../../host/fs/roots';
 import { createFsTools, NEW_FILE_PREFIX } from '../../host/tools/fs-tools';
 import { JobHarness } from '../helpers/job-harness';
 import { smallFolder, type SmallFolder } from '../helpers/small-fs';

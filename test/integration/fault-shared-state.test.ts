@@ -8,7 +8,7 @@ import { AirlockClient } from '../../client/airlock-client';
 import type { AuditEvent } from '../../core/audit/events';
 import { parseConfig } from '../../core/config/config';
 import { noticeEventId } from '../../core/reviewer/notification';
-import { loadOrCreateGrantKeyPair } from '../../host/grant-keys';
+import { loadOrCreateGrantKeyPair } from '../../host/keys/grant-keys';
 import { goalMarker, startGoalModel, type GoalModel } from '../helpers/goal-model';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
 import { spawnNode, type Spawned } from '../helpers/processes';

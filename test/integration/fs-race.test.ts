@@ -3,7 +3,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFsTools, type ToolOutcome } from '../../host/tools/fs-tools';
-import { Roots } from '../../host/roots';
+import { Roots } from '../../host/fs/roots';
 import { findExchanger, type ExchangeLauncher } from '../helpers/exchange-loop';
 
 const ITERATIONS = 1000;

@@ -6,7 +6,7 @@ import { HOLDING_FOLDER } from '../../core/tools/fs/holding-folder';
 import { createFileCapability } from '../../host/tools/file-host';
 import { createFsTools, type FsTools } from '../../host/tools/fs-tools';
 import { observe } from '../../host/tools/observe';
-import { Roots } from '../../host/roots';
+import { Roots } from '../../host/fs/roots';
 
 let dir: string;
 let root: string;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultRules } from '../../core/policy/default-rules';
 import { createFsTools } from '../../host/tools/fs-tools';
-import { Roots } from '../../host/roots';
+import { Roots } from '../../host/fs/roots';
 import { JobHarness } from '../helpers/job-harness';
 
 /**

@@ -6,8 +6,8 @@ import { createToolGateActivities } from '../../activities/tool-gate';
 import { callFingerprint } from '../../core/approval/fingerprint';
 import { approvedCheckDigest } from '../../core/approval/grants';
 import { FailureTypes } from '../../core/temporal/failure-types';
-import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../host/grant-keys';
-import { Roots } from '../../host/roots';
+import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../../host/keys/grant-keys';
+import { Roots } from '../../host/fs/roots';
 import { JobHarness } from '../helpers/job-harness';
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import type { InboxServer } from '../../client/inbox/inbox-server';
-import { readReviewerKeysFile } from '../../host/reviewer-keys-file';
+import { readReviewerKeysFile } from '../../host/keys/reviewer-keys-file';
 import { decideOnCard, outputDir, startInboxBrowser, type InboxBrowser } from '../helpers/inbox-browser';
 import type { JobHarness } from '../helpers/job-harness';
 

@@ -10,9 +10,9 @@ import { CA_CERT_PATH, inboxSite, inboxTlsDir } from '../../client/inbox/site';
 import { freePort } from '../helpers/ports';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';
 import { defaultRules } from '../../core/policy/default-rules';
-import { statePaths } from '../../host/paths';
-import { readReviewerKeysFile } from '../../host/reviewer-keys-file';
-import { ReviewerKeysFile } from '../../host/reviewer-keys';
+import { statePaths } from '../../host/config/paths';
+import { readReviewerKeysFile } from '../../host/keys/reviewer-keys-file';
+import { ReviewerKeysFile } from '../../host/keys/reviewer-keys';
 import { JobHarness } from '../helpers/job-harness';
 import { spawnNode } from '../helpers/processes';
 

@@ -6,10 +6,10 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createToolGateActivities } from '../../activities/tool-gate';
 import { parseConfig } from '../../core/config/config';
 import { FailureTypes } from '../../core/temporal/failure-types';
-import { createGrantVerifier, loadGrantPublicKey } from '../../host/grant-keys';
-import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
-import { Roots } from '../../host/roots';
-import { loadToolsSetup } from '../../host/tools-config-file';
+import { createGrantVerifier, loadGrantPublicKey } from '../../host/keys/grant-keys';
+import { SqliteNonceStore } from '../../host/stores/nonces/sqlite';
+import { Roots } from '../../host/fs/roots';
+import { loadToolsSetup } from '../../host/config/tools-config-file';
 import { JobHarness } from '../helpers/job-harness';
 import { spawnNode, type Spawned } from '../helpers/processes';
 

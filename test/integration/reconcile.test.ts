@@ -7,9 +7,9 @@ import { createToolGateActivities, type ExecuteInput, type ExecuteResult } from 
 import { approvedCalls } from '../helpers/approved-call';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import { Texts } from '../../core/job/texts';
-import { createGrantVerifier } from '../../host/grant-keys';
-import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
-import { Roots } from '../../host/roots';
+import { createGrantVerifier } from '../../host/keys/grant-keys';
+import { SqliteNonceStore } from '../../host/stores/nonces/sqlite';
+import { Roots } from '../../host/fs/roots';
 
 /**
  * What a retried `execute` does when the attempt that consumed the nonce

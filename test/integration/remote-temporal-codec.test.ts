@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { temporalIsLocal } from '../../host/temporal-locality';
+import { temporalIsLocal } from '../../host/temporal/locality';
 import { JobHarness } from '../helpers/job-harness';
 import { spawnNode } from '../helpers/processes';
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import type { ObservedState } from '../../core/tools/observed-state';
-import { SealedStatesNonceStore } from '../../host/nonces/sealed-states';
-import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
-import { AesGcmCodec, ensureCodecKeys, loadCodecKeys } from '../../host/payload-codec';
+import { SealedStatesNonceStore } from '../../host/stores/nonces/sealed-states';
+import { SqliteNonceStore } from '../../host/stores/nonces/sqlite';
+import { AesGcmCodec, ensureCodecKeys, loadCodecKeys } from '../../host/temporal/payload-codec';
 
 /**
  * With payload keys, what a call recorded of its targets (a service's

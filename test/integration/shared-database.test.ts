@@ -2,10 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Texts } from '../../core/job/texts';
 import type { AuditEvent } from '../../core/audit/events';
-import { JsonlAuditSink } from '../../host/audit-log';
-import { Database } from '../../host/database/postgres';
-import { SCHEMA_VERSION } from '../../host/database/migrations';
-import { PostgresAuditLog } from '../../host/postgres-audit-log';
+import { JsonlAuditSink } from '../../host/stores/audit-log/jsonl';
+import { Database } from '../../host/stores/database/postgres';
+import { SCHEMA_VERSION } from '../../host/stores/database/migrations';
+import { PostgresAuditLog } from '../../host/stores/audit-log/postgres';
 import { JobHarness } from '../helpers/job-harness';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../core/config/config';
-import { stateInsideRoots } from '../../host/state-outside-roots';
+import { stateInsideRoots } from '../../host/config/state-outside-roots';
 import { spawnNode } from '../helpers/processes';
 
 /**

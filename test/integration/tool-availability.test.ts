@@ -9,10 +9,10 @@ import { FailureTypes } from '../../core/temporal/failure-types';
 import { callFingerprint } from '../../core/approval/fingerprint';
 import type { ServiceState } from '../../core/tools/observed-state';
 import type { ServiceCapability } from '../../core/tools/capabilities/services';
-import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
-import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
-import { Roots } from '../../host/roots';
-import { loadToolsSetup, type ToolsSetup } from '../../host/tools-config-file';
+import { createGrantSigner, createGrantVerifier } from '../../host/keys/grant-keys';
+import { SqliteNonceStore } from '../../host/stores/nonces/sqlite';
+import { Roots } from '../../host/fs/roots';
+import { loadToolsSetup, type ToolsSetup } from '../../host/config/tools-config-file';
 import { JobHarness } from '../helpers/job-harness';
 
 let dir: string;

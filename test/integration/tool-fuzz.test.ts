@@ -8,9 +8,9 @@ import { createTargetFactActivities } from '../../activities/target-facts';
 import { createToolGateActivities } from '../../activities/tool-gate';
 import { callFingerprint } from '../../core/approval/fingerprint';
 import { toolDefinitions } from '../../core/tools/registry';
-import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
-import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
-import { Roots } from '../../host/roots';
+import { createGrantSigner, createGrantVerifier } from '../../host/keys/grant-keys';
+import { SqliteNonceStore } from '../../host/stores/nonces/sqlite';
+import { Roots } from '../../host/fs/roots';
 
 /**
  * Every tool's tools-side steps (facts, prepare, execute with a valid

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { createToolGateActivities, type ApprovedCheck, type RevalidateInput } from '../../activities/tool-gate';
 import { callFingerprint } from '../../core/approval/fingerprint';
 import { isFileState, type ObservedState } from '../../core/tools/observed-state';
-import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
-import { SqliteNonceStore } from '../../host/nonces/sqlite-nonce-store';
-import { Roots } from '../../host/roots';
+import { createGrantSigner, createGrantVerifier } from '../../host/keys/grant-keys';
+import { SqliteNonceStore } from '../../host/stores/nonces/sqlite';
+import { Roots } from '../../host/fs/roots';
 import { MAX_TREE_DEPTH } from '../../host/tools/tree';
 
 /** prepare and revalidate, the real activity functions, on real folders (no Temporal needed to call them). */

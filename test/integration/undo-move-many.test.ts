@@ -204,9 +204,9 @@ test('a file left under both names and a retry that finds its grant expired: the
 test('a bulk move promised reversible, resumed by a worker whose root is no longer set up for undo: it moves no more, and says what had moved', async () => {
   const moves = inbox(5);
   const { input } = await killedMidBatch(moves, 2);
-  const { Roots } = await import('../../host/roots');
+  const { Roots } = await import('../../host/fs/roots');
   const { createToolGateActivities } = await import('../../activities/tool-gate');
-  const { createGrantVerifier } = await import('../../host/grant-keys');
+  const { createGrantVerifier } = await import('../../host/keys/grant-keys');
   f.gate = createToolGateActivities({ roots: await Roots.create([f.root]), nonces: f.nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, undo: { roots: [], keepDays: 7 }, journalDir: join(f.dir, 'journals') });
   expect(await run(input, 2)).toMatchObject({ ok: false, output: expect.stringMatching(new RegExp(`^Refused: 2 of 5 entries had moved before an interruption, and no more were moved: the approved change was to be reversible, but ${realpathSync(f.root)} is not set up for undo\\n`)) });
   expect(readdirSync(join(f.root, 'inbox'))).toHaveLength(3);
@@ -298,9 +298,9 @@ test('a destination in a root not set up for undo: the card does not promise it,
   mkdirSync(other);
   const moves = inbox(3);
   moves[2] = { from: moves[2]?.from ?? '', to: join(other, 'episode-002.mkv') };
-  const { Roots } = await import('../../host/roots');
+  const { Roots } = await import('../../host/fs/roots');
   const { createToolGateActivities } = await import('../../activities/tool-gate');
-  const { createGrantVerifier } = await import('../../host/grant-keys');
+  const { createGrantVerifier } = await import('../../host/keys/grant-keys');
   f.gate = createToolGateActivities({ roots: await Roots.create([f.root, other]), nonces: f.nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, undo: f.undo, journalDir: join(f.dir, 'journals') });
   const m = await movedAll(moves);
   expect(m.undo).toEqual({ reversible: false, why: `${realpathSync(other)} is not set up for undo` });

@@ -137,9 +137,9 @@ test('a destination in a root not set up for undo: the card does not promise it,
   mkdirSync(other);
   writeFileSync(join(f.root, 'song.mp3'), 'la');
   const roots = [f.root, other];
-  const { Roots } = await import('../../host/roots');
+  const { Roots } = await import('../../host/fs/roots');
   const { createToolGateActivities } = await import('../../activities/tool-gate');
-  const { createGrantVerifier } = await import('../../host/grant-keys');
+  const { createGrantVerifier } = await import('../../host/keys/grant-keys');
   f.gate = createToolGateActivities({ roots: await Roots.create(roots), nonces: f.nonces, verifier: createGrantVerifier(keys.publicKey), claimStaleMs: 0, undo: f.undo });
   const { prepared, input } = await moveCall('fs_move', { from: 'song.mp3', to: join(other, 'song.mp3'), overwrite: false });
   expect(prepared.undo).toEqual({ reversible: false, why: `${realpathSync(other)} is not set up for undo` });

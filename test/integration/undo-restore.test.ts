@@ -4,7 +4,7 @@ import { appendFileSync, chmodSync, chownSync, existsSync, linkSync, mkdirSync, 
 import { join } from 'node:path';
 import type { ExecuteInput, ExecuteResult } from '../../activities/tool-gate';
 import { actionSentence } from '../../core/reviewer/action-sentence';
-import { Roots } from '../../host/roots';
+import { Roots } from '../../host/fs/roots';
 import { createFileCapability } from '../../host/tools/file-host';
 import { purgeExpiredHolds } from '../../host/tools/holding';
 import { approvedCalls } from '../helpers/approved-call';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditEvent } from '../../core/audit/events';
-import { JsonlAuditSink } from '../../host/audit-log';
+import { JsonlAuditSink } from '../../host/stores/audit-log/jsonl';
 import { smallFolder, type SmallFolder } from '../helpers/small-fs';
 
 let dir: string;

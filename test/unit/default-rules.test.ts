@@ -4,7 +4,7 @@ import { evaluateCall, type CallContext } from '../../core/policy/evaluate';
 import { defaultRules } from '../../core/policy/default-rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import type { ToolCategory } from '../../core/tools/registry';
-import { parseRulesDocument } from '../../host/rules-file';
+import { parseRulesDocument } from '../../host/config/rules-file';
 
 /**
  * The built-in rules by category: the service, request and command tools

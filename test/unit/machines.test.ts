@@ -10,8 +10,8 @@ import { evaluateCall } from '../../core/policy/evaluate';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import { machineOfQueue, toolsQueueFor } from '../../core/temporal/task-queues';
 import { ownerOf, type MachineTable } from '../../core/tools/machines';
-import { loadToolsSetup, machineSetup, parseToolsConfig, snapshotSettingsOf, ToolsConfigError } from '../../host/tools-config-file';
-import { checkRuleMachines, parseRulesDocument, RulesFileError } from '../../host/rules-file';
+import { loadToolsSetup, machineSetup, parseToolsConfig, snapshotSettingsOf, ToolsConfigError } from '../../host/config/tools-config-file';
+import { checkRuleMachines, parseRulesDocument, RulesFileError } from '../../host/config/rules-file';
 import { parse as parseYaml } from 'yaml';
 
 const twoMachines = `version: 1

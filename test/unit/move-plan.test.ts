@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { detect } from '../../core/policy/detectors';
 import { evaluateCall, type CallContext } from '../../core/policy/evaluate';
 import { buildSnapshot } from '../../core/policy/snapshot';
-import { parseRulesDocument } from '../../host/rules-file';
+import { parseRulesDocument } from '../../host/config/rules-file';
 import { preflight } from '../../core/job/preflight';
 import { classifyEntry, MAX_MOVES, moveListProblems, readJournal, type PlannedEntry } from '../../core/tools/fs/move-plan';
 import { toolSpecs } from '../../core/tools/json-schema';

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { NonceStoreUnusable } from '../../host/nonces/nonce-store';
-import { identityFile, SqliteNonceStore as NonceStore } from '../../host/nonces/sqlite-nonce-store';
+import { NonceStoreUnusable } from '../../host/stores/nonces/store';
+import { identityFile, SqliteNonceStore as NonceStore } from '../../host/stores/nonces/sqlite';
 
 let dir: string;
 let file: string;

@@ -9,7 +9,7 @@ import { parseConfig } from '../../core/config/config';
 import { ConfigError } from '../../core/util/errors';
 import { noticeEventId, noticeFor, ntfyMessage } from '../../core/reviewer/notification';
 import { endpointRequest } from '../../core/config/notify-endpoints';
-import { SqliteNotificationOutbox } from '../../host/notification-outbox';
+import { SqliteNotificationOutbox } from '../../host/stores/outbox/sqlite';
 import { Notifier } from '../../host/notifier';
 
 const ctx = { namespace: 'home', webUiUrl: 'https://ui.lan/', approvalPageUrl: undefined };

@@ -1,4 +1,4 @@
-import { parseRulesDocument, RulesFileError } from '../../host/rules-file';
+import { parseRulesDocument, RulesFileError } from '../../host/config/rules-file';
 import { globCostProblem, regexCostProblem } from '../../core/util/pattern-cost';
 import { linearEngine, patternRegExp } from '../../core/util/linear-regex';
 

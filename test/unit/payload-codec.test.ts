@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { AesGcmCodec, CodecKeysError, ensureCodecKeys, loadCodecKeys } from '../../host/payload-codec';
+import { AesGcmCodec, CodecKeysError, ensureCodecKeys, loadCodecKeys } from '../../host/temporal/payload-codec';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-codec-'));
 const key = () => randomBytes(32).toString('base64');

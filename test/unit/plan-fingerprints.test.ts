@@ -4,8 +4,8 @@ import { stateFingerprint } from '../../core/approval/fingerprint';
 import { defaultRules } from '../../core/policy/default-rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import { preflight, type PreflightedCall } from '../../core/job/preflight';
-import { parseRulesDocument } from '../../host/rules-file';
-import { createSealer } from '../../host/seal';
+import { parseRulesDocument } from '../../host/config/rules-file';
+import { createSealer } from '../../host/keys/seal';
 
 // decideBatch hashes each call once and hands the fingerprints to the plan: they must stay each call's own.
 const sealer = createSealer(generateKeyPairSync('ed25519').privateKey);

@@ -6,9 +6,9 @@ import { FailureTypes } from '../../core/temporal/failure-types';
 import { defaultRules } from '../../core/policy/default-rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import { preflight } from '../../core/job/preflight';
-import { createGrantSigner } from '../../host/grant-keys';
-import { parseRulesDocument } from '../../host/rules-file';
-import { createSealer } from '../../host/seal';
+import { createGrantSigner } from '../../host/keys/grant-keys';
+import { parseRulesDocument } from '../../host/config/rules-file';
+import { createSealer } from '../../host/keys/seal';
 
 const keys = generateKeyPairSync('ed25519');
 const snapshot = buildSnapshot(parseRulesDocument(defaultRules, 'built-in'), 'built-in');

@@ -1,4 +1,4 @@
-import { parseRulesDocument, RulesFileError } from '../../host/rules-file';
+import { parseRulesDocument, RulesFileError } from '../../host/config/rules-file';
 import { planBatch } from '../../core/job/batch-plan';
 import { preflight } from '../../core/job/preflight';
 import { conditionMatches } from '../../core/policy/conditions';

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../core/config/config';
-import { temporalTarget } from '../../host/temporal-target';
+import { temporalTarget } from '../../host/temporal/target';
 
 /** How the connection settings resolve, as the temporal CLI resolves them: variables over the profile file. */
 let home: string;

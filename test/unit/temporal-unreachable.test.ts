@@ -1,4 +1,4 @@
-import { describeOtherError, temporalUnreachable } from '../../host/describe-other-error';
+import { describeOtherError, temporalUnreachable } from '../../host/temporal/describe-other-error';
 
 /** An error as the Temporal client throws it: a gRPC status code, maybe wrapped. */
 function grpc(code: number, message = 'rpc failed', cause?: unknown): Error {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../core/config/config';
 import { availabilityOf } from '../../core/config/tools/tools-config';
-import { loadToolsSetup, parseToolsConfig, ToolsConfigError } from '../../host/tools-config-file';
+import { loadToolsSetup, parseToolsConfig, ToolsConfigError } from '../../host/config/tools-config-file';
 import { repoRoot } from '../helpers/processes';
 
 let dir: string;

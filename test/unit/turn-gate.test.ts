@@ -10,10 +10,10 @@ import { defaultRules } from '../../core/policy/default-rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import { canonicalJson } from '../../core/util/canonical-json';
 import { sha256Hex } from '../../core/util/sha256';
-import { SqliteContentStore } from '../../host/content-store';
-import { createGrantSigner, createGrantVerifier } from '../../host/grant-keys';
-import { parseRulesDocument } from '../../host/rules-file';
-import { createSealer } from '../../host/seal';
+import { SqliteContentStore } from '../../host/stores/contents/sqlite';
+import { createGrantSigner, createGrantVerifier } from '../../host/keys/grant-keys';
+import { parseRulesDocument } from '../../host/config/rules-file';
+import { createSealer } from '../../host/keys/seal';
 import { MockActivityEnvironment } from '@temporalio/testing';
 
 /**

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, statfsSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../core/config/config';
-import { loadToolsSetup, machineSetup, ToolsConfigError, undoSettingsOf } from '../../host/tools-config-file';
-import { Roots } from '../../host/roots';
+import { loadToolsSetup, machineSetup, ToolsConfigError, undoSettingsOf } from '../../host/config/tools-config-file';
+import { Roots } from '../../host/fs/roots';
 import { quotaBytes } from '../../host/tools/undo-settings';
 
 /** The tools config's `undo`: which roots keep changes, how long, and what is refused with one line. */

@@ -2,7 +2,7 @@ import { buildApprovalRequest } from '../../core/job/approval-request';
 import { mergeApprovalSettings } from '../../core/policy/approval-settings';
 import { evaluateCall, type CallContext } from '../../core/policy/evaluate';
 import { buildSnapshot } from '../../core/policy/snapshot';
-import { parseRulesDocument } from '../../host/rules-file';
+import { parseRulesDocument } from '../../host/config/rules-file';
 
 /**
  * A rule can choose that the changes it gates keep nothing for undo (a job

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { createReviewerActivities } from '../../activities/verify-decision';
 import type { DecisionPayload, PasskeyAssertion } from '../../core/approval/approvals';
 import { decisionChallenge } from '../../core/approval/decision-challenge';
-import { ReviewerKeysFile } from '../../host/reviewer-keys';
+import { ReviewerKeysFile } from '../../host/keys/reviewer-keys';
 import { SoftPasskey } from '../helpers/soft-passkey';
 
 /*

@@ -6,10 +6,10 @@ import { stringify } from 'yaml';
 import { decisionSigningText, type DecisionPayload } from '../../core/approval/approvals';
 import { decisionChallenge } from '../../core/approval/decision-challenge';
 import { createReviewerActivities } from '../../activities/verify-decision';
-import { ReviewerKeysFile } from '../../host/reviewer-keys';
-import { readReviewerKeysFile, updateReviewerKeysFile } from '../../host/reviewer-keys-file';
+import { ReviewerKeysFile } from '../../host/keys/reviewer-keys';
+import { readReviewerKeysFile, updateReviewerKeysFile } from '../../host/keys/reviewer-keys-file';
 import { SoftPasskey } from '../helpers/soft-passkey';
-import { SqlitePasskeyCounters } from '../../host/passkey-counters';
+import { SqlitePasskeyCounters } from '../../host/stores/passkey-counters/sqlite';
 
 const JOB = 'job-1';
 const decision: DecisionPayload = {

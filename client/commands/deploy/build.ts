@@ -18,6 +18,6 @@ export async function buildIdArg(positionals: readonly string[], config: Airlock
   if (config.buildId !== undefined) return config.buildId;
   const { loadWorkflowCode, defaultWorkflowSource } = await import('../../../workers/workflow-code');
   const { failureMessagesOf } = await import('../../../workers/workflow-bundle');
-  const { dataConverterFor } = await import('../../../host/data-converter');
+  const { dataConverterFor } = await import('../../../host/temporal/data-converter');
   return (await loadWorkflowCode({ source: defaultWorkflowSource(), failures: failureMessagesOf(dataConverterFor(config)) })).buildId;
 }

@@ -6,7 +6,7 @@ import { buildIdArg } from './build';
 export const run: CommandRun = async (args, io, command) => {
   const config = io.config();
   const buildId = await buildIdArg(args.positionals, config, command.usage);
-  const { promote, wakeParked } = await import('../../../host/worker-deployments');
+  const { promote, wakeParked } = await import('../../../host/temporal/worker-deployments');
   const result = await withClient(io, async (client) => {
     const service = client.client.workflowService;
     const namespace = client.client.options.namespace;

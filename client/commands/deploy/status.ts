@@ -8,7 +8,7 @@ export const run: CommandRun = async (args, io, command) => {
   noPositionals(args, command.usage);
   const config = io.config();
   const thisBuild = await buildIdArg([], config, command.usage);
-  const { describeDeployment, jobsOnBuild } = await import('../../../host/worker-deployments');
+  const { describeDeployment, jobsOnBuild } = await import('../../../host/temporal/worker-deployments');
   const { AGENT_DEPLOYMENT } = await import('../../../core/temporal/deployments');
   const status = await withClient(io, async (client) => {
     const service = client.client.workflowService;

@@ -6,7 +6,7 @@ import { noPositionals } from '../topology/options';
 export const run: CommandRun = async (args, io, command) => {
   noPositionals(args, command.usage);
   // Loaded once the arguments are checked, like every command's Temporal packages.
-  const { DeploymentError, describeDeployment, wakeParked } = await import('../../../host/worker-deployments');
+  const { DeploymentError, describeDeployment, wakeParked } = await import('../../../host/temporal/worker-deployments');
   const result = await withClient(io, async (client) => {
     const service = client.client.workflowService;
     const namespace = client.client.options.namespace;

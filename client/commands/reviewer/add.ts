@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { statePaths } from '../../../host/paths';
-import { localReviewerKeyFile } from '../../../host/reviewer-key-file';
-import { ensureLocalReviewer } from '../../../host/reviewer-identity';
+import { statePaths } from '../../../host/config/paths';
+import { localReviewerKeyFile } from '../../../host/keys/reviewer-key-file';
+import { ensureLocalReviewer } from '../../../host/keys/reviewer-identity';
 import { printJson, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
 

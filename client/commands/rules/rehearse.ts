@@ -1,5 +1,5 @@
-import { readRulesFile, RulesFileError } from '../../../host/rules-file';
-import { statePaths } from '../../../host/paths';
+import { readRulesFile, RulesFileError } from '../../../host/config/rules-file';
+import { statePaths } from '../../../host/config/paths';
 import { callFacts } from '../../../host/target-facts';
 import { display } from '../../../core/redaction/display-text';
 import { parseDuration } from '../../../core/util/duration';

@@ -3,7 +3,7 @@ import { preflight } from '../../../core/job/preflight';
 import { conditionMatches } from '../../../core/policy/conditions';
 import { candidateRules, detectorProbe, evaluateCall, type CallContext } from '../../../core/policy/evaluate';
 import { allTools, getTool, pathTargetsOf, sideEffectToolNames } from '../../../core/tools/registry';
-import { loadToolsSetup } from '../../../host/tools-config-file';
+import { loadToolsSetup } from '../../../host/config/tools-config-file';
 import { display } from '../../../core/redaction/display-text';
 import { printJson, stringOption, type CommandIo, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';

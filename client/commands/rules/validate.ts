@@ -1,4 +1,4 @@
-import { RulesFileError } from '../../../host/rules-file';
+import { RulesFileError } from '../../../host/config/rules-file';
 import { display } from '../../../core/redaction/display-text';
 import { printJson, type CommandRun } from '../../command';
 import { UsageError } from '../../errors';
