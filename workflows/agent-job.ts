@@ -6,14 +6,14 @@ import { withUniqueCallIds } from '../core/model/chat';
 import { describeError } from '../core/temporal/describe-error';
 import { COMPLETE_TOOL } from '../core/tools/registry';
 import { model } from './activities';
-import { park, resumeParkedBatch, waitForDecisions } from './approvals';
+import { resumeParkedBatch, waitForDecisions } from './approvals';
 import { registerHandlers } from './decisions';
 import { evaluateBatch } from './gate';
 import { registerClientHandlers, runClientJob } from './client-driver';
 import { Job } from './job';
 import type { JobState } from './job-state';
-import { redirectBatch, runBatch } from './run-calls';
-import { stopJob } from './stop';
+import { continueAsNew } from './continue-as-new';
+import { runPlan } from './run-plan';
 import { turnDecision, turnGate, type TurnDecision } from './turn-decision';
 import { registerWithdrawals, type ClientCalls } from './withdrawals';
 
@@ -43,12 +43,12 @@ async function runJob(job: Job): Promise<AgentJobResult> {
   for (;;) {
     if (state.parked !== null) {
       const waited = await waitForDecisions(job, state);
-      if (waited !== 'decided') return job.continueAsNew(state, { upgrade: waited === 'upgrade' });
+      if (waited !== 'decided') return continueAsNew(job, state, { upgrade: waited === 'upgrade' });
       const ended = await resumeParkedBatch(job, state);
       if (ended !== undefined) return ended;
       continue;
     }
-    if (job.shouldContinueAsNew()) return job.continueAsNew(state);
+    if (job.shouldContinueAsNew()) return continueAsNew(job, state);
     if (state.turns >= job.input.maxTurns) {
       return job.finish(state, 'failed', { reason: 'max_turns', detail: `no completion within ${job.input.maxTurns} turns` });
     }
@@ -56,22 +56,10 @@ async function runJob(job: Job): Promise<AgentJobResult> {
     if (turn.kind === 'failed') return job.finish(state, 'failed', { reason: 'model_error', detail: turn.detail });
     if (turn.calls.length === 0) continue;
 
-    const { plan, grants, prepared } = await evaluateBatch(job, state, turn.calls, undefined, turn.decided);
-    state.recordPlan(plan, Date.now());
-    switch (plan.outcome) {
-      case 'stop':
-        return stopJob(job, state, plan.calls, plan.stoppedBy, `stopped by rule ${plan.stoppedBy}`);
-      case 'redirect':
-        redirectBatch(job, state, plan);
-        continue;
-      case 'park':
-        await park(job, state, plan, prepared);
-        continue;
-      case 'run': {
-        const ended = await runBatch(job, state, plan, grants);
-        if (ended !== undefined) return ended;
-      }
-    }
+    const evaluated = await evaluateBatch(job, state, turn.calls, undefined, turn.decided);
+    state.recordPlan(evaluated.plan, Date.now());
+    const ended = await runPlan(job, state, evaluated);
+    if (ended !== undefined) return ended;
   }
 }
 

@@ -8,13 +8,13 @@ import { UPSTREAM_TOOL_NAME } from '../core/tools/upstream/upstream-spec';
 import { COMPLETE_TOOL } from '../core/tools/registry';
 import { canonicalJson } from '../core/util/canonical-json';
 import { sha256Hex } from '../core/util/sha256';
-import { park, resumeParkedBatch, waitForDecisions } from './approvals';
-import { evaluateBatch, type Evaluated } from './gate';
+import { resumeParkedBatch, waitForDecisions } from './approvals';
+import { evaluateBatch } from './gate';
 import type { Job } from './job';
 import type { JobState } from './job-state';
 import { clientCallQuery, clientCallsQuery, submitCallUpdate } from './messages';
-import { redirectBatch, runBatch } from './run-calls';
-import { stopJob } from './stop';
+import { continueAsNew } from './continue-as-new';
+import { runPlan } from './run-plan';
 import type { ClientCalls, Withdrawals } from './withdrawals';
 
 /**
@@ -147,14 +147,14 @@ export async function runClientJob(job: Job, state: JobState, client: ClientCall
         if (ended !== undefined) return ended;
         continue;
       }
-      if (waited !== 'decided') return job.continueAsNew(state, { upgrade: waited === 'upgrade' });
+      if (waited !== 'decided') return continueAsNew(job, state, { upgrade: waited === 'upgrade' });
       const ended = await resumeParkedBatch(job, state);
       settle(state, batch, Date.now());
       if (ended !== undefined) return ended;
       continue;
     }
     if (inbox.length === 0) {
-      if (job.shouldContinueAsNew()) return job.continueAsNew(state);
+      if (job.shouldContinueAsNew()) return continueAsNew(job, state);
       job.show();
       // Nothing else writes the audit while the job waits for its next call.
       await job.audit.flush();
@@ -218,19 +218,4 @@ async function takeWhileParked(job: Job, state: JobState, inbox: Inbox): Promise
   const ended = await runPlan(job, state, { plan });
   settle(state, batch, Date.now());
   return ended;
-}
-
-async function runPlan(job: Job, state: JobState, { plan, prepared }: Evaluated): Promise<AgentJobResult | undefined> {
-  switch (plan.outcome) {
-    case 'stop':
-      return stopJob(job, state, plan.calls, plan.stoppedBy, `stopped by rule ${plan.stoppedBy}`);
-    case 'redirect':
-      redirectBatch(job, state, plan);
-      return undefined;
-    case 'park':
-      await park(job, state, plan, prepared);
-      return undefined;
-    case 'run':
-      return runBatch(job, state, plan);
-  }
 }

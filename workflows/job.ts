@@ -1,13 +1,11 @@
-import { allHandlersFinished, ApplicationFailure, condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
-import { restoreCarriedState } from '../core/job/carried-state';
+import { allHandlersFinished, ApplicationFailure, condition, workflowInfo } from '@temporalio/workflow';
+import { firstCarriedState, restoreCarriedState } from '../core/job/carried-state';
 import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
 import { agentJobInputSchema, allowedToolsFor, type AgentJobInput, type AgentJobResult, type JobOutcome, type ParsedAgentJobInput } from '../core/job/job-input';
 import { parkedBatchView } from '../core/job/batch-view';
 import { factsText, jobFacts } from '../core/job/job-facts';
 import { requestTarget } from '../core/job/approval-request';
-import { canonicalJson } from '../core/util/canonical-json';
-import { sha256Hex } from '../core/util/sha256';
 import { jobView, maskedAuditHealth, maskedResult, pendingViews, type AgentJobStateView } from '../core/job/job-view';
 import type { JobStatus } from '../core/temporal/search-attributes';
 import { systemPrompt } from '../core/job/system-prompt';
@@ -21,11 +19,6 @@ import { Visibility } from './visibility';
 export type JobPhase = { readonly kind: 'starting' } | { readonly kind: 'ready'; readonly state: JobState };
 
 type Ending = { readonly reason?: AgentJobResult['reason']; readonly detail?: string; readonly summary?: string };
-
-type AgentJob = (input: AgentJobInput) => Promise<AgentJobResult>;
-
-/** Temporal refuses a payload over 2 MB; the seal and the encoding need a little room. */
-const MAX_CARRIED_CHARS = 1_800_000;
 
 /**
  * Before a job ends or continues as new, a failed audit write is tried
@@ -128,34 +121,8 @@ export class Job {
       });
     }
     const { snapshot, seal } = loaded;
-    const state = new JobState(
-      {
-        schemaVersion: 3,
-        snapshot,
-        ...(seal !== undefined ? { policySeal: seal } : {}),
-        conversation: {
-          head: null,
-          length: 2,
-          pending: [
-            { role: 'system', content: systemPrompt(this.jobId, snapshot, allowedToolsFor(this.input, snapshot.tools?.available)) },
-            { role: 'user', content: this.input.goal },
-          ],
-          recent: [],
-        },
-        turns: 0,
-        ruleCounters: {},
-        deniedFingerprints: [],
-        redirectedFingerprints: [],
-        completionRuleFires: [],
-        approvalRequests: 0,
-        toolCallsExecuted: 0,
-        rejectedDecisions: 0,
-        parked: null,
-        decided: [],
-        continuedAsNew: 0,
-      },
-      this.input.maxApprovalRequests,
-    );
+    const prompt = systemPrompt(this.jobId, snapshot, allowedToolsFor(this.input, snapshot.tools?.available));
+    const state = new JobState(firstCarriedState({ snapshot, policySeal: seal, systemPrompt: prompt, goal: this.input.goal }), this.input.maxApprovalRequests);
     this.ready(state);
     return state;
   }
@@ -237,7 +204,7 @@ export class Job {
    * write; a late signal may add either. A failed write is tried again a
    * few times, then left unwritten for the caller to carry or report.
    */
-  private async drain(): Promise<void> {
+  async drain(): Promise<void> {
     this.closing = true;
     for (const hook of this.endingHooks) hook();
     let retries = 0;
@@ -249,34 +216,6 @@ export class Job {
       if (this.audit.unwritten === 0 || wait === undefined) return;
       // A decision arriving meanwhile is written with the retry.
       await condition(() => this.audit.fresh > 0, wait);
-    }
-  }
-
-  /**
-   * Continues as new, or ends clearly when the state would not fit the next
-   * run's input (the server would refuse it). `upgrade`: the next run starts
-   * on the current build instead of this run's.
-   */
-  async continueAsNew(state: JobState, how: { readonly upgrade: boolean } = { upgrade: false }): Promise<AgentJobResult> {
-    const { carried: _previous, carriedSeal: _seal, ...input } = this.input;
-    for (;;) {
-      await this.drain();
-      const { audit: _carriedAudit, ...carried } = state.carried();
-      const audit = this.audit.carried();
-      const next = { ...input, carried: audit !== undefined ? { ...carried, audit } : carried };
-      const size = JSON.stringify(next).length;
-      if (size > MAX_CARRIED_CHARS) {
-        return this.finish(state, 'failed', { reason: 'state_too_large', detail: `the job's state (${size} characters) is too large to continue as new` });
-      }
-      const { seal, sealedDigest } = await local.sealState({ jobId: this.jobId, next });
-      // Every handler audits: a decision that landed while sealing changed the state, so seal again.
-      // The digest catches any other way the input changed after it was handed to the seal.
-      const sealedThis = sealedDigest === undefined || sealedDigest === sha256Hex(canonicalJson(next));
-      if (sealedThis && allHandlersFinished() && this.audit.fresh === 0) {
-        // The memo is not carried by the server: the next run starts with the pending requests it publishes.
-        const versioning = how.upgrade ? { initialVersioningBehavior: 'AUTO_UPGRADE' as const } : {};
-        return makeContinueAsNewFunc<AgentJob>({ memo: workflowInfo().memo ?? {}, ...versioning })({ ...next, carriedSeal: seal });
-      }
     }
   }
 

@@ -18,7 +18,7 @@ import { chatMessageSchema } from '../model/chat';
 import { conversationStateSchema } from './conversation';
 import { approvalRequestV1Schema, batchPlanV1Schema, heldPlanFromV1, LegacyShapeError, requestFromV1 } from './legacy-v1';
 import { ruleCountersSchema } from '../policy/evaluate';
-import { policySnapshotSchema } from '../policy/snapshot';
+import { policySnapshotSchema, type PolicySnapshot } from '../policy/snapshot';
 import { clientCallSchema } from './client-calls';
 
 export const CARRIED_STATE_VERSION = 3;
@@ -98,6 +98,35 @@ export const carriedStateSchema = z.strictObject({
   conversation: conversationStateSchema,
 });
 export type CarriedState = z.infer<typeof carriedStateSchema>;
+
+/** What a job's first run starts from: its policy snapshot (and seal), the system prompt and the goal, nothing done yet. */
+export function firstCarriedState(input: { readonly snapshot: PolicySnapshot; readonly policySeal: string | undefined; readonly systemPrompt: string; readonly goal: string }): CarriedState {
+  return {
+    schemaVersion: CARRIED_STATE_VERSION,
+    snapshot: input.snapshot,
+    ...(input.policySeal !== undefined ? { policySeal: input.policySeal } : {}),
+    conversation: {
+      head: null,
+      length: 2,
+      pending: [
+        { role: 'system', content: input.systemPrompt },
+        { role: 'user', content: input.goal },
+      ],
+      recent: [],
+    },
+    turns: 0,
+    ruleCounters: {},
+    deniedFingerprints: [],
+    redirectedFingerprints: [],
+    completionRuleFires: [],
+    approvalRequests: 0,
+    toolCallsExecuted: 0,
+    rejectedDecisions: 0,
+    parked: null,
+    decided: [],
+    continuedAsNew: 0,
+  };
+}
 
 /** Version 2 carried the whole conversation inline. */
 const carriedStateV2Schema = z.strictObject({ schemaVersion: z.literal(2), ...stateFields, messages: z.array(chatMessageSchema) });
