@@ -1,4 +1,4 @@
-import { upstreamDefinition } from '../core/tools/upstream/upstream-spec';
+import { definitionClaim } from '../core/tools/upstream/upstream-spec';
 import type { Grant } from '../core/approval/grants';
 import type { JobPolicyMemory } from '../core/job/batch-plan';
 import { MAX_TURN_GATED_CHARS, preflight, type PreflightedCall } from '../core/job/preflight';
@@ -96,7 +96,7 @@ export function createTurnGate(deps: TurnGateDeps) {
         ruleCounters: gate.ruleCounters,
         now: now(),
       });
-      const runs = result.plan?.outcome === 'run' ? result.plan.calls.flatMap((p) => (p.kind === 'run' ? [{ callId: p.call.callId, fingerprint: p.fingerprint, ...definitionOf(snapshot, p.call.toolName) }] : [])) : [];
+      const runs = result.plan?.outcome === 'run' ? result.plan.calls.flatMap((p) => (p.kind === 'run' ? [{ callId: p.call.callId, fingerprint: p.fingerprint, ...definitionClaim(snapshot.tools?.upstream, p.call.toolName) }] : [])) : [];
       if (runs.length === 0) return { kind: 'decided', calls, result };
       return { kind: 'decided', calls, result, grants: signGrants({ ...deps, now }, gate.jobId, runs) };
     } catch (err) {
@@ -107,9 +107,3 @@ export function createTurnGate(deps: TurnGateDeps) {
 }
 
 export type TurnGate = ReturnType<typeof createTurnGate>;
-
-/** What a grant binds of an upstream MCP tool: its definition as the snapshot holds it. */
-function definitionOf(snapshot: PolicySnapshot, toolName: string): { readonly definition?: string } {
-  const definition = upstreamDefinition(snapshot.tools?.upstream, toolName);
-  return definition === undefined ? {} : { definition };
-}

@@ -1,3 +1,4 @@
+import { issuesText } from '../core/util/errors';
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import { clientCallView, submitCallInputSchema, type ClientCallView, type SubmitCallInput } from '../core/job/client-calls';
 import type { AgentJobResult } from '../core/job/job-input';
@@ -79,7 +80,7 @@ export function registerClientHandlers(job: Job, inbox: Inbox): void {
       validator: (raw) => {
         if (job.input.driver !== 'client') throw invalid('this job is driven by its model; it takes no calls from a client');
         const parsed = submitCallInputSchema.safeParse(raw);
-        if (!parsed.success) throw invalid(`invalid call: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`);
+        if (!parsed.success) throw invalid(`invalid call: ${issuesText(parsed.error.issues)}`);
         // An upstream MCP server's tool is known only from the job's snapshot: a first call that starts the job is checked once it is loaded.
         if (job.state === undefined && UPSTREAM_TOOL_NAME.test(parsed.data.toolName)) return;
         // Refused here, before history: an unknown, not allowed or malformed call never reaches the gate or a tool.

@@ -2,7 +2,7 @@ import type { ApprovedCheck } from '../activities/tool-gate';
 import { approvedCheckDigest, type Grant } from '../core/approval/grants';
 import type { ApprovedRun, CallStep, RunStep } from '../core/job/call-steps';
 import { getTool } from '../core/tools/registry';
-import { upstreamDefinition } from '../core/tools/upstream/upstream-spec';
+import { definitionClaim } from '../core/tools/upstream/upstream-spec';
 import { local } from './activities';
 import type { Job } from './job';
 
@@ -34,17 +34,12 @@ export async function issueGrants(job: Job, steps: readonly RunStep[]): Promise<
     // An approved call is checked again inside its `execute` attempt: the grant binds what that check compares.
     ...(approved !== undefined ? { recheck: approvedCheckDigest(approvedCheck(job, approved)) } : {}),
     // An upstream MCP tool is sent only to the definition the job's rules judged.
-    ...definitionOf(job, call.toolName),
+    ...definitionClaim(job.state?.snapshot.tools?.upstream, call.toolName),
   }));
   const audit = job.audit.carry();
   const result = await local.issueGrants({ jobId: job.jobId, calls, ...(audit !== undefined ? { audit } : {}) });
   job.audit.settle(audit, result.audit);
   return result.grants;
-}
-
-function definitionOf(job: Job, toolName: string): { readonly definition?: string } {
-  const definition = upstreamDefinition(job.state?.snapshot.tools?.upstream, toolName);
-  return definition === undefined ? {} : { definition };
 }
 
 /** What an approved call is checked against before it runs: the reviewer's permission and the targets as they saw them. */

@@ -1,3 +1,4 @@
+import { issuesText } from '../core/util/errors';
 import { allHandlersFinished, ApplicationFailure, condition, workflowInfo } from '@temporalio/workflow';
 import { firstCarriedState, restoreCarriedState } from '../core/job/carried-state';
 import { describeError } from '../core/temporal/describe-error';
@@ -66,7 +67,7 @@ export class Job {
   constructor(raw: AgentJobInput) {
     const parsed = agentJobInputSchema.safeParse(raw);
     if (!parsed.success) {
-      throw invalidInput(`invalid agentJob input: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`);
+      throw invalidInput(`invalid agentJob input: ${issuesText(parsed.error.issues)}`);
     }
     this.input = parsed.data;
     this.patches = askRunPatches();

@@ -1,3 +1,4 @@
+import { issuesText } from '../core/util/errors';
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { withdrawInputSchema, type PendingRequest, type WithdrawInput } from '../core/approval/approvals';
 import { requestTarget } from '../core/job/approval-request';
@@ -55,7 +56,7 @@ export function registerWithdrawals(job: Job, client?: ClientCalls): Withdrawals
       description: "Ends every request of this job that waits for a reviewer as withdrawn (not run): `airlock agent revoke` sends it for a revoked agent's job.",
       validator: (raw) => {
         const parsed = withdrawInputSchema.safeParse(raw);
-        if (!parsed.success) throw ApplicationFailure.create({ message: `invalid withdrawal: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`, type: FailureTypes.InvalidInput, nonRetryable: true });
+        if (!parsed.success) throw ApplicationFailure.create({ message: `invalid withdrawal: ${issuesText(parsed.error.issues)}`, type: FailureTypes.InvalidInput, nonRetryable: true });
       },
     },
   );

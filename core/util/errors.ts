@@ -12,3 +12,8 @@ export class ConfigError extends AirlockError {
     );
   }
 }
+
+/** A schema's refusal in one line: each issue as `path: message` (`(input)` for the whole), joined by `; `. */
+export function issuesText(issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>): string {
+  return issues.map((i) => `${i.path.map(String).join('.') || '(input)'}: ${i.message}`).join('; ');
+}

@@ -11,7 +11,7 @@ import { ErrnoError, errnoCode, O_CREAT, O_EXCL, O_NOFOLLOW, O_WRONLY, openFd, p
 import { observePinned } from './observe';
 import { pin, type Pinned } from '../fs/pinned-path';
 import { movesDigest } from '../../core/tools/fs/move-plan';
-import { callOf, changeOf, recordOf, refusing, stillHeld, type ChangeOf } from './restore-context';
+import { callOf, changeOf, recordOf, refusing, sameFile, stillHeld, type ChangeOf } from './restore-context';
 import { changedSince } from './restore-entry';
 import { entryBack } from './restore-move';
 import type { TreeLimits } from './tree';
@@ -103,7 +103,7 @@ function placeOf(e: Entry, from: Pinned, to: Pinned, strict = false): Place {
   const { dev, ino, mtimeMs } = e.held;
   if (dev === undefined || ino === undefined) return { kind: 'problem', why: `the record does not say which entry went to ${to.path}` };
   // Its birth time (where recorded) tells the moved entry from one made later under a reused inode number.
-  const is = (p: Pinned) => p.stats !== null && p.stats.dev === dev && p.stats.ino === ino && (e.born === undefined || p.stats.birthtimeMs === e.born) && (!strict || mtimeMs === undefined || p.stats.mtimeMs === mtimeMs);
+  const is = (p: Pinned) => sameFile(p.stats, { dev, ino, born: e.born }) && (!strict || mtimeMs === undefined || p.stats?.mtimeMs === mtimeMs);
   // Back: whatever is at the destination now is someone else's (or the same file under both names, an undo cut between its link and its unlink).
   if (is(from)) return is(to) ? { kind: 'half' } : { kind: 'back' };
   if (from.stats !== null) return { kind: 'problem', why: `${from.path} exists again (made after the move); move or delete it first` };

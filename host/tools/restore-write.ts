@@ -32,18 +32,25 @@ function mustBeAFile(target: Pinned, verb: string): void {
   if (!stats.isFile()) throw new ToolRefusal(`${target.path} is ${stats.isDirectory() ? 'a folder' : stats.isSymbolicLink() ? 'a symbolic link' : 'no regular file'} now (replaced after the ${verb}); nothing was put back`);
 }
 
-/** Refuses unless the pinned target is the very file the change left (device, inode, birth time) with the names it left it (hard links). */
-function mustBeTheFile(target: Pinned, file: { readonly dev?: number | undefined; readonly ino?: number | undefined; readonly born?: number | undefined }, links: number | undefined, t: UndoContext['t'], verb: string, nothing: string): void {
-  if (file.dev === undefined || file.ino === undefined) throw new ToolRefusal(`the record of ${callOf(t)} does not say which file it changed (kept by an older airlock); ${nothing}`);
-  if (!sameFile(target.stats, { dev: file.dev, ino: file.ino, born: file.born })) throw new ToolRefusal(`${target.path} is another file than the one ${callOf(t)} ${verb} (replaced since); ${nothing}`);
+type ChangedFile = { readonly dev?: number | undefined; readonly ino?: number | undefined; readonly born?: number | undefined };
+
+/** Why the pinned target is not the very file the change left (device, inode, birth time) with the names it left it (hard links); undefined when it is. */
+function notTheFile(target: Pinned, file: ChangedFile, links: number | undefined, t: UndoContext['t'], verb: string): string | undefined {
+  if (file.dev === undefined || file.ino === undefined) return `the record of ${callOf(t)} does not say which file it changed (kept by an older airlock)`;
+  if (!sameFile(target.stats, { dev: file.dev, ino: file.ino, born: file.born })) return `${target.path} is another file than the one ${callOf(t)} ${verb} (replaced since)`;
   const names = namesChanged(target.stats, links);
-  if (names !== undefined) throw new ToolRefusal(`${target.path} ${names}; ${nothing}`);
+  return names === undefined ? undefined : `${target.path} ${names}`;
+}
+
+function mustBeTheFile(target: Pinned, file: ChangedFile, links: number | undefined, t: UndoContext['t'], verb: string, nothing: string): void {
+  const why = notTheFile(target, file, links, t, verb);
+  if (why !== undefined) throw new ToolRefusal(`${why}; ${nothing}`);
 }
 
 export function replacedUndo(c: UndoContext, change: ChangeOf<'replaced'>): ChangeUndo {
   const { record, target, held: copy, t } = c;
   const file = { dev: record.held.dev, ino: record.held.ino, born: change.born };
-  const isTheFile = () => record.held.dev !== undefined && record.held.ino !== undefined && sameFile(target.stats, { dev: record.held.dev, ino: record.held.ino, born: change.born }) && namesChanged(target.stats, record.held.links) === undefined;
+  const isTheFile = () => notTheFile(target, file, record.held.links, t, 'wrote') === undefined;
   /** Writes the kept content into the file in place from byte 0 on, over `fd`, and its modification time back; true once the file holds it all (false: it holds something else). */
   async function fill(fd: number, from: Pinned): Promise<boolean> {
     const source = openFd(from.selfPath(), O_RDONLY | O_NONBLOCK);
@@ -118,7 +125,7 @@ export function appendedUndo(c: UndoContext, change: ChangeOf<'appended'>): Chan
   return {
     async back() {
       const stats = target.stats;
-      return stats !== null && stats.isFile() && sameFile(stats, change) && namesChanged(stats, record.held.links) === undefined && stats.size === change.size && (await digestOf(c, target)) === record.held.digest;
+      return stats !== null && stats.isFile() && notTheFile(target, change, record.held.links, t, 'appended to') === undefined && stats.size === change.size && (await digestOf(c, target)) === record.held.digest;
     },
 
     async check() {

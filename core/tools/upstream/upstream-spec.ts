@@ -54,9 +54,10 @@ export const upstreamToolSpecSchema = z.strictObject({
   definition: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 
-/** The definition digest of an upstream tool in a job's snapshot; undefined for any other tool, and in specs from before. */
-export function upstreamDefinition(specs: readonly UpstreamToolSpec[] | undefined, toolName: string): string | undefined {
-  return specs?.find((s) => s.name === toolName)?.definition;
+/** What a grant binds of a call's tool: an upstream tool's definition digest as a job's snapshot holds it; nothing for any other tool, or a spec from before. */
+export function definitionClaim(specs: readonly UpstreamToolSpec[] | undefined, toolName: string): { readonly definition?: string } {
+  const definition = specs?.find((s) => s.name === toolName)?.definition;
+  return definition === undefined ? {} : { definition };
 }
 export type UpstreamToolSpec = z.infer<typeof upstreamToolSpecSchema>;
 
