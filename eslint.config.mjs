@@ -33,7 +33,7 @@ export default tseslint.config(
   {
     // No import circles anywhere in the sources (tests may import what they like), and each top folder imports only the
     // floors below it, as its README.md lists them.
-    files: ['core/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts', 'host/**/*.ts', 'workers/**/*.ts', 'client/**/*.ts', 'scripts/**/*.ts'],
+    files: ['core/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts', 'host/**/*.ts', 'workers/**/*.ts', 'client/**/*.ts', 'servers/**/*.ts', 'ops/**/*.ts', 'cli/**/*.ts', 'scripts/**/*.ts'],
     plugins: { airlock: airlockLint.plugin },
     rules: { 'airlock/no-import-cycle': 'error', 'airlock/floors': 'error' },
   },
@@ -58,7 +58,7 @@ export default tseslint.config(
         patterns: [
           ...sandboxBanned.patterns,
           { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Workflows see activities only as types.' },
-          { group: ['../workers/*', '../client/*', '../host/*'], message: 'Workflows import only @temporalio/workflow, core/ and activity types.' },
+          { group: ['../workers/*', '../client/*', '../servers/*', '../ops/*', '../cli/*', '../host/*'], message: 'Workflows import only @temporalio/workflow, core/ and activity types.' },
         ],
       }],
     },

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as protobuf from 'protobufjs/light';
-import { installedProtoVersion, LEFT_OUT, PROTO_TREE_SCHEMA_VERSION, protoTreeFile, type ProtoTreeFile } from '../client/proto-tree';
+import { installedProtoVersion, LEFT_OUT, PROTO_TREE_SCHEMA_VERSION, protoTreeFile, type ProtoTreeFile } from '../cli/startup/proto-tree';
 
 /**
- * Writes the CLI's protobuf tree (client/proto-tree.ts): the installed
+ * Writes the CLI's protobuf tree (cli/startup/proto-tree.ts): the installed
  * `@temporalio/proto` tree without what it leaves out, compact. Fails the
  * build when what is left refers to anything left out.
  */
@@ -14,7 +14,7 @@ function main(): void {
   if (!(generated instanceof protobuf.Root)) throw new Error('@temporalio/proto/protos/json-module is not a protobufjs Root');
   for (const name of LEFT_OUT) {
     const left = generated.lookup(name);
-    if (left === null || left.parent === null) throw new Error(`${name} is not in @temporalio/proto's tree: update LEFT_OUT in client/proto-tree.ts`);
+    if (left === null || left.parent === null) throw new Error(`${name} is not in @temporalio/proto's tree: update LEFT_OUT in cli/startup/proto-tree.ts`);
     left.parent.remove(left);
   }
   const nested = generated.toJSON({ keepComments: false }).nested ?? {};

@@ -2,11 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { startDevServer } from '../client/dev/dev-server';
+import { startDevServer } from '../ops/dev/dev-server';
 import { freePort } from './helpers/ports';
-import { resolveTemporalCli } from '../client/dev/temporal-cli';
-import { resolveTemporalServer } from '../client/topology/temporal-server';
-import { resolveUiServer } from '../client/topology/ui-server';
+import { resolveTemporalCli } from '../ops/dev/temporal-cli';
+import { resolveTemporalServer } from '../ops/topology/temporal-server';
+import { resolveUiServer } from '../ops/topology/ui-server';
 import { bundleFiles, workflowBundleOptions } from '../workers/workflow-bundle';
 
 /**

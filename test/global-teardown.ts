@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import type { DevServer } from '../client/dev/dev-server';
+import type { DevServer } from '../ops/dev/dev-server';
 
 export default async function globalTeardown(): Promise<void> {
   const server = (globalThis as Record<string, unknown>).__airlockTestServer as DevServer | undefined;

@@ -7,6 +7,7 @@ import { maskString } from '../../core/redaction/masking';
 import { PENDING_MEMO_KEY, pendingMemoSchema, type PendingMemo } from '../../core/reviewer/pending-memo';
 import { AirlockSearchAttributes, jobStatuses, statusKey, type JobStatus, type ShownStatus } from '../../core/temporal/search-attributes';
 import { machineOfQueue } from '../../core/temporal/task-queues';
+import { cancelRequestOf, type CancelRequest } from '../history/runs';
 import { state as queryState } from './jobs';
 
 /** What is waiting and how jobs stand, read from visibility and from each job's current record, so no worker is needed. */
@@ -84,7 +85,7 @@ export interface JobStatusInfo {
   /** Activities scheduled and not finished (a running job's calls, model turns, judge calls). */
   readonly inProgress: readonly ActivityInProgress[];
   /** Who asked to cancel the job and why, once someone did (the reason is kept by Temporal, not by the job). */
-  readonly cancelRequest?: { readonly reason: string; readonly identity: string };
+  readonly cancelRequest?: CancelRequest;
 }
 
 /**
@@ -107,7 +108,7 @@ export async function pendingOf(client: Client, jobId: string): Promise<PendingO
 /** The job's status from its current record (no worker needed), with Temporal's word for jobs that ran no code to end. */
 export async function status(client: Client, jobId: string): Promise<JobStatusInfo> {
   const description = await client.workflow.getHandle(jobId).describe();
-  const cancelRequest = description.status.name === 'CANCELLED' ? await findCancelRequest(client, jobId, description.runId) : undefined;
+  const cancelRequest = description.status.name === 'CANCELLED' ? await cancelRequestOf(client, jobId, description.runId) : undefined;
   return {
     status: shownStatus(description),
     execution: description.status.name,
@@ -116,26 +117,6 @@ export async function status(client: Client, jobId: string): Promise<JobStatusIn
     inProgress: (description.raw.pendingActivities ?? []).map(inProgress),
     ...(cancelRequest !== undefined ? { cancelRequest } : {}),
   };
-}
-
-/** A cancelled run's cancel request, read from the end of its history (it is among the last events). */
-async function findCancelRequest(client: Client, workflowId: string, runId: string): Promise<JobStatusInfo['cancelRequest']> {
-  let nextPageToken: Uint8Array | undefined;
-  for (let page = 0; page < 5; page++) {
-    const res = await client.workflowService.getWorkflowExecutionHistoryReverse({
-      namespace: client.options.namespace,
-      execution: { workflowId, runId },
-      maximumPageSize: 100,
-      ...(nextPageToken !== undefined ? { nextPageToken } : {}),
-    });
-    for (const event of res.history?.events ?? []) {
-      const request = event.workflowExecutionCancelRequestedEventAttributes;
-      if (request != null) return { reason: request.cause ?? '', identity: request.identity ?? '' };
-    }
-    if (res.nextPageToken == null || res.nextPageToken.length === 0) return undefined;
-    nextPageToken = res.nextPageToken;
-  }
-  return undefined;
 }
 
 /** Running jobs that last set `AirlockStatus` to `status`, in Temporal's order for running workflows: newest start first. */

@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { ClientCallView } from '../../core/job/client-calls';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { AGENT_JOB_WORKFLOW, agentJobInputSchema, type AgentJobInput, type AgentJobResult } from '../../core/job/job-input';
+import { AGENT_JOB_WORKFLOW, type AgentJobInput, type AgentJobResult } from '../../core/job/job-input';
 import { PENDING_MEMO_KEY, pendingMemo } from '../../core/reviewer/pending-memo';
 import { TaskQueues } from '../../core/temporal/task-queues';
 import { undoArgs } from '../../core/tools/undo';
 import { clientCallsQuery, submitCallUpdate } from '../../workflows/messages';
 import { JobError } from '../errors';
+import { startInputOf } from '../history/runs';
 import { result } from './jobs';
 import type { Move } from '../../core/tools/fs/move-plan';
 
@@ -54,12 +54,8 @@ function notOurs(workflowId: string, what: string): JobError {
 
 /** Whether the running job's run was started as `submitUndo` starts one: a client-driven job on the agent queue that takes one fs_undo call, in no scope. */
 async function startedAsUndo(client: Client, workflowId: string): Promise<boolean> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-  if (started === undefined || started === null || started.taskQueue?.name !== TaskQueues.agent) return false;
-  const input = agentJobInputSchema.safeParse(await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, started.input?.payloads ?? []));
-  if (!input.success) return false;
-  const job = input.data;
+  const { taskQueue, input: job } = await startInputOf(client, workflowId);
+  if (taskQueue !== TaskQueues.agent || job === undefined) return false;
   return job.driver === 'client' && job.takesCalls === 1 && job.tools?.length === 1 && job.tools[0] === 'fs_undo' && job.scope.piece === undefined && job.scope.movement === undefined;
 }
 

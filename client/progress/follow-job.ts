@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { JobEnd, ProgressEvent } from '../../core/reviewer/progress';
-import { HistoryReader } from './history-reader';
+import { HistoryReader } from '../history/progress-reader';
 
 export interface FollowJobOptions {
   readonly client: Client;

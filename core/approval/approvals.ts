@@ -92,6 +92,9 @@ export const withdrawInputSchema = z.strictObject({
   reason: z.string().trim().min(1, 'give a reason').max(2000),
 });
 export type WithdrawInput = z.infer<typeof withdrawInputSchema>;
+/** What `withdrawRequests` answers: the requests it ended, and the calls whose requests end as soon as they park. */
+export const withdrawResultSchema = z.strictObject({ withdrawn: z.array(z.string()), calls: z.array(z.string()).optional() });
+export type WithdrawResult = z.infer<typeof withdrawResultSchema>;
 
 /**
  * A parked call. Persisted in workflow state and carried across

@@ -151,12 +151,12 @@ const variables = {
   AIRLOCK_APPROVAL_PAGE_URL: httpUrl.optional(),
   AIRLOCK_INBOX_LISTEN: bindAddress.default('127.0.0.1:7244'),
   AIRLOCK_INBOX_TLS: onOff.default(false),
-  // Read by bin/airlock.js before anything else loads (client/compile-cache.ts); checked here so a wrong value is said.
+  // Read by bin/airlock.js before anything else loads (cli/startup/compile-cache.ts); checked here so a wrong value is said.
   AIRLOCK_COMPILE_CACHE: z
     .string()
     .refine((v) => v === 'off' || v.startsWith('/'), 'expected off or an absolute folder, for example /var/cache/airlock')
     .optional(),
-  // Read by the CLI's short client and its resident process (client/resident/); checked here so a wrong value is said.
+  // Read by the CLI's short client and its resident process (cli/resident/); checked here so a wrong value is said.
   AIRLOCK_CLI_RESIDENT: z.enum(['auto', 'always', 'off'], { error: 'expected auto, always or off' }).default('auto'),
   AIRLOCK_CLI_RESIDENT_IDLE: durationText.default(600_000),
   // TEST ONLY: stops a tools worker's `execute` at a point, for crash tests to kill it there.

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../client/dev/project-root';
+import { projectRoot } from '../../ops/dev/project-root';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
 import { call, completeTurn, completed, startJob, waitParked } from './jobs';

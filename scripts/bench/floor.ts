@@ -3,7 +3,7 @@ import { createContext, Script } from 'node:vm';
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
-import { TEMPORAL_DYNAMIC_CONFIG } from '../../client/temporal-dynamic-config';
+import { TEMPORAL_DYNAMIC_CONFIG } from '../../ops/temporal/dynamic-config';
 import type { BenchOptions } from './args';
 import type { Figure } from './figures';
 import { PLAIN_NOOPS_WORKFLOW } from './plain-workflow';

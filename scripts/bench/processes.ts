@@ -112,7 +112,7 @@ export function ownCpuSeconds(): number {
 }
 
 /**
- * Stops the resident CLI processes (client/resident/) that CLI runs with
+ * Stops the resident CLI processes (cli/resident/) that CLI runs with
  * `XDG_RUNTIME_DIR` set to this folder started: they are detached from the
  * bench, so they are found by their title and environment.
  */

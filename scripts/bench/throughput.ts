@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startReplayServer } from '../../client/dev/replay-server';
+import { startReplayServer } from '../../ops/dev/replay-server';
 import { parseConfig } from '../../core/config/config';
 import { COMPLETE_TOOL, sideEffectToolNames } from '../../core/tools/registry';
 import { AirlockClient } from '../../client/airlock-client';

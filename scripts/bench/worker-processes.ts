@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { projectRoot } from '../../client/dev/project-root';
+import { projectRoot } from '../../ops/dev/project-root';
 import { spawnChild, type Child } from './processes';
 
 /**

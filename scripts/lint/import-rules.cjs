@@ -13,7 +13,7 @@
  *   rule and what a reader is told are the same text.
  *
  * - `airlock/floors`: each top folder (`workflows/`, `activities/`, `host/`,
- *   `workers/`, `client/`, `scripts/`; `core/` by the rule above) imports
+ *   `workers/`, `client/`, `servers/`, `ops/`, `cli/`, `scripts/`; `core/` by the rule above) imports
  *   from another top folder only when its `README.md` lists it ("May
  *   import: core, host."), and the lists make no circle: the house stands
  *   in floors, and nothing imports upwards.
@@ -24,7 +24,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const SOURCE_DIRS = ['core', 'workflows', 'activities', 'host', 'workers', 'client', 'scripts'];
+const SOURCE_DIRS = ['core', 'workflows', 'activities', 'host', 'workers', 'client', 'servers', 'ops', 'cli', 'scripts'];
 const SPECIFIER = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)(['"])(\.{1,2}\/[^'"]*)\1/gm;
 const MAY_IMPORT = /^\s*\*\s*May import:\s*(.+?)\.?\s*$/m;
 

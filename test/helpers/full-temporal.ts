@@ -1,10 +1,10 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
-import { isPortFree } from '../../client/dev/ports';
-import { allPorts, portsFrom, type TopologyPorts } from '../../client/topology/layout';
-import { spawnDetached, stillRunning, stopProcess } from '../../client/topology/processes';
-import { ensureNamespace, resolveTemporalServer, setupTemporalSchema, temporalServerArgs, writeTemporalConfig, type FrontendTls } from '../../client/topology/temporal-server';
+import { isPortFree } from '../../ops/dev/ports';
+import { allPorts, portsFrom, type TopologyPorts } from '../../ops/topology/layout';
+import { spawnDetached, stillRunning, stopProcess } from '../../ops/topology/processes';
+import { ensureNamespace, resolveTemporalServer, setupTemporalSchema, temporalServerArgs, writeTemporalConfig, type FrontendTls } from '../../ops/topology/temporal-server';
 import { startPrivatePostgres, type PrivatePostgres } from './private-postgres';
 
 export interface FullTemporal {

@@ -22,7 +22,7 @@ import { createServiceCapability } from '../../host/services/service-capability'
 import { Services } from '../../host/services/services';
 import { servicesConfigSchema, type ServicesConfigInput } from '../../core/config/tools/services';
 import type { ToolHostDeps } from '../../host/tools/tool-host';
-import { startReplayServer, type RecordedRequest, type ReplayServer } from '../../client/dev/replay-server';
+import { startReplayServer, type RecordedRequest, type ReplayServer } from '../../ops/dev/replay-server';
 import { AirlockClient } from '../../client/airlock-client';
 import type { AuditEvent, AuditEventType } from '../../core/audit/events';
 import { parseConfig } from '../../core/config/config';

@@ -1,4 +1,4 @@
-import { isPortFree } from '../../client/dev/ports';
+import { isPortFree } from '../../ops/dev/ports';
 
 /**
  * Ports for the servers tests start. `listen(0)` hands out ports from the

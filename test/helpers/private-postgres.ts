@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { freePort } from './ports';
-import { postgresBinDir } from '../../client/topology/postgres';
+import { postgresBinDir } from '../../ops/topology/postgres';
 
 const run = promisify(execFile);
 

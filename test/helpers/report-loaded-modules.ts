@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
  * file): when the process exits, however it exits, the files it loaded go to
  * the file named by LOADED_MODULES_REPORT, one path a line. TypeScript's
  * `import()` compiles to `require`, so `require.cache` holds every module.
- * The CLI's stand-in for `@temporalio/proto`'s tree (client/proto-tree.ts)
+ * The CLI's stand-in for `@temporalio/proto`'s tree (cli/startup/proto-tree.ts)
  * counts as loaded once read, and a last line says which tree it gave.
  */
 const report = process.env.LOADED_MODULES_REPORT;

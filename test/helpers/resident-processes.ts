@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * The resident CLI processes (client/resident/) started with a runtime
+ * The resident CLI processes (cli/resident/) started with a runtime
  * folder under `folder`: pid → commands run, read from the title `ps`
  * shows (`airlock resident CLI: N commands`) and the process's
  * `XDG_RUNTIME_DIR`. Processes of other users, or gone meanwhile, are

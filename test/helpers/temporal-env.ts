@@ -7,7 +7,7 @@ import type { Activities } from '../../activities';
 import type { QueueRole } from '../../core/temporal/task-queues';
 import { createWorkers } from '../../workers/create-workers';
 import { runtimeLogger } from '../../workers/run-workers';
-import { ensureSearchAttributes } from '../../client/search-attributes';
+import { ensureSearchAttributes } from '../../ops/temporal/search-attributes';
 import { requireCurrent } from '../../host/temporal/worker-deployments';
 
 function required(name: string): string {

@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../helpers/ports';
-import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
-import { inboxSite } from '../../client/inbox/site';
+import { startInboxServer, type InboxServer } from '../../servers/inbox/inbox-server';
+import { inboxSite } from '../../servers/inbox/site';
 import { parseConfig } from '../../core/config/config';
 import { cardsMarkdown } from '../../core/reviewer/approval-card';
 import { JobHarness } from '../helpers/job-harness';

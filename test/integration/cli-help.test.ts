@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { commands } from '../../client/command-registry';
-import { isGroup, type Command } from '../../client/command';
+import { commands } from '../../cli/command-registry';
+import { isGroup, type Command } from '../../cli/command';
 import { repoRoot } from '../helpers/processes';
 
 /**

@@ -10,7 +10,7 @@ import { repoRoot } from '../helpers/processes';
 import { killResidentsUnder, residentsUnder } from '../helpers/resident-processes';
 
 /**
- * The resident CLI process (client/resident/): `pending`, `show`, `approve`
+ * The resident CLI process (cli/resident/): `pending`, `show`, `approve`
  * and `deny` run in a process that has the CLI loaded, started by the first
  * such command. Real CLI processes against a real dev server and workers.
  * Which process ran a command is read from the resident process's title

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { promisify } from 'node:util';
-import { commands } from '../../client/command-registry';
-import { isGroup } from '../../client/command';
+import { commands } from '../../cli/command-registry';
+import { isGroup } from '../../cli/command';
 import { auditEventTypes } from '../../core/audit/events';
 import { JobHarness } from '../helpers/job-harness';
 import { repoRoot } from '../helpers/processes';
@@ -21,7 +21,7 @@ const reporter = join(repoRoot, 'dist', 'test', 'helpers', 'report-loaded-module
 /** Never needed to talk to a job: the worker side, model clients, SQLite and PostgreSQL, browsers. */
 const HEAVY = ['@temporalio/worker', 'openai', 'better-sqlite3', 'pg', 'playwright-core'];
 /** Airlock's own worker-side code and the dev stack. */
-const DEV_STACK = [join('dist', 'workers'), join('dist', 'activities'), join('dist', 'client', 'dev')].map((dir) => `${sep}${dir}${sep}`);
+const DEV_STACK = [join('dist', 'workers'), join('dist', 'activities'), join('dist', 'ops', 'dev'), join('dist', 'servers', 'codec')].map((dir) => `${sep}${dir}${sep}`);
 
 let h: JobHarness;
 let dir: string;
@@ -90,7 +90,7 @@ test('the reporter sees what a command loads', async () => {
   const out = await cli(['show', 'no-such-job']);
   expect(out.code).toBe(1);
   expect(out.packages).toContain('@temporalio/client');
-  expect(out.files.some((f) => f.endsWith(join('dist', 'client', 'cli.js')))).toBe(true);
+  expect(out.files.some((f) => f.endsWith(join('dist', 'cli', 'main.js')))).toBe(true);
 });
 
 test('--help loads no package at all, so it starts about as fast as node itself', async () => {
@@ -100,7 +100,7 @@ test('--help loads no package at all, so it starts about as fast as node itself'
   expect(temporalPackages(out)).toEqual([]);
   expect(out.packages).toEqual([]);
   expect(out.protoTree).toBe('unread');
-  // The commands that serve or run workers keep the package's own tree (client/proto-tree.ts): no stand-in at all.
+  // The commands that serve or run workers keep the package's own tree (cli/startup/proto-tree.ts): no stand-in at all.
   for (const serving of ['dev', 'worker', 'topology', 'inbox', 'mcp', 'codec-server', 'replay']) {
     expect({ serving, tree: (await cli([serving, '--help'])).protoTree }).toEqual({ serving, tree: undefined });
   }
@@ -170,7 +170,7 @@ test('pending, show and approve load the Temporal client and nothing of the work
 
   for (const out of [pending, show, approve]) {
     expect(out.packages).toContain('@temporalio/client');
-    // The Temporal API's tree without Temporal Cloud's part (client/proto-tree.ts), built by `npm run build`.
+    // The Temporal API's tree without Temporal Cloud's part (cli/startup/proto-tree.ts), built by `npm run build`.
     expect(out.protoTree).toBe('smaller');
     expect(heavyPackages(out)).toEqual([]);
     expect(devStackFiles(out)).toEqual([]);
@@ -195,7 +195,7 @@ test('a command the resident CLI process runs loads nothing in its own process b
     expect(await show()).toMatchObject({ stderr: expect.stringContaining('no job no-such-job') });
     const own = loaded().map((f) => f.slice(repoRoot.length + 1));
     expect(own.sort()).toEqual(
-      ['bin/airlock.js', 'dist/client/cli-name.js', 'dist/client/private-folder.js', 'dist/client/resident/client.js', 'dist/client/resident/place.js', 'dist/client/resident/protocol.js', 'dist/test/helpers/report-loaded-modules.js'].sort(),
+      ['bin/airlock.js', 'dist/client/cli-name.js', 'dist/cli/private-folder.js', 'dist/cli/resident/client.js', 'dist/cli/resident/place.js', 'dist/cli/resident/protocol.js', 'dist/test/helpers/report-loaded-modules.js'].sort(),
     );
   } finally {
     killResidentsUnder(runtime);

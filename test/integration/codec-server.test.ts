@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { startCodecServer, type CodecServer } from '../../client/dev/codec-server';
+import { startCodecServer, type CodecServer } from '../../servers/codec/codec-server';
 import { AesGcmCodec } from '../../host/temporal/payload-codec';
 
 const codec = new AesGcmCodec({ current: 'k1', keys: new Map([['k1', randomBytes(32)]]) });

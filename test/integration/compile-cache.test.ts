@@ -12,7 +12,7 @@ import { repoRoot } from '../helpers/processes';
  * someone else could write.
  */
 
-const compileCache = join(repoRoot, 'dist', 'client', 'compile-cache.js');
+const compileCache = join(repoRoot, 'dist', 'cli', 'startup', 'compile-cache.js');
 let dir: string;
 
 beforeEach(() => {

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { AIRLOCK_WORKERS, TOPOLOGY_VARIABLES } from '../../client/topology/parts';
-import { TEMPORAL_SERVER_VERSION } from '../../client/topology/temporal-server';
-import { UI_SERVER_VERSION } from '../../client/topology/ui-server';
+import { AIRLOCK_WORKERS, TOPOLOGY_VARIABLES } from '../../ops/topology/parts';
+import { TEMPORAL_SERVER_VERSION } from '../../ops/topology/temporal-server';
+import { UI_SERVER_VERSION } from '../../ops/topology/ui-server';
 import { readRulesFile } from '../../host/config/rules-file';
 import { isTaskQueueName, TaskQueues, taskQueueNames, type QueueRole } from '../../core/temporal/task-queues';
 import { repoRoot } from '../helpers/processes';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEMO_GOAL } from '../../client/dev/demo';
+import { DEMO_GOAL } from '../../ops/dev/demo';
 import { airlock, devEnv, processesMentioning, startDev } from '../helpers/dev-stack';
 import { spawnNode, type Spawned } from '../helpers/processes';
 

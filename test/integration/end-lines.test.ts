@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DEMO_GOAL } from '../../client/dev/demo';
+import { DEMO_GOAL } from '../../ops/dev/demo';
 import type { Notice } from '../../core/reviewer/notification';
 import { airlock, devEnv, processesMentioning, startDev } from '../helpers/dev-stack';
 import { spawnNode, type Spawned } from '../helpers/processes';

@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from '../helpers/ports';
-import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
-import { inboxSite } from '../../client/inbox/site';
+import { startInboxServer, type InboxServer } from '../../servers/inbox/inbox-server';
+import { inboxSite } from '../../servers/inbox/site';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';
 import { PasskeyInvites } from '../../host/stores/passkey-invites/files';
 import { statePaths } from '../../host/config/paths';

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
-import type { InboxServer } from '../../client/inbox/inbox-server';
+import type { InboxServer } from '../../servers/inbox/inbox-server';
 import { readReviewerKeysFile } from '../../host/keys/reviewer-keys-file';
 import { decideOnCard, outputDir, startInboxBrowser, type InboxBrowser } from '../helpers/inbox-browser';
 import type { JobHarness } from '../helpers/job-harness';

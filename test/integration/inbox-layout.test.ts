@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
-import { inboxSite } from '../../client/inbox/site';
+import { startInboxServer, type InboxServer } from '../../servers/inbox/inbox-server';
+import { inboxSite } from '../../servers/inbox/site';
 import { freePort } from '../helpers/ports';
 import { parseConfig } from '../../core/config/config';
 import { defaultRules } from '../../core/policy/default-rules';

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Identify } from '../../client/inbox/identify';
-import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
-import { inboxSite } from '../../client/inbox/site';
+import { Identify } from '../../servers/inbox/identify';
+import { startInboxServer, type InboxServer } from '../../servers/inbox/inbox-server';
+import { inboxSite } from '../../servers/inbox/site';
 import { freePort } from '../helpers/ports';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';
 import { decisionChallenge } from '../../core/approval/decision-challenge';

@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../helpers/ports';
-import { startInboxServer, type InboxServer } from '../../client/inbox/inbox-server';
-import { inboxSite } from '../../client/inbox/site';
+import { startInboxServer, type InboxServer } from '../../servers/inbox/inbox-server';
+import { inboxSite } from '../../servers/inbox/site';
 import { parseConfig, type AirlockConfig } from '../../core/config/config';
 import { Database } from '../../host/stores/database/postgres';
 import { migrate } from '../../host/stores/database/migrations';

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
+import { startReplayServer, type ReplayServer } from '../../ops/dev/replay-server';
 import { JobHarness } from '../helpers/job-harness';
 
 const verdict = (ruleId: string, result: string) => ({

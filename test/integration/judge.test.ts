@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OpenAI } from 'openai';
 import { createJudgeActivities } from '../../activities/judge';
-import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
+import { startReplayServer, type ReplayServer } from '../../ops/dev/replay-server';
 
 let replay: ReplayServer;
 let silent: Server;

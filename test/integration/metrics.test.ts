@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AirlockClient } from '../../client/airlock-client';
 import { freePort } from '../helpers/ports';
-import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
+import { startReplayServer, type ReplayServer } from '../../ops/dev/replay-server';
 import type { AuditEvent } from '../../core/audit/events';
 import { parseConfig } from '../../core/config/config';
 import type { AgentJobStateView } from '../../core/job/job-view';

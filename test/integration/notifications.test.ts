@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AirlockClient } from '../../client/airlock-client';
-import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
+import { startReplayServer, type ReplayServer } from '../../ops/dev/replay-server';
 import type { AuditEvent } from '../../core/audit/events';
 import { parseConfig } from '../../core/config/config';
 import { AGENT_JOB_WORKFLOW, type AgentJobResult } from '../../core/job/job-input';

@@ -6,14 +6,14 @@ import { z } from 'zod';
 import { repoRoot } from '../helpers/processes';
 
 /**
- * The CLI's smaller protobuf tree (client/proto-tree.ts), in real Node
+ * The CLI's smaller protobuf tree (cli/startup/proto-tree.ts), in real Node
  * processes: `@temporalio/proto` loads it in place of its own, and it is its
  * own tree but for Temporal Cloud's part, field for field and byte for byte
  * on the wire; a tree file that does not fit falls back to the package's.
  */
 
-const protoTree = join(repoRoot, 'dist', 'client', 'proto-tree.js');
-const treeFile = join(repoRoot, 'dist', 'client', 'proto-tree.json');
+const protoTree = join(repoRoot, 'dist', 'cli', 'startup', 'proto-tree.js');
+const treeFile = join(repoRoot, 'dist', 'cli', 'startup', 'proto-tree.json');
 let dir: string;
 
 beforeAll(() => {

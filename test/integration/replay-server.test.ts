@@ -1,5 +1,5 @@
 import { OpenAI } from 'openai';
-import { startReplayServer, type ReplayServer } from '../../client/dev/replay-server';
+import { startReplayServer, type ReplayServer } from '../../ops/dev/replay-server';
 import { REPLAY_EXHAUSTED_CONTENT } from '../../core/model/replay-script';
 
 let server: ReplayServer;

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveTemporalCli, TEMPORAL_CLI_MODULE, TEMPORAL_CLI_VERSION } from '../../client/dev/temporal-cli';
+import { resolveTemporalCli, TEMPORAL_CLI_MODULE, TEMPORAL_CLI_VERSION } from '../../ops/dev/temporal-cli';
 
 let dir: string;
 const lines: string[] = [];

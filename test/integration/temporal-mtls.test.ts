@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TopologyPorts } from '../../client/topology/layout';
+import type { TopologyPorts } from '../../ops/topology/layout';
 import { startFullTemporal, type FullTemporal } from '../helpers/full-temporal';
 import { spawnNode, type Spawned } from '../helpers/processes';
 

@@ -3,9 +3,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AirlockClient } from '../../client/airlock-client';
-import { processAlive } from '../../client/dev/process-info';
-import { topologyDown } from '../../client/topology/topology';
-import { readTopologyState } from '../../client/topology/state';
+import { processAlive } from '../../ops/dev/process-info';
+import { topologyDown } from '../../ops/topology/topology';
+import { readTopologyState } from '../../ops/topology/state';
 import { parseConfig } from '../../core/config/config';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';

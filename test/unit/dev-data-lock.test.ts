@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataDirLockedError, lockDataDir } from '../../client/dev/data-lock';
+import { DataDirLockedError, lockDataDir } from '../../ops/dev/data-lock';
 
 let dir: string;
 beforeEach(() => {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { commands } from '../../client/command-registry';
-import { isGroup } from '../../client/command';
+import { commands } from '../../cli/command-registry';
+import { isGroup } from '../../cli/command';
 import { configVariableNames } from '../../core/config/config';
 import { repoRoot } from '../helpers/processes';
 
@@ -114,7 +114,7 @@ function variablesIn(folders: readonly string[], files: readonly string[] = []):
 }
 
 test('every AIRLOCK_* variable the documents name is read by airlock (or its tests), and every one airlock reads is documented; the configuration\'s own in its table', () => {
-  const product = new Set([...configVariableNames.filter((n) => n.startsWith('AIRLOCK_')), ...variablesIn(['core', 'host', 'client', 'workers', 'activities', 'scripts', 'bin'], ['docker-compose.temporal.yml'])]);
+  const product = new Set([...configVariableNames.filter((n) => n.startsWith('AIRLOCK_')), ...variablesIn(['core', 'host', 'client', 'servers', 'ops', 'cli', 'workers', 'activities', 'scripts', 'bin'], ['docker-compose.temporal.yml'])]);
   const known = new Set([...product, ...variablesIn(['test'])]);
   const named = new Map<string, string>();
   for (const file of documents) for (const m of text(file).matchAll(/AIRLOCK_[A-Z0-9_]*[A-Z0-9]/g)) named.set(m[0], file);
@@ -125,7 +125,7 @@ test('every AIRLOCK_* variable the documents name is read by airlock (or its tes
 });
 
 test("every AIRLOCK_* variable the CLI's help names is one airlock reads", () => {
-  const read = new Set([...configVariableNames, ...variablesIn(['core', 'host', 'client', 'workers', 'activities', 'scripts', 'bin'])]);
+  const read = new Set([...configVariableNames, ...variablesIn(['core', 'host', 'client', 'servers', 'ops', 'cli', 'workers', 'activities', 'scripts', 'bin'])]);
   const help = JSON.stringify(commands);
   expect([...help.matchAll(/AIRLOCK_[A-Z0-9_]*[A-Z0-9]/g)].map((m) => m[0]).filter((name) => !read.has(name))).toEqual([]);
 });

@@ -3,7 +3,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { PENDING_MEMO_KEY } from '../../core/reviewer/pending-memo';
 import { progressLine, type ProgressEvent } from '../../core/reviewer/progress';
-import { HistoryReader } from '../../client/progress/history-reader';
+import { HistoryReader } from '../../client/history/progress-reader';
 
 const EventType = temporal.api.enums.v1.EventType;
 const T0 = Date.parse('2026-01-01T00:00:00Z');

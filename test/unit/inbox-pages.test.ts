@@ -1,8 +1,8 @@
 import { approvalCard } from '../../core/reviewer/approval-card';
 import type { PendingRequestView } from '../../core/job/job-view';
 import { parseConfig } from '../../core/config/config';
-import { cardPage, listPage } from '../../client/inbox/pages';
-import { inboxSite } from '../../client/inbox/site';
+import { cardPage, listPage } from '../../servers/inbox/pages';
+import { inboxSite } from '../../servers/inbox/site';
 
 const now = Date.parse('2026-11-30T12:00:00.000Z');
 const evil = '<img src=x onerror=alert(1)>"\'&';

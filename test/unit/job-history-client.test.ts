@@ -4,8 +4,9 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { readJob, type RunHistory } from '../../client/job-history';
-import { SubmittedCalls, type TakenCall } from '../../client/submitted-calls';
+import { readJob } from '../../client/history/job-history';
+import type { RunHistory } from '../../client/history/runs';
+import { SubmittedCalls, type TakenCall } from '../../client/history/submitted-calls';
 import { changeLabel, rehearseJob, type RecordedJob } from '../../core/job/rehearsal';
 import { policySnapshotSchema, type PolicySnapshot } from '../../core/policy/snapshot';
 

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unl
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { inboxSite, inboxTlsDir } from '../../client/inbox/site';
+import { inboxSite, inboxTlsDir } from '../../servers/inbox/site';
 import { parseConfig } from '../../core/config/config';
 import { CA_DAYS, ensureLocalTls, LocalCaError, permittedOf, RENEW_DAYS, SERVER_DAYS } from '../../host/tls/local-ca';
 

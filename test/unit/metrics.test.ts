@@ -5,7 +5,7 @@ import { writeAudit } from '../../activities/audit';
 import { createJudgeActivities } from '../../activities/judge';
 import { createAirlockMetrics, MetricNames } from '../../activities/metrics';
 import { executionOutcome } from '../../activities/tool-gate';
-import { startReplayServer } from '../../client/dev/replay-server';
+import { startReplayServer } from '../../ops/dev/replay-server';
 import type { AuditEvent, AuditRecord } from '../../core/audit/events';
 import { judgeCallSummary } from '../../core/judge/judge';
 

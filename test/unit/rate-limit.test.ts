@@ -1,4 +1,4 @@
-import { RateLimit } from '../../client/inbox/rate-limit';
+import { RateLimit } from '../../servers/inbox/rate-limit';
 
 test('a key gets `limit` events per sliding window; refused ones are not counted; keys are apart', () => {
   let now = 0;

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { z } from 'zod';
-import { readJob, type RunHistory } from '../../client/job-history';
+import { readJob } from '../../client/history/job-history';
+import type { RunHistory } from '../../client/history/runs';
 import { policySnapshotSchema, type PolicySnapshot } from '../../core/policy/snapshot';
 import { rehearseJob, type RecordedJob } from '../../core/job/rehearsal';
 

@@ -1,15 +1,15 @@
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { servedByResident } from '../../client/resident/client';
-import { residentIdentity, residentPlace, residentSetting } from '../../client/resident/place';
+import { servedByResident } from '../../cli/resident/client';
+import { residentIdentity, residentPlace, residentSetting } from '../../cli/resident/place';
 
 let root: string;
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'airlock-place-'));
-  mkdirSync(join(root, 'dist', 'client', 'resident'), { recursive: true });
-  for (const f of ['package.json', 'dist/.tsbuildinfo', 'dist/client/cli.js', 'dist/client/resident/serve.js', 'dist/client/resident/client.js']) writeFileSync(join(root, f), 'x');
+  mkdirSync(join(root, 'dist', 'cli', 'resident'), { recursive: true });
+  for (const f of ['package.json', 'dist/.tsbuildinfo', 'dist/cli/main.js', 'dist/cli/resident/serve.js', 'dist/cli/resident/client.js']) writeFileSync(join(root, f), 'x');
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -53,7 +53,7 @@ test('what a command reads when it runs leaves the identity alone; what a proces
 });
 
 test('a rebuild is a new identity: any of the files that make the build changed on disk', () => {
-  for (const f of ['package.json', 'dist/.tsbuildinfo', 'dist/client/cli.js', 'dist/client/resident/serve.js', 'dist/client/resident/client.js']) {
+  for (const f of ['package.json', 'dist/.tsbuildinfo', 'dist/cli/main.js', 'dist/cli/resident/serve.js', 'dist/cli/resident/client.js']) {
     const before = residentIdentity(env, root);
     const later = new Date(Date.now() + 60_000 * (f.length + 1));
     utimesSync(join(root, f), later, later);

@@ -4,7 +4,7 @@ import { sanitizeAuditEvent, type AuditEvent } from '../../core/audit/events';
 import { parseDuration } from '../../core/util/duration';
 import { globMatches } from '../../core/util/glob';
 import { judgeCallSummary, judgeUserMessage, parseJudgeOutput } from '../../core/judge/judge';
-import { parseReplayScript, ReplayScriptError } from '../../client/dev/replay-server';
+import { parseReplayScript, ReplayScriptError } from '../../ops/dev/replay-server';
 
 test.each([
   ['Authorization: Bearer abcdefghijklmnop', 'Authorization: Bearer ***'],

@@ -1,7 +1,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import Long from 'long';
-import { fromEvents } from '../../client/undoable-calls';
+import { fromEvents } from '../../client/history/undoable-calls';
 
 /**
  * Which of a job's calls `airlock undo` offers, from its history's events

@@ -7,7 +7,7 @@ import { detectAll } from '../../core/policy/detectors';
 import type { Capability, HostFor } from '../../core/tools/tool-host';
 import { getTool, useUpstreamTools } from '../../core/tools/registry';
 import { definitionDigest, upstreamCategory, upstreamToolName, type UpstreamToolSpec } from '../../core/tools/upstream/upstream-spec';
-import { mcpTools } from '../../client/mcp/mcp-tools';
+import { mcpTools } from '../../servers/mcp/mcp-tools';
 import { UNOBSERVABLE_UPSTREAM } from '../../core/tools/upstream/upstream-tool';
 import { outcomeOf } from '../../host/mcp-upstream/upstream-servers';
 import { repoRoot } from '../helpers/processes';
