@@ -7,7 +7,7 @@ import { createPolicyActivities, type PolicyDeps } from './policy';
 import { createSealActivities } from './seals';
 import { createReviewerActivities } from './verify-decision';
 import { createTargetFactActivities } from './target-facts';
-import { createTurnGate } from './turn-gate';
+import { createTurnPolicy } from './turn-policy';
 import type { ContentStore } from '../host/stores/contents/store';
 import { createToolGateActivities, createToolRunner, prepareCall, type ToolGateDeps } from './tool-gate';
 
@@ -24,8 +24,8 @@ export type JudgeActivityDeps = JudgeDeps;
 /** airlock-agent: model turns, policy evaluation and grants, audit. */
 export function createAgentActivities(deps: AgentActivityDeps) {
   return {
-    // The model turn also asks the policy gate and carries the job's audit events (see turn-gate.ts).
-    ...createModelActivities({ ...deps, gate: createTurnGate(deps), auditDeps: deps }),
+    // The model turn also asks the policy check and carries the job's audit events (see turn-policy.ts).
+    ...createModelActivities({ ...deps, gate: createTurnPolicy(deps), auditDeps: deps }),
     ...createPolicyActivities(deps),
     ...createAuditActivities(deps),
     ...createReviewerActivities(deps),

@@ -11,7 +11,7 @@ import { ConversationMissingError, ConversationReader } from '../host/stores/con
 import type { AuditEvent } from '../core/audit/events';
 import { writeAudit, type AuditDeps, type RecordAuditResult } from './audit';
 import { activityContext } from './heartbeat';
-import type { TurnGate, TurnGateInput, TurnGateResult } from './turn-gate';
+import type { TurnPolicy, TurnPolicyInput, TurnPolicyResult } from './turn-policy';
 
 export interface ModelTurnInput {
   /** The conversation stored by earlier turns; absent or null before the first. */
@@ -20,8 +20,8 @@ export interface ModelTurnInput {
   readonly messages: readonly ChatMessage[];
   /** Tools offered to the model this turn. */
   readonly toolNames: readonly string[];
-  /** The job's policy input: the answer's calls come back decided (see `turn-gate.ts`). */
-  readonly gate?: TurnGateInput;
+  /** The job's policy input: the answer's calls come back decided (see `turn-policy.ts`). */
+  readonly gate?: TurnPolicyInput;
   /** The job's buffered audit events, written once the model has answered. */
   readonly audit?: readonly AuditEvent[];
 }
@@ -31,7 +31,7 @@ export interface ModelTurnResult {
   /** The conversation stored with this turn's messages and the answer. */
   readonly head: string;
   /** The planner's answer for the calls, when the input asked for it. */
-  readonly gate?: TurnGateResult;
+  readonly gate?: TurnPolicyResult;
   /** How writing the carried audit events went; only when the input carried some. */
   readonly audit?: RecordAuditResult;
 }
@@ -44,7 +44,7 @@ export interface ModelDeps {
   /** Characters of conversation the model is sent at most; older tool output is left out first. */
   readonly contextChars: number;
   /** Decides a turn's calls with the answer; absent: the workflow asks `evaluatePolicy`. */
-  readonly gate?: TurnGate;
+  readonly gate?: TurnPolicy;
   /** Where carried audit events go; absent: they are reported unwritten and the job sends them again. */
   readonly auditDeps?: AuditDeps;
 }

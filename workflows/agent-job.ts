@@ -8,25 +8,25 @@ import { COMPLETE_TOOL } from '../core/tools/registry';
 import { model } from './activities';
 import { resumeParkedBatch, waitForDecisions } from './approvals';
 import { registerHandlers } from './decisions';
-import { evaluateBatch } from './gate';
+import { evaluateBatch } from './policy-check';
 import { registerClientHandlers, runClientJob } from './client-driver';
 import { Job } from './job';
 import type { JobState } from './job-state';
 import { continueAsNew } from './continue-as-new';
 import { runPlan } from './run-plan';
-import { turnDecision, turnGate, type TurnDecision } from './turn-decision';
+import { turnDecision, turnPolicy, type TurnDecision } from './turn-decision';
 import { registerWithdrawals, type ClientCalls } from './withdrawals';
 
 /**
- * The job: model turns, a policy gate before every side effect, durable
+ * The job: model turns, a policy check before every side effect, durable
  * approvals, and each approved call run once.
  */
 export async function agentJob(input: AgentJobInput): Promise<AgentJobResult> {
   const job = new Job(input);
   registerHandlers(job);
   // Calls from a client instead of the model (the MCP gateway): the same gate from the batch on.
-  const client: ClientCalls = { inbox: [], inFlight: new Set() };
-  if (job.input.driver === 'client') registerClientHandlers(job, client.inbox);
+  const client: ClientCalls = { inbox: [], inFlight: new Set(), preflighted: new WeakMap() };
+  if (job.input.driver === 'client') registerClientHandlers(job, client);
   const withdrawals = registerWithdrawals(job, job.input.driver === 'client' ? client : undefined);
   try {
     if (job.input.driver === 'client') return await runClientJob(job, await job.start(), client, withdrawals);
@@ -71,7 +71,7 @@ async function runJob(job: Job): Promise<AgentJobResult> {
 async function modelTurn(job: Job, state: JobState): Promise<{ kind: 'calls'; calls: PreflightedCall[]; decided?: TurnDecision } | { kind: 'failed'; detail: string }> {
   state.startTurn();
   job.show();
-  const gate = turnGate(job, state);
+  const gate = turnPolicy(job, state);
   const audit = job.audit.carry();
   let turn;
   try {

@@ -9,7 +9,7 @@ import { summarizeArgs } from '../core/redaction/masking';
 import type { AgentJobResult } from '../core/job/job-input';
 import type { PrepareApprovalResult } from '../activities/tool-gate/messages';
 import { observeOptions, routeOf, tools } from './activities';
-import { evaluateBatch } from './gate';
+import { evaluateBatch } from './policy-check';
 import type { Job } from './job';
 import type { JobState } from './job-state';
 import { runSteps } from './run-calls';

@@ -1,5 +1,5 @@
 import { issuesText } from '../core/util/errors';
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, currentUpdateInfo, setHandler } from '@temporalio/workflow';
 import { clientCallView, submitCallInputSchema, type ClientCallView, type SubmitCallInput } from '../core/job/client-calls';
 import type { AgentJobResult } from '../core/job/job-input';
 import { preflight, type PreflightedCall } from '../core/job/preflight';
@@ -10,13 +10,13 @@ import { COMPLETE_TOOL } from '../core/tools/registry';
 import { canonicalJson } from '../core/util/canonical-json';
 import { sha256Hex } from '../core/util/sha256';
 import { resumeParkedBatch, waitForDecisions } from './approvals';
-import { evaluateBatch } from './gate';
+import { evaluateBatch } from './policy-check';
 import type { Job } from './job';
 import type { JobState } from './job-state';
 import { clientCallQuery, clientCallsQuery, submitCallUpdate } from './messages';
 import { continueAsNew } from './continue-as-new';
 import { runPlan } from './run-plan';
-import type { ClientCalls, Withdrawals } from './withdrawals';
+import type { ClientCalls, Preflighted, Withdrawals } from './withdrawals';
 
 /**
  * A job driven by a client instead of the model (`driver: 'client'`): calls
@@ -27,15 +27,15 @@ import type { ClientCalls, Withdrawals } from './withdrawals';
  * after any restart.
  */
 
-/** Calls accepted and not yet taken by the loop; the loop empties it before it continues as new. */
-type Inbox = SubmitCallInput[];
-
 const argsDigest = (args: unknown) => sha256Hex(canonicalJson(args));
 
 /** Calls `clientCalls` lists. */
 const LISTED_CALLS = 50;
 
-export function registerClientHandlers(job: Job, inbox: Inbox): void {
+export function registerClientHandlers(job: Job, client: ClientCalls): void {
+  const inbox = client.inbox;
+  // The validator's preflight by update id, for its handler: a call is preflighted once (a replay, which runs no validator, preflights in the loop).
+  const checkedBy = new Map<string, Preflighted>();
   // Keys accepted and not yet answered: a second update with the same key (another update id) waits for the first's answer, never runs the call again.
   const accepted = new Set<string>();
   setHandler(clientCallQuery, ({ callKey }) => {
@@ -52,6 +52,9 @@ export function registerClientHandlers(job: Job, inbox: Inbox): void {
     submitCallUpdate,
     async (raw): Promise<ClientCallView> => {
       const input = submitCallInputSchema.parse(raw);
+      const updateId = currentUpdateInfo()?.id ?? '';
+      const checked = checkedBy.get(updateId);
+      checkedBy.delete(updateId);
       await condition(() => job.state !== undefined || job.closing);
       const state = job.state;
       if (state === undefined) throw retryLater();
@@ -65,6 +68,7 @@ export function registerClientHandlers(job: Job, inbox: Inbox): void {
       if (first) {
         accepted.add(input.callKey);
         inbox.push(input);
+        if (checked !== undefined) client.preflighted.set(input, checked);
       }
       try {
         await condition(() => state.clientCall(input.callKey) !== undefined || job.closing);
@@ -84,8 +88,11 @@ export function registerClientHandlers(job: Job, inbox: Inbox): void {
         // An upstream MCP server's tool is known only from the job's snapshot: a first call that starts the job is checked once it is loaded.
         if (job.state === undefined && UPSTREAM_TOOL_NAME.test(parsed.data.toolName)) return;
         // Refused here, before history: an unknown, not allowed or malformed call never reaches the gate or a tool.
-        const checked = preflightOf(job, parsed.data, job.state?.snapshot.detectors.roots);
+        const roots = job.state?.snapshot.detectors.roots;
+        const checked = preflightOf(job, parsed.data, roots);
         if (checked.kind !== 'tool' || parsed.data.toolName === COMPLETE_TOOL) throw invalid(checked.kind === 'error' ? checked.message : `${parsed.data.toolName} is not a tool a client may call`);
+        const updateId = currentUpdateInfo()?.id;
+        if (updateId !== undefined) checkedBy.set(updateId, { roots, call: checked });
       },
     },
   );
@@ -144,7 +151,7 @@ export async function runClientJob(job: Job, state: JobState, client: ClientCall
       const waited = await waitForDecisions(job, state, () => inbox.length > 0);
       if (waited === 'woken') {
         // A call while another waits for a person: it runs if it may, without waiting for that decision.
-        const ended = await takeWhileParked(job, state, inbox);
+        const ended = await takeWhileParked(job, state, client);
         if (ended !== undefined) return ended;
         continue;
       }
@@ -163,7 +170,7 @@ export async function runClientJob(job: Job, state: JobState, client: ClientCall
       continue;
     }
     // One call per batch: a call that parks holds back only itself (the calls after it wait their turn in the inbox).
-    const taken = takeOne(job, state, inbox);
+    const taken = takeOne(job, state, client);
     batch = taken.batch;
     client.inFlight = new Set(batch.keys());
     const evaluated = await evaluateBatch(job, state, taken.calls);
@@ -190,15 +197,25 @@ function callsTaken(job: Job, state: JobState): string | undefined {
   return answered.map((c) => (c.status === 'answered' ? c.text : '')).join('\n');
 }
 
-/** A client's call as the model's would arrive: the same preflight, in the validator and in the loop. */
+/** A client's call as the model's would arrive: the same preflight (once, in the validator; in the loop on replay or when the roots changed). */
 function preflightOf(job: Job, call: SubmitCallInput, roots: readonly string[] | undefined): PreflightedCall {
   return preflight({ id: call.callKey, name: call.toolName, arguments: JSON.stringify(call.args) }, job.allowedTools, roots);
 }
 
-/** The next call of the inbox as a batch of one, by key, and preflighted. */
-function takeOne(job: Job, state: JobState, inbox: Inbox): { readonly batch: Map<string, SubmitCallInput>; readonly calls: PreflightedCall[] } {
-  const submitted = inbox.splice(0, 1);
-  return { batch: new Map(submitted.map((c) => [c.callKey, c])), calls: submitted.map((c) => preflightOf(job, c, state.snapshot.detectors.roots)) };
+/**
+ * The next call of the inbox as a batch of one, by key, and preflighted:
+ * the validator's result when it saw the same roots (preflight is pure, so
+ * the result is the one computed here either way), else computed now.
+ */
+function takeOne(job: Job, state: JobState, client: ClientCalls): { readonly batch: Map<string, SubmitCallInput>; readonly calls: PreflightedCall[] } {
+  const submitted = client.inbox.splice(0, 1);
+  const roots = state.snapshot.detectors.roots;
+  const calls = submitted.map((c) => {
+    const checked = client.preflighted.get(c);
+    client.preflighted.delete(c);
+    return checked !== undefined && checked.roots === roots ? checked.call : preflightOf(job, c, roots);
+  });
+  return { batch: new Map(submitted.map((c) => [c.callKey, c])), calls };
 }
 
 /**
@@ -206,8 +223,8 @@ function takeOne(job: Job, state: JobState, inbox: Inbox): { readonly batch: Map
  * usual; one that needs a person too is answered at once (one request of an
  * agent waits at a time), so it never holds the agent's other calls.
  */
-async function takeWhileParked(job: Job, state: JobState, inbox: Inbox): Promise<AgentJobResult | undefined> {
-  const { batch, calls } = takeOne(job, state, inbox);
+async function takeWhileParked(job: Job, state: JobState, client: ClientCalls): Promise<AgentJobResult | undefined> {
+  const { batch, calls } = takeOne(job, state, client);
   const { plan } = await evaluateBatch(job, state, calls);
   if (plan.outcome === 'park') {
     const waiting = state.pendingRequests().map((r) => r.requestId).join(', ');

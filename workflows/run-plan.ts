@@ -1,6 +1,6 @@
 import type { AgentJobResult } from '../core/job/job-input';
 import { park } from './approvals';
-import type { Evaluated } from './gate';
+import type { Evaluated } from './policy-check';
 import type { Job } from './job';
 import type { JobState } from './job-state';
 import { redirectBatch, runBatch } from './run-calls';

@@ -1,3 +1,4 @@
+import type { PreflightedCall } from '../core/job/preflight';
 import { issuesText } from '../core/util/errors';
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { withdrawInputSchema, type PendingRequest, type WithdrawInput } from '../core/approval/approvals';
@@ -21,8 +22,16 @@ import { withdrawRequestsUpdate } from './messages';
 
 /** What a client-driven job shares with the withdrawal: its inbox, and the calls it has taken from it and not yet answered or parked. */
 export interface ClientCalls {
+  /** Calls accepted and not yet taken by the loop; the loop empties it before it continues as new. */
   readonly inbox: SubmitCallInput[];
   inFlight: ReadonlySet<string>;
+  /** Calls of the inbox as the update's validator preflighted them, with the roots it saw. */
+  readonly preflighted: WeakMap<SubmitCallInput, Preflighted>;
+}
+
+export interface Preflighted {
+  readonly roots: readonly string[] | undefined;
+  readonly call: PreflightedCall;
 }
 
 interface Withdrawal extends WithdrawInput {

@@ -13,13 +13,16 @@ import { executionOutcome } from './record';
 import { createToolRunner, onThisMachine, type ToolGateDeps, type ToolRunner } from './runner';
 
 /**
- * The gate's activities on the tools queue, where the side effects happen:
- * `prepareApproval` when a call parks, `revalidate` and `execute` when it
- * runs. Each step is a module of this folder: `check-grant` (the grant
- * binds exactly this call), `recheck` (the world still matches what the
- * reviewer saw), `execute` (consume the nonce, run, record), `reconcile`
- * (claim a nonce an attempt died holding and settle it from the target),
- * `record` (stored outcomes as results), over the `runner` every step uses.
+ * The tool gate's activities on the tools queue, where the side effects
+ * happen: `prepareApproval` when a call parks, `revalidate` and `execute`
+ * when it runs. `execute.ts` is the one sequence (check grant → earlier
+ * attempt → recheck → consume → run → keep undo → record); every other
+ * module is a step it calls and that calls no other step back:
+ * `check-grant` (the grant binds exactly this call), `recheck` (the world
+ * still matches what the reviewer saw), `reconcile` (claim a nonce an
+ * attempt died holding and tell from the target what happened),
+ * `keep-undo` (the undo record, from plain data), `record` (stored outcomes
+ * as results), over the `runner`, the worker's hands.
  */
 
 export type * from './messages';

@@ -4,8 +4,10 @@ import { isFileState } from '../../core/tools/observed-state';
 import { heldUntil } from '../../core/tools/undo';
 import { pathDigest } from '../../host/stores/nonces/store';
 import type { HeldEntry, UndoRecord } from '../../host/stores/nonces/undo-records';
+import type { JournalCapability } from '../../core/tools/capabilities/journal';
+import type { ToolHost } from '../../core/tools/tool-host';
+import type { NonceStore } from '../../host/stores/nonces/store';
 import type { ExecuteInput } from './messages';
-import { toolOrFail, type ToolRunner } from './runner';
 import { classifyEntry, movesDigest, readJournal } from '../../core/tools/fs/move-plan';
 
 /** The entry as it was right before the change, as the record keeps it; undefined for what no change holds (a link, nothing). */
@@ -25,7 +27,32 @@ type KeptAt = Kept & { readonly path: string };
 
 type MovedEntry = Extract<NonNullable<UndoRecord['change']>, { kind: 'moved_many' }>['entries'][number];
 
-type Files = NonNullable<ToolRunner['host']['files']>;
+type Files = NonNullable<ToolHost['files']>;
+
+/**
+ * What keeping an undo record needs, as plain data: the worker's files
+ * capability, the call's journal (a bulk move's), the store the records
+ * go to, and the clock. Nothing here calls back into the gate's steps.
+ */
+export interface UndoKeeping {
+  readonly files: Files | undefined;
+  readonly journal: () => JournalCapability | undefined;
+  readonly records: Pick<NonceStore, 'recordUndo' | 'undoRecord' | 'reviseUndo'>;
+  readonly now: () => number;
+}
+
+/** The call whose change is kept: its grant's nonce, and the call as it ran. */
+export interface KeptCall {
+  readonly nonce: string;
+  readonly jobId: string;
+  readonly callId: string;
+  readonly toolName: string;
+  readonly args: Readonly<Record<string, unknown>>;
+}
+
+export function keptCall(input: ExecuteInput): KeptCall {
+  return { nonce: input.grant.claims.nonce, jobId: input.jobId, callId: input.callId, toolName: input.toolName, args: input.args };
+}
 
 /** A reconciliation's leave to finish a write a kill cut short: the content the approved call writes. */
 interface CutWrites {
@@ -120,8 +147,8 @@ function setOf(entries: readonly MovedEntry[]): HeldEntry {
  * before it resumes the move (its grant may have expired meanwhile), and
  * the record is revised after with what the resumed move added.
  */
-async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, nonce: string, settling: boolean): Promise<KeptAt | 'none' | 'dropped'> {
-  const journal = runner.callHost(toolOrFail(input.toolName), nonce).journal;
+async function keptMoves(keeping: UndoKeeping, files: Files, nonce: string, settling: boolean): Promise<KeptAt | 'none' | 'dropped'> {
+  const journal = keeping.journal();
   const view = journal === undefined ? undefined : readJournal(await journal.read());
   const plan = view?.plan;
   if (view === undefined || plan === undefined) {
@@ -166,13 +193,13 @@ async function keptMoves(runner: ToolRunner, input: ExecuteInput, files: Files, 
 }
 
 /** A change of the call's first target (every kind but a bulk move), from the state recorded right before it. */
-async function keptOne(files: Files, nonce: string, change: KeptChange, input: ExecuteInput, before: readonly ObservedState[] | undefined, settling: boolean): Promise<KeptAt | 'none' | 'dropped'> {
+async function keptOne(files: Files, nonce: string, change: KeptChange, call: KeptCall, before: readonly ObservedState[] | undefined, settling: boolean): Promise<KeptAt | 'none' | 'dropped'> {
   // What was kept is known only from the state recorded right before the change; without it the entry stays until retention purges it.
   const target = before?.[0];
   if (before === undefined || target === undefined || !isFileState(target)) return 'none';
   const entry = heldEntryOf(target);
   if (entry === undefined) return 'none';
-  const content = typeof input.args.content === 'string' ? input.args.content : undefined;
+  const content = typeof call.args.content === 'string' ? call.args.content : undefined;
   const kept = await keptOf(files, nonce, change, before, entry, target, settling ? { content } : undefined);
   return kept === 'none' || kept === 'dropped' ? kept : { ...kept, path: target.path };
 }
@@ -189,23 +216,23 @@ async function keptOne(files: Files, nonce: string, change: KeptChange, input: E
  * what the call kept belonged to a change that never happened, and went
  * (the targets are as they were before the call again).
  */
-export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, before: readonly ObservedState[] | undefined, options: { readonly settling?: boolean } = {}): Promise<'kept' | 'dropped' | 'none'> {
-  const files = runner.host.files;
+export async function keepUndoRecord(keeping: UndoKeeping, call: KeptCall, before: readonly ObservedState[] | undefined, options: { readonly settling?: boolean } = {}): Promise<'kept' | 'dropped' | 'none'> {
+  const files = keeping.files;
   if (files === undefined) return 'none';
-  const nonce = input.grant.claims.nonce;
+  const nonce = call.nonce;
   const place = await files.held(nonce);
   if (place === undefined) return 'none';
   const settling = options.settling === true;
-  const kept = place.change.kind === 'moved_many' ? await keptMoves(runner, input, files, nonce, settling) : await keptOne(files, nonce, place.change, input, before, settling);
+  const kept = place.change.kind === 'moved_many' ? await keptMoves(keeping, files, nonce, settling) : await keptOne(files, nonce, place.change, call, before, settling);
   if (kept === 'none' || kept === 'dropped') return kept;
   const { path, held, change, asideBytes } = kept;
-  const now = runner.now();
+  const now = keeping.now();
   const record: UndoRecord = {
     schemaVersion: 1,
     nonce,
-    jobId: input.jobId,
-    callId: input.callId,
-    toolName: input.toolName,
+    jobId: call.jobId,
+    callId: call.callId,
+    toolName: call.toolName,
     root: place.root,
     pathDigest: pathDigest(path),
     held,
@@ -216,11 +243,11 @@ export async function keepUndoRecord(runner: ToolRunner, input: ExecuteInput, be
     state: 'held',
   };
   // Recorded once; a bulk move resumed after a crash revises it with what it moved since (its times stay, and no entry recorded before is dropped).
-  if (!(await runner.deps.nonces.recordUndo(record)) && change.kind === 'moved_many') {
-    const before = (await runner.deps.nonces.undoRecord(nonce))?.change;
+  if (!(await keeping.records.recordUndo(record)) && change.kind === 'moved_many') {
+    const before = (await keeping.records.undoRecord(nonce))?.change;
     const known = before?.kind === 'moved_many' ? before.entries.filter((e) => !change.entries.some((n) => n.index === e.index)) : [];
     const entries = [...change.entries, ...known].sort((a, b) => a.index - b.index);
-    await runner.deps.nonces.reviseUndo({ ...record, held: setOf(entries), change: { ...change, entries } });
+    await keeping.records.reviseUndo({ ...record, held: setOf(entries), change: { ...change, entries } });
   }
   return 'kept';
 }

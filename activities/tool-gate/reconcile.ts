@@ -6,11 +6,10 @@ import type { ObservedState } from '../../core/tools/observed-state';
 import type { AnyTool } from '../../core/tools/registry';
 import type { ToolOutcome } from '../../core/tools/tool-module';
 import { revealPaths, storedOutcome, type NonceStore, type Reconciled } from '../../host/stores/nonces/store';
-import { checkExpiry } from './check-grant';
-import { keepUndoRecord } from './keep-undo';
+import { keepUndoRecord, keptCall } from './keep-undo';
 import type { ExecuteInput, ExecuteResult } from './messages';
-import { reportEarlier, reportEarlierOrFail } from './record';
-import { keepForUndo, type ToolRunner } from './runner';
+import { reportEarlierOrFail } from './record';
+import type { ToolRunner } from './runner';
 
 /** One `execute` attempt as its heartbeat and metrics see it. */
 export interface AttemptState {
@@ -32,6 +31,16 @@ export interface Settling {
   /** The nonce is consumed in this store (an attempt died after consuming); false: this store does not know it. */
   readonly consumedHere: boolean;
 }
+
+/**
+ * What a settlement found: an answer for the call (it ran before, or what
+ * it did is unknown, recorded either way), or its targets exactly as they
+ * were before it, so its effect never happened and runs now (`before`: the
+ * targets with their paths).
+ */
+export type Settled =
+  | { readonly kind: 'answered'; readonly result: ExecuteResult }
+  | { readonly kind: 'unchanged'; readonly before: readonly ObservedState[] | undefined };
 
 /**
  * A consumed nonce without an outcome is settled only once its holder has
@@ -73,7 +82,7 @@ async function claimWhenSilent(nonces: NonceStore, nonce: string, staleMs: numbe
  * restored store). The target says what happened:
  * - the tool's postcondition holds: its effect is in place, record and report that;
  * - it does not, and the target is exactly as it was right before the call
- *   (the approved state): the effect never happened, so run it now. That
+ *   (the approved state): the effect never happened, and `execute` runs it now. That
  *   attempt is over: Temporal starts a new attempt only after the previous
  *   one failed or its heartbeat or start-to-close timeout passed, and an
  *   attempt Temporal gave up on starts no effect once it learns so (its
@@ -82,12 +91,12 @@ async function claimWhenSilent(nonces: NonceStore, nonce: string, staleMs: numbe
  *   own check and its effect, which it then still runs;
  * - neither: the outcome is unknown, and is reported as such.
  */
-export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptState): Promise<ExecuteResult> {
+export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptState): Promise<Settled> {
   const { nonces } = runner.deps;
   const nonce = s.input.grant.claims.nonce;
   attempt.phase = 'reconciling';
   if (s.consumedHere && (await claimWhenSilent(nonces, nonce, runner.deps.claimStaleMs ?? DEFAULT_CLAIM_STALE_MS)) === 'settled') {
-    return reportEarlierOrFail(nonces, nonce);
+    return { kind: 'answered', result: await reportEarlierOrFail(nonces, nonce) };
   }
   attempt.held = nonce;
   // The targets now: the precondition compares them, and they give the store's path digests their paths back.
@@ -97,7 +106,7 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   // An entry held under this nonce proves the change ran, whatever its place shows now: its record first, so retention keeps it its full time.
   // A hold of a change that never happened is dropped instead, and the target looked at again.
   // A write a kill cut short in a root set up for undo is finished here (its copy of the content before is kept), as the approved call meant.
-  if ((await keepUndoRecord(runner, s.input, before, { settling: true })) === 'dropped') current = await runner.observeTargets(tool, s.args);
+  if ((await keepUndoRecord(runner.undoKeeping(tool, nonce), keptCall(s.input), before, { settling: true })) === 'dropped') current = await runner.observeTargets(tool, s.args);
   const post = tool.postcondition === undefined ? { present: false, detail: `${tool.name} declares no postcondition` } : await tool.postcondition(runner.callHost(tool, nonce), s.args, before);
   // A store that does not know the nonce gets it consumed now, as the first attempt would have.
   const consumeHere = () => nonces.consume({ nonce, jobId: s.input.jobId, callId: s.input.callId, fingerprint: s.fingerprint, ...(s.before !== undefined ? { before: s.before } : {}) });
@@ -109,9 +118,9 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
   };
   if (post.present) {
     const outcome = { ok: true, output: Texts.reconciledRanBefore(post.detail) };
-    if (!(await record(outcome, 'ran_before'))) return reportEarlierOrFail(nonces, nonce);
+    if (!(await record(outcome, 'ran_before'))) return { kind: 'answered', result: await reportEarlierOrFail(nonces, nonce) };
     attempt.settled = 'ran_before';
-    return { ...outcome, replayed: true, reconciled: 'ran_before' };
+    return { kind: 'answered', result: { ...outcome, replayed: true, reconciled: 'ran_before' } };
   }
   let unchanged: string | undefined;
   if (post.undetectable === true) unchanged = 'its effect cannot be told from its target';
@@ -122,25 +131,11 @@ export async function settle(runner: ToolRunner, s: Settling, attempt: AttemptSt
     const verdict = await revalidateWith(tool, runner.callHost(tool, nonce), { args: s.args, approved: before, now: current, targetsThen: targets, targetsNow: targets });
     if (verdict.kind !== 'ok') unchanged = verdict.reason;
   }
-  if (unchanged === undefined) {
-    checkExpiry(s.input.grant, runner.now());
-    if (!s.consumedHere) {
-      const consumed = await consumeHere();
-      if (!consumed.consumed) return reportEarlier(consumed);
-      attempt.held = nonce;
-    }
-    attempt.phase = 'effect';
-    const outcome = await runner.runTool(tool, s.args, before, s.input.grant.claims, keepForUndo(s.input.approved));
-    await runner.crashPoint('after-effect');
-    await keepUndoRecord(runner, s.input, before);
-    await nonces.recordOutcome(nonce, storedOutcome(outcome, 'ran_now'));
-    await runner.forgetJournal(nonce);
-    attempt.settled = 'ran_now';
-    return { ok: outcome.ok, output: `${outcome.output}\n${Texts.reconciledRanNow}`, replayed: false, reconciled: 'ran_now' };
-  }
+  // Exactly as before the call: its effect never happened, and `execute` runs it now.
+  if (unchanged === undefined) return { kind: 'unchanged', before };
   const outcome = { ok: false, output: Texts.outcomeUnknown(`${post.detail}; ${unchanged}`) };
   // Spent from now on: a duplicate of this grant reports the same instead of guessing again.
-  if (!(await record(outcome, 'unknown'))) return reportEarlierOrFail(nonces, nonce);
+  if (!(await record(outcome, 'unknown'))) return { kind: 'answered', result: await reportEarlierOrFail(nonces, nonce) };
   attempt.settled = 'unknown';
-  return { ...outcome, replayed: true, reconciled: 'unknown' };
+  return { kind: 'answered', result: { ...outcome, replayed: true, reconciled: 'unknown' } };
 }

@@ -16,6 +16,7 @@ import { rmSync } from 'node:fs';
 import { createToolHost, type ToolHostDeps } from '../../host/tools/tool-host';
 import type { AirlockMetrics } from '../metrics';
 import { attemptAbandoned } from '../heartbeat';
+import type { UndoKeeping } from './keep-undo';
 import type { ApprovedCheck, CrashPoint } from './messages';
 
 
@@ -70,6 +71,8 @@ export interface ToolRunner {
    * cannot refuse instead, 'never' (a rule chose so) keeps nothing.
    */
   runTool(tool: AnyTool, args: unknown, before: readonly ObservedState[] | undefined, grant: Pick<GrantClaims, 'nonce' | 'definition'>, keep?: KeepForUndo): Promise<ToolOutcome>;
+  /** What keeping the call's undo record needs: the files capability, the call's journal, the store, the clock. */
+  undoKeeping(tool: AnyTool, nonce: string): UndoKeeping;
   /** TEST ONLY: stops here for good when the test asked for it, so it can kill the process at exactly this point. */
   crashPoint(point: CrashPoint): Promise<void>;
   /**
@@ -197,6 +200,9 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
         if (err instanceof ToolRefusal) return { ok: false, output: `Refused: ${err.message}` };
         return { ok: false, output: `Error: ${messageOf(err)}` };
       }
+    },
+    undoKeeping(tool, nonce) {
+      return { files: host.files, journal: () => callHost(tool, nonce).journal, records: deps.nonces, now: deps.now ?? Date.now };
     },
     async crashPoint(point) {
       if (deps.testCrashAt === point) await pauseForever(point);

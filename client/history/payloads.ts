@@ -55,7 +55,7 @@ export const loadedSnapshotSchema = z.looseObject({ snapshot: policySnapshotSche
 export const carriedSnapshotSchema = z.looseObject({ carried: loadedSnapshotSchema });
 export const markerDataSchema = z.looseObject({ activity_type: z.string() });
 export const planResultSchema = z.looseObject({ plan: z.unknown() });
-/** A model turn's result that brought the gate's decision on its calls (see `activities/turn-gate.ts`). */
+/** A model turn's result that brought the gate's decision on its calls (see `activities/turn-policy.ts`). */
 export const gatedTurnSchema = z.looseObject({ gate: z.looseObject({ kind: z.literal('decided'), result: z.looseObject({ plan: z.unknown() }) }) });
 export const preparedSchema = z.looseObject({ requestId: z.string(), nonce: z.string() });
 export const factsResultSchema = z.looseObject({ facts: z.record(z.string(), callFactsSchema), prepared: z.record(z.string(), preparedSchema).optional() });

@@ -14,7 +14,7 @@ import type { Sealer } from '../host/keys/seal';
 import { decideBatch, signGrants, type EvaluatePolicyResult } from './policy';
 
 /**
- * The policy gate asked inside the model turn: the activity that brings
+ * The policy check asked inside the model turn: the activity that brings
  * the model's calls also brings the planner's first pass over them, and
  * grants for a batch that runs as it is, so an allowed call costs no
  * separate policy or grant step in the job's history. Same planner, same
@@ -25,7 +25,7 @@ import { decideBatch, signGrants, type EvaluatePolicyResult } from './policy';
  */
 
 /** The policy input of a turn, as the workflow holds it when it asks the model. */
-export interface TurnGateInput {
+export interface TurnPolicyInput {
   readonly jobId: string;
   readonly scope: JobScope;
   /** SHA-256 of the snapshot's canonical JSON: its key in the content store (`loadPolicySnapshot` put it there). */
@@ -36,7 +36,7 @@ export interface TurnGateInput {
   readonly allowedTools: readonly string[];
 }
 
-export type TurnGateResult =
+export type TurnPolicyResult =
   | {
       readonly kind: 'decided';
       /** The calls as this activity preflighted them: the workflow compares them with its own. */
@@ -49,7 +49,7 @@ export type TurnGateResult =
   /** The gate could not be asked here (a snapshot the store does not hold, a seal this worker did not make): the job asks `evaluatePolicy`. */
   | { readonly kind: 'unavailable'; readonly reason: string };
 
-export interface TurnGateDeps {
+export interface TurnPolicyDeps {
   readonly contents: ContentStore;
   readonly sealer: Sealer;
   readonly signer: GrantSigner;
@@ -60,7 +60,7 @@ export interface TurnGateDeps {
 /** Snapshots kept parsed per worker process: a job's turns read the same one. */
 const CACHED_SNAPSHOTS = 256;
 
-export function createTurnGate(deps: TurnGateDeps) {
+export function createTurnPolicy(deps: TurnPolicyDeps) {
   const now = deps.now ?? Date.now;
   const snapshots = new Map<string, PolicySnapshot>();
 
@@ -78,7 +78,7 @@ export function createTurnGate(deps: TurnGateDeps) {
     return snapshot;
   }
 
-  return async function gateTurn(gate: TurnGateInput, answer: AssistantMessage): Promise<TurnGateResult> {
+  return async function gateTurn(gate: TurnPolicyInput, answer: AssistantMessage): Promise<TurnPolicyResult> {
     try {
       const snapshot = await snapshotOf(gate.snapshotRef);
       if (snapshot === undefined) return { kind: 'unavailable', reason: 'the policy snapshot is not in the content store' };
@@ -106,4 +106,4 @@ export function createTurnGate(deps: TurnGateDeps) {
   };
 }
 
-export type TurnGate = ReturnType<typeof createTurnGate>;
+export type TurnPolicy = ReturnType<typeof createTurnPolicy>;

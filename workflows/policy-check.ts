@@ -16,7 +16,7 @@ import type { JobState } from './job-state';
 import type { TurnDecision } from './turn-decision';
 
 /**
- * The policy gate: every decision of a job comes from one planner with one
+ * The policy check: every decision of a job comes from one planner with one
  * input — a fresh batch (its completion gate included) or a reviewer's
  * edited calls — recorded as the `evaluatePolicy` local activity, or, for
  * a fresh batch, as part of the model turn that brought it (its first

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPolicyActivities, decideBatch } from '../../activities/policy';
-import { createTurnGate, type TurnGateInput } from '../../activities/turn-gate';
+import { createTurnPolicy, type TurnPolicyInput } from '../../activities/turn-policy';
 import { preflight } from '../../core/job/preflight';
 import type { AssistantMessage } from '../../core/model/chat';
 import { defaultRules } from '../../core/policy/default-rules';
@@ -17,7 +17,7 @@ import { createSealer } from '../../host/keys/seal';
 import { MockActivityEnvironment } from '@temporalio/testing';
 
 /**
- * The policy gate inside the model turn: it decides exactly as
+ * The policy check inside the model turn: it decides exactly as
  * `evaluatePolicy` would on the same input, and answers "unavailable"
  * (so the job asks `evaluatePolicy` itself) whenever it cannot vouch for
  * the snapshot — never a decision on a policy the job's seal does not cover.
@@ -33,7 +33,7 @@ const allowedTools = ['fs_read', 'fs_delete', 'fs_write'];
 let dir: string;
 let contents: SqliteContentStore;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'airlock-turn-gate-'));
+  dir = mkdtempSync(join(tmpdir(), 'airlock-turn-policy-'));
   contents = new SqliteContentStore(join(dir, 'contents.sqlite'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,7 +60,7 @@ async function started(jobId: string): Promise<{ seal: string }> {
 
 const memory = { deniedFingerprints: [], redirectedFingerprints: [], approvalRequests: 0, maxApprovalRequests: 5, completionRuleFires: [] };
 
-function gateInput(jobId: string, seal: string, overrides: Partial<TurnGateInput> = {}): TurnGateInput {
+function gateInput(jobId: string, seal: string, overrides: Partial<TurnPolicyInput> = {}): TurnPolicyInput {
   return { jobId, scope: {}, snapshotRef: sha256Hex(canonicalJson(snapshot)), policySeal: seal, memory, ruleCounters: {}, allowedTools, ...overrides };
 }
 
@@ -71,7 +71,7 @@ const answer = (...calls: Array<{ name: string; args: unknown }>): AssistantMess
 });
 
 // The store opens in beforeAll; the gate reads it on every call.
-const gate = createTurnGate({
+const gate = createTurnPolicy({
   get contents() {
     return contents;
   },
