@@ -1,6 +1,6 @@
 import { noopMetricMeter, type MetricCounter, type MetricHistogram, type MetricMeter } from '@temporalio/common';
 import type { AuditEvent } from '../core/audit/events';
-import { gateDecisions } from '../core/policy/evaluate';
+import { gateDecisions } from '../core/policy/call-evaluation';
 import { getTool } from '../core/tools/registry';
 import type { Reconciled } from '../host/stores/nonces/store';
 import type { JudgeOutcome } from '../core/judge/judge';

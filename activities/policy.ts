@@ -1,23 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { AuditEvent } from '../core/audit/events';
-import { plan, type BatchPlan, type JobPolicyMemory, type RuleRef } from '../core/job/batch-plan';
+import { plan } from '../core/job/batch-plan';
+import { type BatchPlan, type JobPolicyMemory, type RuleRef } from '../core/job/plan-schema';
 import { AirlockError } from '../core/util/errors';
 import { FailureTypes } from '../core/temporal/failure-types';
 import type { Grant } from '../core/approval/grants';
 import { judgeCallSummary, MAX_JUDGED_RULES, type JudgeCallSummary, type JudgeRuleInput } from '../core/judge/judge';
 import type { CallFacts } from '../core/tools/facts';
 import { callContext } from '../core/job/call-context';
-import {
-  evaluateCall,
-  mayRequestApproval,
-  needsFacts,
-  type CallContext,
-  type CallEvaluation,
-  type JudgeCandidate,
-  type JudgeVerdict,
-  type RuleCounters,
-} from '../core/policy/evaluate';
+import { evaluateCall, mayRequestApproval, needsFacts } from '../core/policy/evaluate';
+import { type CallContext, type CallEvaluation, type JudgeCandidate, type JudgeVerdict, type RuleCounters } from '../core/policy/call-evaluation';
 import type { JobScope } from '../core/policy/rules';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import type { PreflightedCall } from '../core/job/preflight';

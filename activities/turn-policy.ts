@@ -1,10 +1,10 @@
 import { definitionClaim } from '../core/tools/upstream/upstream-spec';
 import type { Grant } from '../core/approval/grants';
-import type { JobPolicyMemory } from '../core/job/batch-plan';
+import type { JobPolicyMemory } from '../core/job/plan-schema';
 import { MAX_TURN_GATED_CHARS, preflight, type PreflightedCall } from '../core/job/preflight';
 import { canonicalJson } from '../core/util/canonical-json';
 import type { AssistantMessage } from '../core/model/chat';
-import type { RuleCounters } from '../core/policy/evaluate';
+import type { RuleCounters } from '../core/policy/call-evaluation';
 import type { JobScope } from '../core/policy/rules';
 import { policySnapshotSchema, type PolicySnapshot } from '../core/policy/snapshot';
 import { describeError } from '../core/temporal/describe-error';

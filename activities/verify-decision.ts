@@ -1,6 +1,7 @@
 import { createHash, verify } from 'node:crypto';
 import { verifyAuthenticationResponse } from '@simplewebauthn/server';
-import { decisionSigningText, type DecisionPayload, type PasskeyAssertion } from '../core/approval/approvals';
+import { type DecisionPayload, type PasskeyAssertion } from '../core/approval/approvals';
+import { decisionSigningText } from '../core/approval/decision-check';
 import { decisionChallenge } from '../core/approval/decision-challenge';
 import { describeError } from '../core/temporal/describe-error';
 import { ReviewerKeysError, type ReviewerKeys } from '../host/keys/reviewer-keys';

@@ -1,7 +1,8 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseRulesDocument } from '../host/config/rules-file';
-import { evaluateCall, type CallContext } from '../core/policy/evaluate';
+import { evaluateCall } from '../core/policy/evaluate';
+import { type CallContext } from '../core/policy/call-evaluation';
 import type { Condition, RuleAction, RuleInput } from '../core/policy/rules';
 import { buildSnapshot, type PolicySnapshot } from '../core/policy/snapshot';
 

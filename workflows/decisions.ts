@@ -1,6 +1,7 @@
 import { ApplicationFailure, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
 import { requestTarget } from '../core/job/approval-request';
-import { checkDecision, mismatchCodes, type ApprovalRequest, type DecisionCheck } from '../core/approval/approvals';
+import { type ApprovalRequest } from '../core/approval/approvals';
+import { checkDecision, mismatchCodes, type DecisionCheck } from '../core/approval/decision-check';
 import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
 import { verify, verifyOptions } from './activities';

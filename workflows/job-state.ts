@@ -1,10 +1,10 @@
 import { slimmed, type ApprovalRequest, type PendingRequest } from '../core/approval/approvals';
-import type { BatchPlan, JobPolicyMemory } from '../core/job/batch-plan';
+import type { BatchPlan, JobPolicyMemory } from '../core/job/plan-schema';
 import type { CallOutcome, CarriedState, ParkedBatch, ReconciledCall } from '../core/job/carried-state';
 import type { AssistantMessage, ChatMessage } from '../core/model/chat';
 import { afterModelTurn, judgeContext } from '../core/job/conversation';
 import { isPending } from '../core/job/job-view';
-import { recordFires } from '../core/policy/evaluate';
+import { recordFires } from '../core/policy/rule-fires';
 import type { PolicySnapshot } from '../core/policy/snapshot';
 import { useUpstreamTools } from '../core/tools/registry';
 import { Texts } from '../core/job/texts';

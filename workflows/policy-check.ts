@@ -1,10 +1,11 @@
 import type { EvaluatePolicyInput, EvaluatePolicyResult, JudgeRequest } from '../activities/policy';
 import type { PrepareApprovalResult } from '../activities/tool-gate/messages';
 import type { Grant } from '../core/approval/grants';
-import { batchPlanSchema, type BatchPlan, type PlannedCall, type RuleRef } from '../core/job/batch-plan';
+import { batchPlanSchema, type BatchPlan, type PlannedCall, type RuleRef } from '../core/job/plan-schema';
 import { describeError } from '../core/temporal/describe-error';
 import { summarizeArgs } from '../core/redaction/masking';
-import { ruleById, type JudgeVerdict, type RuleMatch } from '../core/policy/evaluate';
+import { ruleById } from '../core/policy/rule-fires';
+import { type JudgeVerdict, type RuleMatch } from '../core/policy/call-evaluation';
 import type { CallFacts } from '../core/tools/facts';
 import type { PreflightedCall } from '../core/job/preflight';
 import { TaskQueues } from '../core/temporal/task-queues';

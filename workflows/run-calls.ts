@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
-import type { BatchPlan, Planned } from '../core/job/batch-plan';
+import type { BatchPlan, Planned } from '../core/job/plan-schema';
 import { freshStep, heldAnswer, readOnlyRun, type ApprovedRun, type CallStep, type RunStep } from '../core/job/call-steps';
 import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';

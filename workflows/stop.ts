@@ -1,4 +1,4 @@
-import type { PlannedCall } from '../core/job/batch-plan';
+import type { PlannedCall } from '../core/job/plan-schema';
 import type { AgentJobResult } from '../core/job/job-input';
 import { Texts } from '../core/job/texts';
 import type { Job } from './job';

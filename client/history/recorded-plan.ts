@@ -1,4 +1,4 @@
-import { batchPlanSchema, type BatchPlan } from '../../core/job/batch-plan';
+import { batchPlanSchema, type BatchPlan } from '../../core/job/plan-schema';
 import { batchPlanV1Schema, heldPlanFromV1, LegacyShapeError } from '../../core/job/legacy-v1';
 import type { Happened, PlannedToolKind } from '../../core/job/rehearsal';
 

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { approvalRules, type BatchPlan } from '../../core/job/batch-plan';
+import { approvalRules } from '../../core/job/batch-plan';
+import { type BatchPlan } from '../../core/job/plan-schema';
 import { mergeApprovalSettings } from '../../core/policy/approval-settings';
 import type { CallFacts } from '../../core/tools/facts';
 import { toolPlanOf } from '../../core/job/rehearsal';

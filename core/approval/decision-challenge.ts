@@ -1,4 +1,5 @@
-import { decisionSigningText, type DecisionPayload } from './approvals';
+import { type DecisionPayload } from './approvals';
+import { decisionSigningText } from './decision-check';
 import { sha256Hex } from '../util/sha256';
 
 const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

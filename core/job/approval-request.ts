@@ -1,10 +1,11 @@
 import type { ApprovalRequest, PendingRequest } from '../approval/approvals';
-import { approvalRules, type Planned } from './batch-plan';
+import { approvalRules } from './batch-plan';
+import { type Planned } from './plan-schema';
 import type { ContentPreview } from '../tools/content-preview';
 import type { Reversibility } from '../tools/undo';
 import { observedSubject, type ObservedState } from '../tools/observed-state';
 import { mergeApprovalSettings } from '../policy/approval-settings';
-import { ruleById } from '../policy/evaluate';
+import { ruleById } from '../policy/rule-fires';
 import type { Rule } from '../policy/rules';
 import type { PolicySnapshot } from '../policy/snapshot';
 import { getTool } from '../tools/registry';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApprovalRequest } from '../approval/approvals';
-import type { PlannedCall } from './batch-plan';
+import type { PlannedCall } from './plan-schema';
 import type { ParkedBatch } from './carried-state';
 import { maskPreview, summarizeArgs } from '../redaction/masking';
 import { getTool } from '../tools/registry';

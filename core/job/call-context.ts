@@ -1,7 +1,7 @@
 import { stateFingerprint } from '../approval/fingerprint';
 import type { ToolCall } from './preflight';
 import { pathTargetsOf } from '../tools/registry';
-import type { CallContext } from '../policy/evaluate';
+import type { CallContext } from '../policy/call-evaluation';
 import type { JobScope } from '../policy/rules';
 import type { CallFacts } from '../tools/facts';
 import { machineOf, type MachineTable } from '../tools/machines';

@@ -1,5 +1,5 @@
 import type { ApprovalRequest } from '../approval/approvals';
-import type { Planned, PlannedCall } from './batch-plan';
+import type { Planned, PlannedCall } from './plan-schema';
 import type { ParkedBatch } from './carried-state';
 import type { ToolCall } from './preflight';
 import { Texts } from './texts';

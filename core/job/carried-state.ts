@@ -13,11 +13,11 @@
 import { z } from 'zod';
 import { approvalRequestSchema } from '../approval/approvals';
 import { auditBacklogSchema } from '../audit/backlog';
-import { batchPlanSchema } from './batch-plan';
+import { batchPlanSchema } from './plan-schema';
 import { chatMessageSchema } from '../model/chat';
 import { conversationStateSchema } from './conversation';
 import { approvalRequestV1Schema, batchPlanV1Schema, heldPlanFromV1, LegacyShapeError, requestFromV1 } from './legacy-v1';
-import { ruleCountersSchema } from '../policy/evaluate';
+import { ruleCountersSchema } from '../policy/call-evaluation';
 import { policySnapshotSchema, type PolicySnapshot } from '../policy/snapshot';
 import { clientCallSchema } from './client-calls';
 

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { ApprovalRequest } from '../approval/approvals';
-import { withOutcome, type BatchPlan, type PlannedCall } from './batch-plan';
+import { withOutcome } from './batch-plan';
+import { type BatchPlan, type PlannedCall } from './plan-schema';
 import { observedStateSchema } from '../tools/observed-state';
-import { callEvaluationSchema, ruleFireSchema, type CallEvaluation } from '../policy/evaluate';
+import { ruleFireSchema } from '../policy/rule-fires';
+import { callEvaluationSchema, type CallEvaluation } from '../policy/call-evaluation';
 import { preflightedCallSchema } from './preflight';
 
 /**

@@ -1,6 +1,9 @@
-import { plan, type Planned, type PlannedCall } from './batch-plan';
+import { plan } from './batch-plan';
+import { type Planned, type PlannedCall } from './plan-schema';
 import { callContext } from './call-context';
-import { decisionForAction, evaluateCall, needsFacts, recordFires, strongerDecision, type CallEvaluation, type GateDecision, type RuleCounters } from '../policy/evaluate';
+import { evaluateCall, needsFacts } from '../policy/evaluate';
+import { recordFires } from '../policy/rule-fires';
+import { decisionForAction, strongerDecision, type CallEvaluation, type GateDecision, type RuleCounters } from '../policy/call-evaluation';
 import type { JobScope } from '../policy/rules';
 import type { CallFacts } from '../tools/facts';
 import type { PolicySnapshot } from '../policy/snapshot';

@@ -7,116 +7,16 @@
  * May import: util, tools, judge.
  */
 
-import { z } from 'zod';
-import { parseDuration } from '../util/duration';
-import type { ToolCategory } from '../tools/registry';
-import type { CompiledCondition, DetectorProbe } from './conditions';
+import { factOf } from '../tools/facts';
 import { getTool } from '../tools/registry';
 import { pathTargets } from '../tools/tool-module';
-import { detect, detectorNames, replacedTarget, type DetectorInput, type DetectorName } from './detectors';
-import { factOf, type CallFacts } from '../tools/facts';
-import { ruleActions, type Condition, type HookPoint, type JobScope, type Rule, type RuleAction } from './rules';
-import { compiledWhen, indexedCandidates, inJobScope } from './rule-index';
+import { parseDuration } from '../util/duration';
+import { type CallContext, type CallEvaluation, type GateDecision, type JudgeCandidate, type JudgeVerdict, type RuleCounters, type RuleMatch, decisionForAction, observational, priority } from './call-evaluation';
+import type { CompiledCondition, DetectorProbe } from './conditions';
+import { type DetectorInput, type DetectorName, detect, detectorNames, replacedTarget } from './detectors';
+import { compiledWhen, inJobScope, indexedCandidates } from './rule-index';
+import { type Condition, type HookPoint, type Rule } from './rules';
 import type { PolicySnapshot } from './snapshot';
-
-/** What the gate decides for one call. */
-export const gateDecisions = ['allow', 'audit_only', 'redirect', 'deny', 'require_approval', 'stop'] as const;
-export type GateDecision = (typeof gateDecisions)[number];
-
-/** Conflicting rule actions on one call resolve by this order, highest first. */
-const priority: Record<GateDecision, number> = {
-  stop: 5,
-  deny: 4,
-  require_approval: 3,
-  redirect: 2,
-  audit_only: 1,
-  allow: 0,
-};
-
-export function strongerDecision(a: GateDecision, b: GateDecision): GateDecision {
-  return priority[b] > priority[a] ? b : a;
-}
-
-export const decisionForAction: Record<RuleAction, GateDecision> = {
-  inject_instruction: 'redirect',
-  deny_current_tool: 'deny',
-  request_approval: 'require_approval',
-  stop_task: 'stop',
-  audit_only: 'audit_only',
-  notify_admin: 'audit_only',
-};
-
-/** Observational actions: a repeat on the same call state is de-duplicated, not recorded again. */
-const observational: ReadonlySet<RuleAction> = new Set(['audit_only', 'notify_admin']);
-
-export interface CallContext {
-  readonly toolName: string;
-  readonly category: ToolCategory;
-  /** Arguments after schema parsing (defaults filled in). */
-  readonly args: unknown;
-  readonly scope: JobScope;
-  /** The paths the call acts on, for the detectors. */
-  readonly targets?: readonly string[];
-  /** What the tools side saw of the targets (real paths, links, what exists). */
-  readonly facts?: CallFacts | undefined;
-  /** The call's state fingerprint (ungated), for de-duplicating observational rules. */
-  readonly fingerprint?: string;
-  /** The machine the call runs on, when the tools config lists several; rules may be scoped to machines. */
-  readonly machine?: string;
-  /** Facts were asked for this call and none came: detectors that need them assume the worst. */
-  readonly factsMissing?: boolean;
-}
-
-/** Per-rule fire history of one job, kept in workflow state. */
-export const ruleCountersSchema = z.record(
-  z.string(),
-  z.strictObject({ fires: z.number().int(), lastFiredAt: z.number(), lastFingerprint: z.string().optional() }),
-);
-export type RuleCounters = z.infer<typeof ruleCountersSchema>;
-
-/** The judge's answer for one rule, or why there is none. */
-export type JudgeVerdict = 'match' | 'no_match' | 'unknown' | 'failed';
-
-export const ruleMatchSchema = z.strictObject({
-  ruleId: z.string(),
-  ruleVersion: z.number().int(),
-  action: z.enum(ruleActions),
-  decision: z.enum(gateDecisions),
-  /** Shadow matches are audited and change nothing. */
-  shadow: z.boolean(),
-  /** Decided by the judge (a natural-language condition). */
-  judged: z.boolean().optional(),
-  /** Acting without a judge `match`: the failure table sent it to approval. */
-  fallback: z.boolean().optional(),
-  /** An observational rule that already fired on this exact call state. */
-  duplicate: z.boolean().optional(),
-});
-export type RuleMatch = z.infer<typeof ruleMatchSchema>;
-
-export const judgeCandidateSchema = z.strictObject({
-  ruleId: z.string(),
-  condition: z.string(),
-  /** Whether a `match` may act (else the result is only audited). */
-  enforced: z.boolean(),
-});
-export type JudgeCandidate = z.infer<typeof judgeCandidateSchema>;
-
-export const callEvaluationSchema = z.strictObject({
-  decision: z.enum(gateDecisions),
-  /** Every matching rule, shadow ones included, in file order. */
-  matches: z.array(ruleMatchSchema),
-  /** The first rule (file order) whose action is the winning decision. */
-  deciding: ruleMatchSchema.optional(),
-  /** Registered instructions of the acting rules, highest priority first, without duplicates. */
-  instructions: z.array(z.string()),
-  /** Rules that matched but were held back by maxFires or cooldown. */
-  limited: z.array(z.string()),
-  /** Built-in detectors that fired while rules were checked. */
-  detectors: z.array(z.enum(detectorNames)).default([]),
-  /** Judged rules whose deterministic part holds and that wait for the judge. */
-  judgeCandidates: z.array(judgeCandidateSchema).default([]),
-});
-export type CallEvaluation = z.output<typeof callEvaluationSchema>;
 
 /** Whether a rule has a deterministic part (scope or `when`) that singles out some calls. */
 function narrowsCalls(rule: Rule): boolean {
@@ -374,36 +274,4 @@ export function evaluateCall(
   return deciding === undefined
     ? { decision, matches, instructions, limited, detectors: fired, judgeCandidates: candidates }
     : { decision, matches, deciding, instructions, limited, detectors: fired, judgeCandidates: candidates };
-}
-
-export function ruleById(snapshot: PolicySnapshot, id: string): Rule | undefined {
-  return snapshot.rules.find((r) => r.id === id);
-}
-
-/** A rule that acted on a call, with the call's state fingerprint. */
-export const ruleFireSchema = ruleMatchSchema.extend({ stateFingerprint: z.string().optional() });
-export type RuleFire = z.infer<typeof ruleFireSchema>;
-
-/** Advances fire counters for the rules that acted (duplicates and shadows do not count). */
-export function recordFires(counters: RuleCounters, fires: readonly RuleFire[], now: number): RuleCounters {
-  const next: Record<string, RuleCounters[string]> = { ...counters };
-  for (const f of fires) {
-    if (f.shadow || f.duplicate === true) continue;
-    next[f.ruleId] = {
-      fires: (next[f.ruleId]?.fires ?? 0) + 1,
-      lastFiredAt: now,
-      ...(f.stateFingerprint !== undefined ? { lastFingerprint: f.stateFingerprint } : {}),
-    };
-  }
-  return next;
-}
-
-/** Per batch: any stop ends the job; any approval parks it; any redirect re-plans; otherwise it runs. */
-export type BatchOutcome = 'stop' | 'park' | 'redirect' | 'run';
-
-export function batchOutcome(decisions: readonly GateDecision[]): BatchOutcome {
-  if (decisions.includes('stop')) return 'stop';
-  if (decisions.includes('require_approval')) return 'park';
-  if (decisions.includes('redirect')) return 'redirect';
-  return 'run';
 }

@@ -1,10 +1,10 @@
-import { z } from 'zod';
-import { approvalCardSchema, type ApprovalCard } from '../approval/card';
-import { cardText, requestCommands, requestPageUrl } from './approval-card';
+import { type ApprovalCard, approvalCardSchema } from '../approval/card';
 import type { AuditEvent } from '../audit/events';
-import { canonicalJson } from '../util/canonical-json';
 import { maskPreview, maskValue } from '../redaction/masking';
+import { canonicalJson } from '../util/canonical-json';
 import { sha256Hex } from '../util/sha256';
+import { cardText, requestCommands, requestPageUrl } from './approval-card';
+import { MAX_TEXT, NOTICE_DIFF_LINES, type Notice } from './notice';
 
 /**
  * What a notification says about one job event, in airlock's generic JSON
@@ -12,64 +12,6 @@ import { sha256Hex } from '../util/sha256';
  * (sanitized, masked), so nothing reaches an endpoint that the audit log
  * would not show. ntfy's form is derived from it.
  */
-export const noticeEvents = [
-  'approval_requested',
-  'approval_expired',
-  'approval_decided',
-  'admin_notification',
-  /** An approved call ran (or had nothing left to do). */
-  'call_executed',
-  /** An approved call did not run: refused when checked again, or failed. */
-  'call_not_run',
-  'job_cancelled',
-  /** A job that asked a reviewer something ended: the facts, then the model's words. */
-  'job_ended',
-] as const;
-export type NoticeEvent = (typeof noticeEvents)[number];
-
-const MAX_TEXT = 500;
-/** Lines of a diff in a notification's text. */
-const NOTICE_DIFF_LINES = 8;
-
-export const noticeSchema = z.strictObject({
-  schemaVersion: z.literal(1),
-  /** Stable across retries and restarts: a receiver can drop a second delivery of the same id. */
-  eventId: z.string(),
-  event: z.enum(noticeEvents),
-  /** When it happened (workflow time). */
-  at: z.string(),
-  jobId: z.string(),
-  requestId: z.string().nullable(),
-  tool: z.string(),
-  target: z.string().nullable(),
-  /** The call's arguments, masked and shortened as in the audit log. */
-  args: z.string().nullable(),
-  rule: z.strictObject({ id: z.string(), version: z.number().nullable() }).nullable(),
-  /** Why the rule asked: its name and instruction. */
-  reason: z.string().nullable(),
-  requester: z.string().nullable(),
-  expiresAt: z.string().nullable(),
-  /** Set on `approval_decided`. */
-  decision: z
-    .strictObject({
-      outcome: z.enum(['approved', 'edited', 'denied']),
-      reviewer: z.string(),
-      reason: z.string().nullable(),
-    })
-    .nullable(),
-  links: z.strictObject({ job: z.string(), approval: z.string().nullable() }),
-  /** The exact commands that decide this request (only while it waits). */
-  commands: z.strictObject({ approve: z.string(), deny: z.string() }).nullable(),
-  /** The approval card, the same one `pending`, `show` and the Web UI render (on `approval_requested` from builds that record it). */
-  card: approvalCardSchema.nullable(),
-  /** What became of the request or the job, for the closing notices (`call_*`, `job_*`). */
-  outcome: z.string().nullable().optional(),
-  /** The requests a cancelled job left undecided. */
-  closes: z.array(z.string()).optional(),
-  title: z.string(),
-  text: z.string(),
-});
-export type Notice = z.infer<typeof noticeSchema>;
 
 export interface NoticeContext {
   readonly namespace: string;
@@ -304,64 +246,4 @@ function withText(notice: Omit<Notice, 'title' | 'text'>): Notice {
       break;
   }
   return { ...notice, title, text: lines.join('\n') };
-}
-
-/** ntfy's priority (1–5) and tags (emoji short codes) per event. */
-const ntfyStyle: Record<NoticeEvent | 'denied' | 'edited', { priority: number; tags: string[] }> = {
-  approval_requested: { priority: 4, tags: ['hourglass_flowing_sand'] },
-  approval_expired: { priority: 3, tags: ['alarm_clock'] },
-  approval_decided: { priority: 3, tags: ['white_check_mark'] },
-  edited: { priority: 3, tags: ['pencil2'] },
-  denied: { priority: 3, tags: ['no_entry'] },
-  admin_notification: { priority: 4, tags: ['warning'] },
-  call_executed: { priority: 2, tags: ['heavy_check_mark'] },
-  call_not_run: { priority: 3, tags: ['x'] },
-  job_cancelled: { priority: 2, tags: ['stop_sign'] },
-  job_ended: { priority: 2, tags: ['checkered_flag'] },
-};
-
-/**
- * ntfy's sequence id of a request's notices: "Approval needed" is replaced
- * by what became of it (ntfy 2.16 and later; older servers ignore the field
- * and show each notice on its own). Letters, digits, - and _ only.
- */
-export function ntfySequenceId(jobId: string, requestId: string): string {
-  return `airlock-${sha256Hex(`${jobId}\n${requestId}`).slice(0, 32)}`;
-}
-
-export interface NtfyAction {
-  readonly action: 'view';
-  readonly label: string;
-  readonly url: string;
-  readonly clear: boolean;
-}
-
-/** The JSON message ntfy publishes (https://docs.ntfy.sh/publish/#publish-as-json), posted to the server's root. */
-export interface NtfyMessage {
-  readonly topic: string;
-  readonly title: string;
-  readonly message: string;
-  readonly priority: number;
-  readonly tags: readonly string[];
-  readonly click: string;
-  readonly actions: readonly NtfyAction[];
-  /** Notices of one request share it, so the phone shows one notification per request. */
-  readonly sequence_id?: string;
-}
-
-export function ntfyMessage(notice: Notice, topic: string): NtfyMessage {
-  const outcome = notice.decision?.outcome;
-  const style = outcome === 'denied' || outcome === 'edited' ? ntfyStyle[outcome] : ntfyStyle[notice.event];
-  const actions: NtfyAction[] = [{ action: 'view', label: 'Open job', url: notice.links.job, clear: false }];
-  if (notice.links.approval !== null) actions.push({ action: 'view', label: 'Decide', url: notice.links.approval, clear: true });
-  return {
-    topic,
-    title: notice.title,
-    message: notice.text,
-    priority: style.priority,
-    tags: ['airlock', ...style.tags, notice.event],
-    click: notice.links.approval ?? notice.links.job,
-    actions,
-    ...(notice.requestId !== null ? { sequence_id: ntfySequenceId(notice.jobId, notice.requestId) } : {}),
-  };
 }

@@ -4,7 +4,9 @@ import type { HttpCapability } from '../../core/tools/capabilities/http';
 import { httpMethods } from '../../core/tools/http-category';
 import { ToolRefusal } from '../../core/tools/tool-refusal';
 import type { HostsConfig } from '../../core/config/tools/hosts';
-import { formatHttpResult, HttpEngine, HttpFailed, HttpRefused, type HttpEngineOptions, type PinnedAnswers } from './http-engine';
+import { HttpEngine, type HttpEngineOptions } from './http-engine';
+import { formatHttpResult } from './http-exchange';
+import { HttpFailed, HttpRefused, type PinnedAnswers } from './http-request';
 
 /** What `observe` records of a URL's host, read back from a state carried since. */
 const pinnedFacts = z.object({ host: z.string(), addresses: z.string() });

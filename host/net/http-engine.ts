@@ -1,14 +1,11 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
-import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
-import { AirlockError } from '../../core/util/errors';
-import { formatIp, parseHostIp } from '../../core/util/ip-address';
+import { type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest } from 'node:http';
 import type { HostsConfig } from '../../core/config/tools/hosts';
-import { httpMethods, type HttpMethod } from '../../core/tools/http-category';
-import { ToolRefusal } from '../fs/roots';
+import { type HttpMethod, httpMethods } from '../../core/tools/http-category';
+import { formatIp, parseHostIp } from '../../core/util/ip-address';
 import { AddressPolicy } from './address-policy';
-import { isSecretHeader, Redactor } from './header-secrets';
+import { Redactor, isSecretHeader } from './header-secrets';
+import { type Exchange, abortReason, abortable, errorCode } from './http-exchange';
+import { type Connect, HttpFailed, HttpRefused, type HttpRequestArgs, type HttpResult, type Lookup, type PinnedAnswers, type ResolvedAddress, type ResolvedTarget, systemConnect, systemLookup } from './http-request';
 
 /**
  * The engine behind `http_request`. Each hop's host is resolved once, every
@@ -18,86 +15,6 @@ import { isSecretHeader, Redactor } from './header-secrets';
  * Redirects are followed here, hop by hop, each checked the same way.
  */
 
-export interface ResolvedAddress {
-  readonly address: string;
-  readonly family: 4 | 6;
-}
-
-/** Every address a name resolves to; injectable so tests can answer differently on each call. */
-export type Lookup = (hostname: string) => Promise<readonly ResolvedAddress[]>;
-
-export interface ConnectTarget {
-  /** The checked IP address: the only place this socket may go. */
-  readonly address: string;
-  readonly port: number;
-  readonly tls: boolean;
-  /** TLS server name (SNI and certificate check); undefined for an IP literal, checked against the address. */
-  readonly servername: string | undefined;
-}
-
-export type Connect = (target: ConnectTarget) => Socket;
-
-export const systemLookup: Lookup = async (hostname) => {
-  const answers = await dnsLookup(hostname, { all: true, verbatim: true });
-  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
-};
-
-export const systemConnect: Connect = (target) =>
-  target.tls
-    ? tlsConnect({ host: target.address, port: target.port, servername: target.servername, ALPNProtocols: ['http/1.1'] })
-    : netConnect({ host: target.address, port: target.port });
-
-/** The engine refused the call on its own checks; nothing was sent (or, for a redirect, nothing more). */
-export class HttpRefused extends ToolRefusal {
-  override name = 'HttpRefused';
-}
-
-/** The request was attempted and failed: timeout, connection or protocol error. Message already masked. */
-export class HttpFailed extends AirlockError {
-  override name = 'HttpFailed';
-}
-
-export interface HttpRequestArgs {
-  readonly method: HttpMethod;
-  readonly url: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: string;
-}
-
-/** A host's answers from an earlier lookup, used instead of resolving it again. */
-export interface PinnedAnswers {
-  readonly hostname: string;
-  readonly addresses: readonly string[];
-}
-
-/** Where one URL leads: checked and resolved once. */
-export interface ResolvedTarget {
-  readonly url: URL;
-  /** The host as the URL names it, without IPv6 brackets. */
-  readonly hostname: string;
-  readonly port: number;
-  readonly tls: boolean;
-  /** Every answer, all checked; the first is connected to. */
-  readonly addresses: readonly string[];
-}
-
-export interface HttpResult {
-  readonly method: HttpMethod;
-  readonly status: number;
-  readonly statusText: string;
-  /** Where the last hop went (masked) and the address it connected to. */
-  readonly url: string;
-  readonly address: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-  readonly bodyBytes: number;
-  readonly truncated: boolean;
-  readonly redirects: ReadonlyArray<{ readonly status: number; readonly url: string }>;
-  /** Set when a redirect was not followed, and why. */
-  readonly redirectNotFollowed?: string;
-}
-
-/** Headers the engine sets itself, or that would let a caller smuggle a second request or another host. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -350,53 +267,3 @@ export class HttpEngine {
   }
 }
 
-interface Exchange {
-  readonly message: IncomingMessage;
-  readonly body: Buffer;
-  readonly truncated: boolean;
-}
-
-function errorCode(err: unknown): string {
-  if (typeof err === 'object' && err !== null) {
-    const code = 'code' in err && typeof err.code === 'string' ? err.code : undefined;
-    const message = 'message' in err && typeof err.message === 'string' ? err.message : undefined;
-    return code ?? message ?? 'unknown error';
-  }
-  return String(err);
-}
-
-/** Why a signal aborted: the engine's own timeout error, or a plain one. */
-function abortReason(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : new HttpFailed('the request was cancelled');
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
-}
-
-/** The result as the model reads it. Everything in it is masked already. */
-export function formatHttpResult(result: HttpResult): string {
-  const lines = [`HTTP ${result.status} ${result.statusText} (${result.method} ${result.url}, connected to ${result.address})`];
-  for (const r of result.redirects) lines.push(`redirected (${r.status}) to ${r.url}`);
-  if (result.redirectNotFollowed !== undefined) lines.push(`redirect not followed: ${result.redirectNotFollowed}`);
-  for (const [name, value] of Object.entries(result.headers)) lines.push(`${name}: ${value}`);
-  lines.push('', result.body);
-  if (result.truncated) lines.push(`[body cut at ${result.bodyBytes} bytes (hosts.maxResponseBytes)]`);
-  return lines.join('\n');
-}

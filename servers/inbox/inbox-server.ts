@@ -1,33 +1,29 @@
-import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { type IncomingMessage,type RequestListener,type Server,type ServerResponse,createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
-import { WorkflowNotFoundError } from '@temporalio/common';
-import type { ApprovalCard, CliName } from '../../core/approval/card';
-import { approvalCard } from '../../core/reviewer/approval-card';
+import { z } from 'zod';
+import { undoableCalls } from '../../client/history/undoable-calls';
+import type { ApprovalCard,CliName } from '../../core/approval/card';
 import type { AirlockConfig } from '../../core/config/config';
+import { maskString } from '../../core/redaction/masking';
+import { approvalCard } from '../../core/reviewer/approval-card';
 import { describeError } from '../../core/temporal/describe-error';
 import { statePaths } from '../../host/config/paths';
-import { ReviewerKeysError } from '../../host/keys/reviewer-keys-file';
-import { JobError } from '../../client/errors';
-import { PAGE_SCRIPT } from './assets/page-script';
-import { PAGE_STYLE } from './assets/page-style';
-import { authenticationResponseSchema, parseBody, prepareDecision, submitDecision } from './decisions';
-import { checkHost, checkPost, HttpError, readJson, send, sendError, sendJson } from '../http/guard';
-import { Identify } from './identify';
-import { cardPage, errorPage, listFragment, listPage, registerPage, requestGonePage, undoPage } from './pages';
-import { undoableCalls } from '../../client/history/undoable-calls';
-import { maskString } from '../../core/redaction/masking';
-import { z } from 'zod';
-import { DEFAULT_DECISION_LIMITS, RateLimit, type DecisionLimits } from './rate-limit';
 import { startRetention } from '../../host/retention';
 import type { LocalTls } from '../../host/tls/local-ca';
+import { HttpError,checkHost,checkPost,readJson,send,sendError,sendJson } from '../http/guard';
+import { PAGE_SCRIPT } from './assets/page-script';
+import { PAGE_STYLE } from './assets/page-style';
+import { authenticationResponseSchema,parseBody,prepareDecision,submitDecision } from './decisions';
+import { Identify } from './identify';
 import { openInviteStores } from './invite-stores';
+import { cardPage,errorPage,listFragment,listPage,registerPage,requestGonePage,undoPage } from './pages';
+import { DEFAULT_DECISION_LIMITS,type DecisionLimits,RateLimit } from './rate-limit';
 import { Registration } from './registration';
-import { CA_CERT_PATH, type InboxSite, type InboxTls } from './site';
-import { TemporalLink, TemporalUnavailable } from './temporal-link';
+import { localTls,webauthnBundle } from './server-tls';
+import { CA_CERT_PATH,type InboxSite } from './site';
+import { TemporalLink,TemporalUnavailable } from './temporal-link';
+import { renewTls,decodePart,failure } from './server-parts';
 
 export interface InboxServerOptions {
   readonly config: AirlockConfig;
@@ -62,21 +58,6 @@ export interface InboxServer {
 export type InboxTlsState = Pick<LocalTls, 'caFile' | 'caFingerprint' | 'caName' | 'hosts' | 'notAfter' | 'issued'>;
 
 /** How often a long-running inbox checks that its certificate is not near its end. */
-const TLS_CHECK_MS = 12 * 3_600_000;
-
-/** The WebAuthn browser library as its package ships it, read once. */
-function webauthnBundle(): Buffer {
-  const main = require.resolve('@simplewebauthn/browser');
-  return readFileSync(join(dirname(main), '..', 'dist', 'bundle', 'index.umd.min.js'));
-}
-
-/** The local CA and server certificate (host/tls, loaded only when TLS is on). */
-async function localTls(tls: InboxTls): Promise<LocalTls> {
-  const { ensureLocalTls } = await import('../../host/tls/local-ca');
-  return ensureLocalTls({ dir: tls.dir, hosts: tls.hosts, label: hostname() });
-}
-
-/** The page's ask for an undo: the job's delete, and the passkey's answer to an identification challenge. */
 const undoRequestSchema = z.strictObject({
   jobId: z.string().min(1).max(300),
   callId: z.string().min(1).max(300),
@@ -280,42 +261,3 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
   };
 }
 
-/**
- * An inbox that runs for months outlives its certificate: check twice a day,
- * and serve a new one (same CA) to new connections once it is issued.
- */
-function renewTls(input: { tls: InboxTls; log: (line: string) => void; serve: (fresh: LocalTls) => void }): NodeJS.Timeout {
-  const { log } = input;
-  const timer = setInterval(() => {
-    localTls(input.tls)
-      .then((fresh) => {
-        if (fresh.issued === undefined) return;
-        input.serve(fresh);
-        // Only if its files were deleted meanwhile: phones trust the old CA, not this one.
-        if (fresh.issued === 'ca') log(`airlock inbox: made a new local CA, ${fresh.caFile} (SHA-256 ${fresh.caFingerprint}); trust it on your phones again`);
-        log(`airlock inbox: serving a new TLS certificate, valid until ${fresh.notAfter.toISOString()}`);
-      })
-      .catch((err: unknown) => log(`airlock inbox: cannot renew the TLS certificate: ${describeError(err)}`));
-  }, TLS_CHECK_MS);
-  timer.unref();
-  return timer;
-}
-
-/** A path segment as text; a malformed escape (`%zz`, a cut UTF-8 sequence) is the client's error. */
-function decodePart(part: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    throw new HttpError(400, `the path is not a valid percent-encoding: ${JSON.stringify(part.slice(0, 100))}`);
-  }
-}
-
-function failure(err: unknown): [number, string] {
-  if (err instanceof HttpError) return [err.status, err.message];
-  if (err instanceof TemporalUnavailable) return [503, err.message];
-  if (err instanceof WorkflowNotFoundError) return [404, `job ${err.workflowId} is not running (it has ended, or there is no such job)`];
-  if (err instanceof JobError) return [409, err.message];
-  // Locked by another writer, or broken: the operator's to fix, the reviewer's to retry.
-  if (err instanceof ReviewerKeysError) return [503, err.message];
-  return [500, `the inbox failed: ${describeError(err)}`];
-}

@@ -1,7 +1,8 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { decisionSigningText, type DecisionPayload } from '../../core/approval/approvals';
+import { type DecisionPayload } from '../../core/approval/approvals';
+import { decisionSigningText } from '../../core/approval/decision-check';
 import type { PendingRequestView } from '../../core/job/job-view';
 import { approvalDecisionSignal, decideUpdate } from '../../workflows/messages';
 import { JobHarness } from '../helpers/job-harness';

@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { join } from 'node:path';
 import { Texts } from '../../core/job/texts';
 import { Roots } from '../../host/fs/roots';
-import { createFsTools, NEW_FILE_PREFIX } from '../../host/tools/fs-tools';
+import { createFsTools } from '../../host/tools/fs-tools';
+import { NEW_FILE_PREFIX } from '../../host/tools/fs-guards';
 import { JobHarness } from '../helpers/job-harness';
 import { smallFolder, type SmallFolder } from '../helpers/small-fs';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DEMO_GOAL } from '../../ops/dev/demo';
-import type { Notice } from '../../core/reviewer/notification';
+import type { Notice } from '../../core/reviewer/notice';
 import { airlock, devEnv, processesMentioning, startDev } from '../helpers/dev-stack';
 import { spawnNode, type Spawned } from '../helpers/processes';
 import { recordingServer, type RecordingServer } from '../helpers/recording-server';

@@ -1,6 +1,8 @@
 import type { Socket } from 'node:net';
 import { hostsConfigSchema } from '../../core/config/tools/hosts';
-import { formatHttpResult, HttpEngine, HttpFailed, HttpRefused, systemConnect, type ConnectTarget, type HttpRequestArgs, type Lookup } from '../../host/net/http-engine';
+import { HttpEngine } from '../../host/net/http-engine';
+import { formatHttpResult } from '../../host/net/http-exchange';
+import { HttpFailed, HttpRefused, systemConnect, type ConnectTarget, type HttpRequestArgs, type Lookup } from '../../host/net/http-request';
 import { recordingServer, type RecordingServer } from '../helpers/recording-server';
 
 /**

@@ -10,7 +10,7 @@ import { startReplayServer, type ReplayServer } from '../../ops/dev/replay-serve
 import type { AuditEvent } from '../../core/audit/events';
 import { parseConfig } from '../../core/config/config';
 import { AGENT_JOB_WORKFLOW, type AgentJobResult } from '../../core/job/job-input';
-import type { Notice } from '../../core/reviewer/notification';
+import type { Notice } from '../../core/reviewer/notice';
 import { TaskQueues } from '../../core/temporal/task-queues';
 import { repoRoot, spawnNode, type Spawned } from '../helpers/processes';
 import { createTestEnv, type TestEnv } from '../helpers/temporal-env';

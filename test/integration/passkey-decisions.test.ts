@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { decisionSigningText, type DecisionPayload, type PasskeyAssertion } from '../../core/approval/approvals';
+import { type DecisionPayload, type PasskeyAssertion } from '../../core/approval/approvals';
+import { decisionSigningText } from '../../core/approval/decision-check';
 import type { AuditEvent } from '../../core/audit/events';
 import { decisionChallenge } from '../../core/approval/decision-challenge';
 import type { PendingRequestView } from '../../core/job/job-view';

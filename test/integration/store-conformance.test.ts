@@ -21,7 +21,8 @@ import { PostgresChallenges, PostgresPasskeyInvites } from '../../host/stores/pa
 import { AgentTokenError, type AgentTokens } from '../../host/stores/agent-tokens/store';
 import { SqliteAgentTokens } from '../../host/stores/agent-tokens/sqlite';
 import { PostgresAgentTokens } from '../../host/stores/agent-tokens/postgres';
-import { noticeFor, type Notice } from '../../core/reviewer/notification';
+import { noticeFor } from '../../core/reviewer/notification';
+import { type Notice } from '../../core/reviewer/notice';
 import { Database } from '../../host/stores/database/postgres';
 import { migrate } from '../../host/stores/database/migrations';
 import { NonceStoreUnusable, pathDigest, storedOutcome, type NonceStore } from '../../host/stores/nonces/store';

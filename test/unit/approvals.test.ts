@@ -1,4 +1,5 @@
-import { checkDecision, type ApprovalRequest } from '../../core/approval/approvals';
+import { type ApprovalRequest } from '../../core/approval/approvals';
+import { checkDecision } from '../../core/approval/decision-check';
 import { callFingerprint } from '../../core/approval/fingerprint';
 
 const ctx = { jobId: 'job-1', scope: {}, now: 1_000 };

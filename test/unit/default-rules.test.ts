@@ -1,6 +1,7 @@
 import { approvalRules } from '../../core/job/batch-plan';
 import { mergeApprovalSettings } from '../../core/policy/approval-settings';
-import { evaluateCall, type CallContext } from '../../core/policy/evaluate';
+import { evaluateCall } from '../../core/policy/evaluate';
+import { type CallContext } from '../../core/policy/call-evaluation';
 import { defaultRules } from '../../core/policy/default-rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import type { ToolCategory } from '../../core/tools/registry';

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { inboxSite, inboxTlsDir } from '../../servers/inbox/site';
 import { parseConfig } from '../../core/config/config';
-import { CA_DAYS, ensureLocalTls, LocalCaError, permittedOf, RENEW_DAYS, SERVER_DAYS } from '../../host/tls/local-ca';
+import { ensureLocalTls } from '../../host/tls/local-ca';
+import { CA_DAYS, LocalCaError, permittedOf, RENEW_DAYS, SERVER_DAYS } from '../../host/tls/certificates';
 
 const DAY_MS = 86_400_000;
 let dir: string;

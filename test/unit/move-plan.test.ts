@@ -2,7 +2,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { detect } from '../../core/policy/detectors';
-import { evaluateCall, type CallContext } from '../../core/policy/evaluate';
+import { evaluateCall } from '../../core/policy/evaluate';
+import { type CallContext } from '../../core/policy/call-evaluation';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import { parseRulesDocument } from '../../host/config/rules-file';
 import { preflight } from '../../core/job/preflight';

@@ -2,7 +2,9 @@ import { parseRulesDocument, RulesFileError } from '../../host/config/rules-file
 import { planBatch } from '../../core/job/batch-plan';
 import { preflight } from '../../core/job/preflight';
 import { conditionMatches } from '../../core/policy/conditions';
-import { batchOutcome, evaluateCall, recordFires, type CallContext } from '../../core/policy/evaluate';
+import { evaluateCall } from '../../core/policy/evaluate';
+import { batchOutcome, recordFires } from '../../core/policy/rule-fires';
+import { type CallContext } from '../../core/policy/call-evaluation';
 import type { Condition, RuleInput } from '../../core/policy/rules';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import { defaultRules } from '../../core/policy/default-rules';

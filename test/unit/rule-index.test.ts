@@ -1,20 +1,10 @@
 import { parseDuration } from '../../core/util/duration';
 import { globToRegExp } from '../../core/util/glob';
 import { isInside, normalizePosix, resolvePosix } from '../../core/util/posix-path';
-import {
-  candidateRules,
-  evaluateCall,
-  needsFacts,
-  type CallContext,
-  type CallEvaluation,
-  type EvaluateOptions,
-  type GateDecision,
-  type JudgeCandidate,
-  type JudgeVerdict,
-  type RuleCounters,
-  type RuleMatch,
-} from '../../core/policy/evaluate';
-import { detect, detectorNames, isNormalAbsolute, replacedTarget, type DetectorInput, type DetectorName } from '../../core/policy/detectors';
+import { candidateRules, evaluateCall, needsFacts, type EvaluateOptions } from '../../core/policy/evaluate';
+import { type CallContext, type CallEvaluation, type GateDecision, type JudgeCandidate, type JudgeVerdict, type RuleCounters, type RuleMatch } from '../../core/policy/call-evaluation';
+import { detect, detectorNames, replacedTarget, type DetectorInput, type DetectorName } from '../../core/policy/detectors';
+import { isNormalAbsolute } from '../../core/policy/command-words';
 import { factOf, type TargetFact } from '../../core/tools/facts';
 import { globLiteral } from '../../core/policy/glob-literal';
 import {

@@ -1,6 +1,7 @@
 import { buildApprovalRequest } from '../../core/job/approval-request';
 import { mergeApprovalSettings } from '../../core/policy/approval-settings';
-import { evaluateCall, type CallContext } from '../../core/policy/evaluate';
+import { evaluateCall } from '../../core/policy/evaluate';
+import { type CallContext } from '../../core/policy/call-evaluation';
 import { buildSnapshot } from '../../core/policy/snapshot';
 import { parseRulesDocument } from '../../host/config/rules-file';
 

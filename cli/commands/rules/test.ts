@@ -1,7 +1,8 @@
 import { callFacts } from '../../../host/target-facts';
 import { preflight } from '../../../core/job/preflight';
 import { conditionMatches } from '../../../core/policy/conditions';
-import { candidateRules, detectorProbe, evaluateCall, type CallContext } from '../../../core/policy/evaluate';
+import { candidateRules, detectorProbe, evaluateCall } from '../../../core/policy/evaluate';
+import { type CallContext } from '../../../core/policy/call-evaluation';
 import { allTools, getTool, pathTargetsOf, sideEffectToolNames } from '../../../core/tools/registry';
 import { loadToolsSetup } from '../../../host/config/tools-config-file';
 import { display } from '../../../core/redaction/display-text';

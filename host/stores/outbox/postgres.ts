@@ -1,4 +1,4 @@
-import type { Notice } from '../../../core/reviewer/notification';
+import type { Notice } from '../../../core/reviewer/notice';
 import { SERVER_NOW_MS as NOW_MS, type Database } from '../database/postgres';
 import { dueRow, readNotice, stateRow, type Delivery, type NotificationOutbox, type OutboxRow } from './store';
 

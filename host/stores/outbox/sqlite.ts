@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
-import type { Notice } from '../../../core/reviewer/notification';
+import type { Notice } from '../../../core/reviewer/notice';
 import { openSqlite } from '../database/sqlite';
 import { type Delivery, type NotificationOutbox, type OutboxRow, dueRow, readNotice, stateRow } from './store';
 

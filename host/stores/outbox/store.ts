@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Notice, noticeSchema } from '../../../core/reviewer/notification';
+import { type Notice, noticeSchema } from '../../../core/reviewer/notice';
 
 /** One notice on its way to one endpoint. */
 export interface Delivery {
