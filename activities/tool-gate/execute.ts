@@ -27,6 +27,8 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
   runner.lent(tool);
   const changing = tool.categoryOf(args) !== 'read';
   const approvedBefore = approvedTargets(tool, args, input.approved);
+  // The nonce, taken by compare-and-set with the targets right before the effect (what a retry compares against).
+  const consume = (before: readonly ObservedState[] | undefined) => nonces.consume({ nonce, jobId: input.jobId, callId: input.callId, fingerprint, ...(before !== undefined ? { before } : {}) });
 
   // A retry of an attempt that ran reports it: the target changed because the call ran.
   const earlier = await nonces.lookup(nonce);
@@ -47,7 +49,7 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
     checkExpiry(input.grant, runner.now());
     if (!consumedHere) {
       // Consumed now, as the first attempt would have.
-      const consumed = await nonces.consume({ nonce, jobId: input.jobId, callId: input.callId, fingerprint, ...(before !== undefined ? { before } : {}) });
+      const consumed = await consume(before);
       if (!consumed.consumed) return reportEarlier(consumed);
       attempt.held = nonce;
     }
@@ -65,7 +67,7 @@ export async function executeOnce(runner: ToolRunner, input: ExecuteInput, attem
     // What a retry compares against, should this attempt die between consuming and recording.
     before = (await runner.observeTargets(tool, args)).observed;
   }
-  const consumed = await nonces.consume({ nonce, jobId: input.jobId, callId: input.callId, fingerprint, ...(before !== undefined ? { before } : {}) });
+  const consumed = await consume(before);
   if (!consumed.consumed) return reportEarlier(consumed);
   attempt.held = nonce;
   await runner.crashPoint('after-consume');

@@ -142,6 +142,7 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
   // The nonce store keeps the undo records `fs_undo` reads and settles.
   const hostDeps = { ...deps, undoRecords: deps.nonces };
   const host = createToolHost({ ...hostDeps, ...testPauses(deps.testCrashAt) });
+  const now = deps.now ?? Date.now;
 
   function lent(tool: AnyTool): HostFor<Capability> {
     const loan = lendHost(tool, host);
@@ -169,7 +170,7 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
 
   return {
     deps,
-    now: deps.now ?? Date.now,
+    now,
     host,
     lent,
     callHost,
@@ -202,7 +203,7 @@ export function createToolRunner(deps: ToolGateDeps): ToolRunner {
       }
     },
     undoKeeping(tool, nonce) {
-      return { files: host.files, journal: () => callHost(tool, nonce).journal, records: deps.nonces, now: deps.now ?? Date.now };
+      return { files: host.files, journal: () => callHost(tool, nonce).journal, records: deps.nonces, now };
     },
     async crashPoint(point) {
       if (deps.testCrashAt === point) await pauseForever(point);

@@ -1,12 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type { z } from 'zod';
 import { describeError } from '../../core/temporal/describe-error';
-import { agentJobInputSchema } from '../../core/job/job-input';
+import { type agentJobInputSchema } from '../../core/job/job-input';
 import type { RecordedBatch, RecordedJob } from '../../core/job/rehearsal';
 import type { JobReading } from './job-reading';
 import { carriedRootsSchema, carriedSnapshotSchema, payloadDecoder, type DecodePayloads } from './payloads';
 import { RunReader } from './run-reader';
-import { runHistories, type ListedRun, type RunHistory, type SkippedRun } from './runs';
+import { runHistories, startedRun, type ListedRun, type RunHistory, type SkippedRun } from './runs';
 
 export interface ReadJobs {
   readonly jobs: RecordedJob[];
@@ -24,16 +24,15 @@ export async function readJob(jobId: string, runs: readonly RunHistory[], decode
   const skipped: SkippedRun[] = [];
   let input: z.infer<typeof agentJobInputSchema> | undefined;
   for (const run of runs) {
-    const started = run.events[0]?.workflowExecutionStartedEventAttributes;
-    const parsed = agentJobInputSchema.safeParse(await decode(started?.input?.payloads ?? []));
-    if (!parsed.success) {
+    const { input: started } = await startedRun(run.events, decode);
+    if (started === undefined) {
       skipped.push({ jobId, runId: run.runId, reason: 'its input is not an agent job input this build reads' });
       continue;
     }
-    input ??= parsed.data;
-    const carried = carriedRootsSchema.safeParse(parsed.data);
+    input ??= started;
+    const carried = carriedRootsSchema.safeParse(started);
     if (carried.success) reading.roots ??= carried.data.carried.snapshot.detectors.roots;
-    const carriedSnapshot = carriedSnapshotSchema.safeParse(parsed.data);
+    const carriedSnapshot = carriedSnapshotSchema.safeParse(started);
     if (carriedSnapshot.success) reading.snapshot ??= carriedSnapshot.data.carried.snapshot;
     await new RunReader(decode, run.runId, reading, input.driver ?? 'model').read(run.events);
   }

@@ -16,6 +16,7 @@ import {
   withdrawalSchema,
   type DecodePayloads,
   type HistoryEvent,
+  type Payloads,
 } from './payloads';
 
 /**
@@ -48,7 +49,7 @@ export class HistoryReader {
     this.decodePayloads = payloadDecoder(client);
   }
 
-  private async decode<T>(schema: z.ZodType<T>, payloads: temporal.api.common.v1.IPayloads | null | undefined): Promise<T | undefined> {
+  private async decode<T>(schema: z.ZodType<T>, payloads: Payloads): Promise<T | undefined> {
     try {
       const value = await this.decodePayloads(payloads?.payloads ?? []);
       const parsed = schema.safeParse(value);

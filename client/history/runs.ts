@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { describeError } from '../../core/temporal/describe-error';
 import type { z } from 'zod';
 import { agentJobInputSchema, AGENT_JOB_WORKFLOW } from '../../core/job/job-input';
-import { payloadDecoder, type HistoryEvent } from './payloads';
+import { payloadDecoder, type DecodePayloads, type HistoryEvent } from './payloads';
 
 /** Finding a job's runs and fetching their histories; what a run was started with, and who cancelled it. */
 
@@ -63,13 +63,24 @@ export async function runHistories(client: Client, jobId: string, runs: readonly
   return { histories, skipped };
 }
 
-/** The input the job's current run was started with, when it is an agent job's input this build reads. */
-export async function startInputOf(client: Client, workflowId: string): Promise<{ readonly taskQueue: string | undefined; readonly input: z.infer<typeof agentJobInputSchema> | undefined }> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+/** What a run was started with: its task queue, and its input when it is an agent job's input this build reads. */
+export interface StartedRun {
+  readonly taskQueue: string | undefined;
+  readonly input: z.infer<typeof agentJobInputSchema> | undefined;
+}
+
+/** The start of a run, from its first event (undefined fields when the first event is no start). */
+export async function startedRun(events: readonly HistoryEvent[], decode: DecodePayloads): Promise<StartedRun> {
+  const started = events[0]?.workflowExecutionStartedEventAttributes;
   if (started === undefined || started === null) return { taskQueue: undefined, input: undefined };
-  const input = agentJobInputSchema.safeParse(await payloadDecoder(client)(started.input?.payloads ?? []));
+  const input = agentJobInputSchema.safeParse(await decode(started.input?.payloads ?? []));
   return { taskQueue: started.taskQueue?.name ?? undefined, input: input.success ? input.data : undefined };
+}
+
+/** The start of the job's current run. */
+export async function startInputOf(client: Client, workflowId: string): Promise<StartedRun> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return startedRun(history.events ?? [], payloadDecoder(client));
 }
 
 /** A cancelled run's cancel request, read from the end of its history (it is among the last events). */
