@@ -1,4 +1,6 @@
 import type { PasskeyCounters } from '../host/stores/passkey-counters/store';
+import type { StandingApprovals } from '../host/stores/standing-approvals/store';
+import { createStandingActivities } from './standing';
 import type { ReviewerKeys } from '../host/keys/reviewer-keys';
 import { createAuditActivities } from './audit';
 import { createJudgeActivities, type JudgeDeps } from './judge';
@@ -17,6 +19,8 @@ export interface AgentActivityDeps extends ModelDeps, PolicyDeps {
   readonly reviewerKeys: ReviewerKeys;
   /** The signature counter each passkey last presented; unset: counters are not tracked. */
   readonly passkeyCounters?: PasskeyCounters;
+  /** Standing approvals every agent worker shares; unset: none is kept or used, every gated call asks. */
+  readonly standing?: StandingApprovals;
 }
 export type ToolActivityDeps = ToolGateDeps;
 export type JudgeActivityDeps = JudgeDeps;
@@ -29,6 +33,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     ...createPolicyActivities(deps),
     ...createAuditActivities(deps),
     ...createReviewerActivities(deps),
+    ...createStandingActivities(deps),
     ...createSealActivities(deps),
   };
 }

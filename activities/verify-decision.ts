@@ -93,20 +93,34 @@ function clonedText(reviewer: string, last: number): string {
   return `${reviewer}'s passkey presented a signature counter that is not above the last one accepted (${last}): a copy of the credential may be in use; the decision is refused (remove and register the passkey again if this is unexpected)`;
 }
 
+/**
+ * A signed decision (Ed25519 signature or passkey assertion) against the
+ * named reviewer's keys as they are now. Without `counters` a passkey's
+ * signature counter is not compared: a standing approval's signature is
+ * checked again at every use, long after its counter moved on.
+ */
+export async function verifySignedDecision(
+  keys: ReviewerKeys,
+  counters: PasskeyCounters | undefined,
+  input: VerifyDecisionInput,
+): Promise<VerifyDecisionResult> {
+  const { payload } = input;
+  try {
+    if (payload.passkey !== undefined) return await verifyPasskey(keys, counters, input.jobId, payload, payload.passkey);
+    if (payload.signature === undefined) return invalid('the decision is not signed');
+    return verifyEd25519(keys, input.jobId, payload, payload.signature);
+  } catch (err) {
+    // Retrying cannot fix a broken keys file: refused at once (fail closed), with what to fix.
+    if (err instanceof ReviewerKeysError) return invalid(`the decision could not be verified: ${err.message}; fix the file, then decide again`);
+    throw err;
+  }
+}
+
 export function createReviewerActivities(deps: { readonly reviewerKeys: ReviewerKeys; readonly passkeyCounters?: PasskeyCounters }) {
   return {
     /** Checks a signed decision (Ed25519 signature or passkey assertion) against the named reviewer's keys: a signal alone proves nothing. */
     async verifyDecision(input: VerifyDecisionInput): Promise<VerifyDecisionResult> {
-      const { payload } = input;
-      try {
-        if (payload.passkey !== undefined) return await verifyPasskey(deps.reviewerKeys, deps.passkeyCounters, input.jobId, payload, payload.passkey);
-        if (payload.signature === undefined) return invalid('the decision is not signed');
-        return verifyEd25519(deps.reviewerKeys, input.jobId, payload, payload.signature);
-      } catch (err) {
-        // Retrying cannot fix a broken keys file: refused at once (fail closed), with what to fix.
-        if (err instanceof ReviewerKeysError) return invalid(`the decision could not be verified: ${err.message}; fix the file, then decide again`);
-        throw err;
-      }
+      return verifySignedDecision(deps.reviewerKeys, deps.passkeyCounters, input);
     },
   };
 }

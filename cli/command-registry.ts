@@ -158,6 +158,46 @@ const agentCommands: CommandGroup = {
   ],
 };
 
+const standingId = { name: 'ID', description: 'The standing approval (S-…), as `standing list` and `approve --also-for` show it' } as const;
+
+const standingCommands: CommandGroup = {
+  name: 'standing',
+  summary: 'List, show and revoke standing approvals: a signed approval that also covers later calls of the exact same operation',
+  examples: ['airlock standing list', 'airlock standing revoke S-3f9a0c1d2e4b5a67'],
+  subcommands: [
+    {
+      name: 'list',
+      summary: 'List the standing approvals that can still be used (--all: revoked, expired and used up ones too)',
+      usage: 'airlock standing list [--all] [--json]',
+      options: { all: { type: 'boolean', description: 'Include revoked, expired and used-up standing approvals' }, json },
+      examples: ['airlock standing list', 'airlock standing list --all --json'],
+      load: async () => (await import('./commands/standing/list')).run,
+    },
+    {
+      name: 'show',
+      summary: 'Show what a standing approval covers, who signed it, and every use: which job and request, when',
+      usage: 'airlock standing show ID [--json]',
+      arguments: [standingId],
+      options: { json },
+      examples: ['airlock standing show S-3f9a0c1d2e4b5a67'],
+      load: async () => (await import('./commands/standing/show')).run,
+    },
+    {
+      name: 'revoke',
+      summary: 'Revoke a standing approval: the next call it would have covered asks a reviewer again',
+      usage: 'airlock standing revoke ID [--reason TEXT] [--reviewer NAME] [--json]',
+      arguments: [standingId],
+      options: {
+        reason: { type: 'string', value: 'TEXT', description: 'Why, for the audit log' },
+        reviewer: { type: 'string', value: 'NAME', description: 'Who revokes it, as the audit log records it (default: AIRLOCK_REVIEWER, else the login name)' },
+        json,
+      },
+      examples: ['airlock standing revoke S-3f9a0c1d2e4b5a67 --reason "the service moved"'],
+      load: async () => (await import('./commands/standing/revoke')).run,
+    },
+  ],
+};
+
 const judgeCommands: CommandGroup = {
   name: 'judge',
   summary: 'Measure the small-LLM rule judge against a labelled set',
@@ -343,17 +383,27 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   {
     name: 'approve',
     summary: 'Approve a pending request (optionally editing its editable fields)',
-    usage: 'airlock approve JOB_ID [--request ID] [--set field=value]... [--reason TEXT] [--reviewer NAME] [--sign KEYFILE] [--json]',
+    usage: 'airlock approve JOB_ID [--request ID] [--set field=value]... [--also-for DURATION --uses N] [--reason TEXT] [--reviewer NAME] [--sign KEYFILE] [--json]',
     arguments: [jobId],
     options: {
       request: decisionOptions.request,
       set: { type: 'string', multiple: true, value: 'FIELD=VALUE', description: 'Change an editable field before approving; the edited call gets a new fingerprint' },
+      'also-for': {
+        type: 'string',
+        value: 'DURATION',
+        description: "Also approve later calls of the same operation (tool, real targets, requester, arguments but the rule's free fields) for this long; signed; only where the rule allows a standing approval",
+      },
+      uses: { type: 'string', value: 'N', description: 'With --also-for: how many later calls the standing approval covers at most' },
       reason: decisionOptions.reason,
       reviewer: decisionOptions.reviewer,
       sign: decisionOptions.sign,
       json,
     },
-    examples: ['airlock approve job-1f0c2a', 'airlock approve job-1f0c2a --request req-2 --set recursive=false --reason "only the top folder"'],
+    examples: [
+      'airlock approve job-1f0c2a',
+      'airlock approve job-1f0c2a --request req-2 --set recursive=false --reason "only the top folder"',
+      'airlock approve job-1f0c2a --also-for 7d --uses 10',
+    ],
     load: async () => (await import('./commands/approve')).run,
   },
   {
@@ -429,6 +479,7 @@ export const commands: ReadonlyArray<Command | CommandGroup> = [
   rulesCommands,
   reviewerCommands,
   agentCommands,
+  standingCommands,
   judgeCommands,
   topologyCommands,
   deployCommands,

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client, Connection, WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -9,6 +9,7 @@ import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils'
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { OpenAI } from 'openai';
 import { createActivities } from '../activities';
+import { SqliteStandingApprovals } from '../host/stores/standing-approvals/sqlite';
 import { decisionChallenge } from '../core/approval/decision-challenge';
 import { SoftPasskey } from '../test/helpers/soft-passkey';
 import { createGrantSigner, createGrantVerifier, loadOrCreateGrantKeyPair } from '../host/keys/grant-keys';
@@ -112,6 +113,15 @@ const RULES = {
       approval: { ttl: '2s' },
     },
     {
+      id: 'standing-appends',
+      version: 1,
+      name: 'Appending to logs needs approval, which may stand',
+      scope: { tools: ['fs_write'] },
+      when: { arg: 'path', glob: '**/logs/**' },
+      action: 'request_approval',
+      approval: { signatureRequired: true, standing: { maxFor: '7d', maxUses: 3, varies: ['content'] } },
+    },
+    {
       id: 'signed-moves',
       version: 1,
       name: 'Moves need a signed approval',
@@ -158,6 +168,21 @@ const MACHINES = ['nas', 'media'] as const;
 
 function machineTable(root: string): MachineTable {
   return MACHINES.map((name) => ({ name, roots: [join(root, name)], services: [], commands: [], hosts: [] }));
+}
+
+/** A job appending to logs/app.log, parked, approved by alice with a standing approval for a day and three uses. */
+async function startGranting(r: Recorder, jobId: string, file: string): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  mkdirSync(join(r.root, 'logs'), { recursive: true });
+  if (!existsSync(join(r.root, 'logs', file))) writeFileSync(join(r.root, 'logs', file), 'start\n');
+  const h = await start(r, jobId, { turns: [{ tool_calls: [call('fs_write', { path: `logs/${file}`, content: 'granted\n', mode: 'append' })] }, complete('appended')] });
+  await parked(h);
+  const outcome = await r.airlock.decide(jobId, { decision: 'approve', reviewer: 'alice', signingKey: r.signingKey, standing: { forMs: 86_400_000, uses: 3 } });
+  if (outcome.accepted !== true || outcome.standing?.kept !== true) throw new Error(`${jobId}: the standing approval was not kept: ${JSON.stringify(outcome)}`);
+  return h;
+}
+
+async function grantStanding(r: Recorder, jobId: string): Promise<string> {
+  return finished(await startGranting(r, jobId, 'granted.log'), 'completed');
 }
 
 interface Shape {
@@ -305,6 +330,24 @@ const shapes: Shape[] = [
       await decided(r.airlock.decide(id, { decision: 'approve', reviewer: 'alice', signingKey: r.signingKey }));
       const runId = await finished(h, 'completed');
       if (!existsSync(join(r.root, 'undone.bak'))) throw new Error(`${id}: the undo completed but undone.bak is not back`);
+      return runId;
+    },
+  },
+  {
+    // A signed approval that also stands for later calls of the same append: the job keeps the standing approval.
+    name: 'standing-granted',
+    async run(r, id) {
+      return grantStanding(r, id);
+    },
+  },
+  {
+    // The same append in a later job: a standing approval covers it, one use is taken, nobody is asked, it runs once.
+    name: 'standing-used',
+    async run(r, id) {
+      await finished(await startGranting(r, `${id}-grant`, 'used.log'), 'completed');
+      const h = await start(r, id, { turns: [{ tool_calls: [call('fs_write', { path: 'logs/used.log', content: 'used\n', mode: 'append' })] }, complete('appended')] });
+      const runId = await finished(h, 'completed');
+      if (!readFileSync(join(r.root, 'logs', 'used.log'), 'utf8').endsWith('used\n')) throw new Error(`${id}: the append did not run under the standing approval`);
       return runId;
     },
   },
@@ -608,6 +651,7 @@ async function main(): Promise<void> {
   const nonces = new SqliteNonceStore(join(dir, 'tools', 'nonces.sqlite'));
   let machines: MachineTable | undefined;
   const contents = new SqliteContentStore(join(dir, 'agent', 'contents.sqlite'));
+  const standing = new SqliteStandingApprovals(join(dir, 'agent', 'standing-approvals.sqlite'));
   const activities = createActivities({
     agent: {
       openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'record', maxRetries: 0 }),
@@ -631,6 +675,7 @@ async function main(): Promise<void> {
         get: (name) => (name === 'alice' ? reviewer.publicKey : undefined),
         passkeys: (name) => (name === 'alice' ? [passkey.registered()] : []),
       },
+      standing,
     },
     tools: { roots: await Roots.create([root]), nonces, verifier: createGrantVerifier(grantKeys.publicKey), undo: { roots: [realpathSync(root)], keepDays: 7 } },
     judge: { openai: new OpenAI({ baseURL: judge.baseUrl, apiKey: 'record', maxRetries: 0 }), model: 'judge', timeoutMs: 3000 },
@@ -715,6 +760,7 @@ async function main(): Promise<void> {
   await native.close();
   await nonces.close();
   await contents.close();
+  await standing.close();
   await model.close();
   await judge.close();
   await server.stop();

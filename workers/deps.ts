@@ -42,6 +42,8 @@ import { pruneJournals } from '../host/tools/move-journal';
 import { SealedStatesNonceStore } from '../host/stores/nonces/sealed-states';
 import { SqlitePasskeyCounters } from '../host/stores/passkey-counters/sqlite';
 import { PostgresPasskeyCounters } from '../host/stores/passkey-counters/postgres';
+import { SqliteStandingApprovals } from '../host/stores/standing-approvals/sqlite';
+import { PostgresStandingApprovals } from '../host/stores/standing-approvals/postgres';
 import { AesGcmCodec, loadCodecKeys } from '../host/temporal/payload-codec';
 import { codecOn } from '../host/temporal/locality';
 import { commandEntries } from '../core/config/tools/commands';
@@ -188,6 +190,7 @@ export async function buildActivities(
       reviewerKeys: ReviewerKeysFile.open(paths.reviewerKeys, { mustExist: config.reviewerKeysFile !== undefined }),
       // Shared by every agent worker: the database's table when configured, else the data folder's file.
       passkeyCounters: db === undefined ? new SqlitePasskeyCounters(paths.passkeyCounters) : new PostgresPasskeyCounters(db),
+      standing: db === undefined ? new SqliteStandingApprovals(paths.standingApprovals) : new PostgresStandingApprovals(db),
       ...counted,
     };
   }

@@ -86,6 +86,13 @@ export const verifyOptions = {
 
 export const verify = proxyActivities<AgentActivities>(verifyOptions);
 
+/**
+ * Standing approvals, kept and used on the agent queue by activities whose
+ * results are history events (a use is taken once per job and request,
+ * so a retry or a replay takes no second one).
+ */
+export const standing = proxyActivities<AgentActivities>({ ...verifyOptions, retry: { initialInterval: '1 second', maximumAttempts: 5 } });
+
 /** The judge: one try within the snapshot's short budget; a failure is a verdict, never a failed job. */
 export const judge = proxyActivities<JudgeActivities>({
   taskQueue: TaskQueues.judge,

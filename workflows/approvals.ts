@@ -15,6 +15,8 @@ import type { Job } from './job';
 import type { JobState } from './job-state';
 import { runSteps } from './run-calls';
 import { stopJob } from './stop';
+import { coveredByStanding } from './standing';
+import { isPending } from '../core/job/job-view';
 
 /**
  * Parks a batch: each gated call's target is observed on the tools side
@@ -51,10 +53,12 @@ export async function park(job: Job, state: JobState, plan: BatchPlan, ready: Re
     }
     requests.push(buildApprovalRequest({ snapshot: state.snapshot, planned: p, prepared: prep, requester: job.input.requester, now }));
   }
-  state.park({ plan, requests, prepareFailures, parkedAt: now, ...(job.statedReason !== undefined ? { statedReason: job.statedReason } : {}) });
+  // A call a standing approval covers is approved by it now; only the others ask a person.
+  const settled = await coveredByStanding(job, requests, now);
+  state.park({ plan, requests: settled, prepareFailures, parkedAt: now, ...(job.statedReason !== undefined ? { statedReason: job.statedReason } : {}) });
   const parked = state.parked;
   const batch = parked === null ? null : parkedBatchView(parked);
-  for (const r of requests) {
+  for (const r of settled.filter(isPending)) {
     job.audit.record({
       type: 'approval_requested',
       data: {
@@ -74,7 +78,7 @@ export async function park(job: Job, state: JobState, plan: BatchPlan, ready: Re
       },
     });
   }
-  job.status = 'awaiting_approval';
+  if (settled.some(isPending)) job.status = 'awaiting_approval';
 }
 
 /**

@@ -5,6 +5,8 @@ import { checkDecision, mismatchCodes, type DecisionCheck } from '../core/approv
 import { describeError } from '../core/temporal/describe-error';
 import { FailureTypes } from '../core/temporal/failure-types';
 import { verify, verifyOptions } from './activities';
+import type { StandingMark } from '../core/approval/standing';
+import { dropStanding, keepStanding } from './standing';
 import type { Job } from './job';
 import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, newBuildSignal, stateQuery, type DecideResult } from './messages';
 
@@ -43,6 +45,7 @@ export function registerHandlers(job: Job): void {
         requestId: check.request.requestId,
         status: check.payload.decision === 'approve' ? 'approved' : 'denied',
         editedFingerprint: check.edit?.fingerprint ?? null,
+        ...standingAnswer(job, check),
       };
     },
     {
@@ -97,6 +100,18 @@ async function applyDecision(job: Job, payload: unknown, via: Via): Promise<Deci
     check = checkAgainst(job, payload);
     if (!check.ok) return rejected(job, check, via);
   }
+  // Kept before the decision is applied, so an approval that says it stands always does; checked again after the wait.
+  let kept: StandingMark | undefined;
+  if (check.payload.standing !== undefined) {
+    const made = await keepStanding(job, check.request, check.payload);
+    if (made !== undefined) kept = { kind: 'granted', ...made };
+    const again = checkAgainst(job, payload);
+    if (!again.ok) {
+      if (kept !== undefined) await dropStanding(job, kept.id, `its decision was not applied (${again.message})`);
+      return rejected(job, again, via);
+    }
+    check = again;
+  }
   const state = job.state;
   const { request, payload: decision, edit } = check;
   // Unreachable before the state exists (there is no request to match), but never applied without it.
@@ -104,7 +119,11 @@ async function applyDecision(job: Job, payload: unknown, via: Via): Promise<Deci
   const base = { reviewer: decision.reviewer, reason: decision.reason ?? null, decidedAt: Date.now() };
   const decided: ApprovalRequest =
     decision.decision === 'approve'
-      ? { ...request, status: 'approved', decision: { decision: 'approve', ...base, editedArgs: edit?.args ?? null, editedFingerprint: edit?.fingerprint ?? null } }
+      ? {
+          ...request,
+          status: 'approved',
+          decision: { decision: 'approve', ...base, editedArgs: edit?.args ?? null, editedFingerprint: edit?.fingerprint ?? null, ...(kept !== undefined ? { standing: kept } : {}) },
+        }
       : { ...request, status: 'denied', decision: { decision: 'deny', ...base } };
   state.settle(decided);
   if (decided.status === 'denied') state.rememberDenied(request.fingerprint);
@@ -146,4 +165,13 @@ function auditReportedRejection(job: Job, payload: unknown): void {
       via: 'update',
     },
   });
+}
+
+/** What the update answers of an approval that asked to stand: the kept standing approval as the job now holds it, or that it was not kept. */
+function standingAnswer(job: Job, check: Extract<DecisionCheck, { ok: true }>): Pick<DecideResult, 'standing'> {
+  if (check.payload.standing === undefined) return {};
+  const decided = job.state?.knownRequests().find((r) => r.requestId === check.request.requestId);
+  const mark = decided?.status === 'approved' ? decided.decision.standing : undefined;
+  if (mark?.kind === 'granted') return { standing: { kept: true, id: mark.id, until: mark.until, uses: mark.uses } };
+  return { standing: { kept: false, reason: 'the standing approval could not be kept (see the audit log); this call is approved, later ones ask again' } };
 }

@@ -17,6 +17,8 @@ export interface DecideResult {
   readonly status: 'approved' | 'denied';
   /** Set when the approval edited the call. */
   readonly editedFingerprint: string | null;
+  /** Present when the approval asked to stand for later calls: kept (its id, end and uses), or why not. */
+  readonly standing?: { readonly kept: true; readonly id: string; readonly until: number; readonly uses: number } | { readonly kept: false; readonly reason: string };
 }
 
 /** The same decision with a synchronous answer: its validator rejects exactly what the signal path rejects. */

@@ -25,6 +25,10 @@ export function reportDecision(args: ParsedArgs, io: CommandIo, outcome: DecideO
     const edited = outcome.editedFingerprint !== null ? ` (edited; new fingerprint ${outcome.editedFingerprint})` : '';
     io.out(display`accepted: request ${outcome.requestId} of job ${outcome.jobId} is ${outcome.status}${call}${edited}`);
     for (const e of outcome.edits ?? []) io.out(display`  ${e.field}: ${JSON.stringify(e.before) ?? '(unset)'} → ${JSON.stringify(e.after) ?? '(unset)'}`);
+    const standing = outcome.standing;
+    if (standing?.kept === true) {
+      io.out(display`  stands for later calls of the same operation: standing approval ${standing.id}, ${String(standing.uses)} ${standing.uses === 1 ? 'use' : 'uses'} until ${new Date(standing.until).toISOString()} (\`${cliName(io.env)} standing revoke ${standing.id}\` ends it)`);
+    } else if (standing?.kept === false) io.err(display`  not standing: ${standing.reason}`);
   } else io.err(display`rejected (${outcome.code}): ${outcome.reason}`);
   // A queued decision is delivered: it is not an error.
   return outcome.accepted === false ? 1 : 0;

@@ -1,3 +1,4 @@
+import { standingUseText } from '../../core/approval/standing';
 import { factsText } from '../../core/job/job-facts';
 import { resultFacts } from '../../core/reviewer/progress';
 import type { ApprovalCard, CliName } from '../../core/approval/card';
@@ -43,6 +44,14 @@ function undoText(d: DecidedRequestView, jobId: string, cli: CliName): string {
   return `; reversible for ${d.undo.keepDays} ${d.undo.keepDays === 1 ? 'day' : 'days'} from when it ran: ${cli} undo ${jobId} --call ${d.callId}`;
 }
 
+/** Whether the approval stands for later calls, or was a use of a standing approval (no person asked now). */
+function standingText(d: DecidedRequestView): string {
+  const mark = d.standing;
+  if (mark === undefined) return '';
+  if (mark.kind === 'used') return `: ${standingUseText(mark, d.reviewer ?? '')}`;
+  return `, standing for later calls as ${mark.id} (${mark.uses} ${mark.uses === 1 ? 'use' : 'uses'} until ${new Date(mark.until).toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
+}
+
 /** One decided request: the decision, and for an approved call what became of it. */
 function decidedLine(d: DecidedRequestView, ended: boolean, jobId: string, cli: CliName): string {
   const reviewer = d.reviewer !== null ? ` by ${d.reviewer}` : '';
@@ -51,7 +60,7 @@ function decidedLine(d: DecidedRequestView, ended: boolean, jobId: string, cli: 
   if (d.status === 'approved' && d.outcome != null) after = ` — ${outcomeText[d.outcome]}${d.outcomeDetail != null ? `: ${d.outcomeDetail}` : ''}${undoText(d, jobId, cli)}`;
   else if (d.status === 'approved' && d.outcome === null && ended) after = ' — not run';
   else if (d.status === 'denied' || d.status === 'expired') after = ' — not run';
-  return display`  ${d.status} ${d.toolName} (request ${d.requestId})${reviewer}${reason}${after}`;
+  return display`  ${d.status} ${d.toolName} (request ${d.requestId})${reviewer}${reason}${standingText(d)}${after}`;
 }
 
 /** The cards of a running job's pending requests. */

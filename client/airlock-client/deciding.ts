@@ -14,7 +14,8 @@ import type { ShownStatus } from '../../core/temporal/search-attributes';
 import { FailureTypes } from '../../core/temporal/failure-types';
 import { TaskQueues } from '../../core/temporal/task-queues';
 import { getTool } from '../../core/tools/registry';
-import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal } from '../../workflows/messages';
+import { approvalDecisionSignal, decideUpdate, decisionRejectedSignal, type DecideResult } from '../../workflows/messages';
+import { standingAskProblem, type StandingAsk } from '../../core/approval/standing';
 import { JobError } from '../errors';
 import { WORKER_WAIT_MS } from './jobs';
 import { pendingOf } from './listing';
@@ -43,6 +44,12 @@ export interface DecideOptions {
    * request that needs a signed decision is then refused here, unsent.
    */
   readonly noKeyAdvice?: string;
+  /**
+   * Approve only, signed only: the approval also stands for later calls of
+   * the same operation, for this long and this many uses (within what the
+   * request's rules allow).
+   */
+  readonly standing?: { readonly forMs: number; readonly uses: number };
   /** How long to wait for an agent worker to take the decision (default `WORKER_WAIT_MS`). */
   readonly workerWaitMs?: number;
   /**
@@ -69,6 +76,8 @@ export type DecideOutcome =
       readonly call?: { readonly toolName: string; readonly args: unknown };
       /** Fields an approval edited: the value as requested and as approved (masked). */
       readonly edits?: ReadonlyArray<{ readonly field: string; readonly before: unknown; readonly after: unknown }>;
+      /** The standing approval the approval asked for: kept, or why not. */
+      readonly standing?: DecideResult['standing'];
     }
   | { readonly accepted: false; readonly jobId: string; readonly requestId: string; readonly code: string; readonly reason: string }
   /**
@@ -114,6 +123,11 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
     const reason = `request ${request.requestId} needs a signed decision and there is no signing key for reviewer ${options.reviewer.trim()}${options.noKeyAdvice !== undefined ? `: ${options.noKeyAdvice}` : ''}`;
     return { accepted: false, jobId, requestId: request.requestId, code: 'signature_required', reason };
   }
+  const standing = options.standing === undefined ? undefined : { until: Date.now() + options.standing.forMs, uses: options.standing.uses };
+  if (standing !== undefined) {
+    const refusal = standingRefusal(request, options, standing, cli);
+    if (refusal !== undefined) return { accepted: false, jobId, requestId: request.requestId, ...refusal };
+  }
   const unsigned: DecisionPayload = {
     requestId: request.requestId,
     fingerprint: request.fingerprint,
@@ -123,6 +137,7 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
     reviewer: options.reviewer.trim(),
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(edited !== undefined ? { args: edited } : {}),
+    ...(standing !== undefined ? { standing } : {}),
   };
   const payload =
     options.signingKey === undefined
@@ -132,6 +147,19 @@ export async function decide(client: Client, jobId: string, options: DecideOptio
   if (outcome.accepted !== true) return outcome;
   const edits = Object.entries(payload.args ?? {}).map(([field, after]) => ({ field, before: argAt(request.args, field), after: maskValue(after) }));
   return { ...outcome, call: { toolName: request.toolName, args: request.args }, ...(edits.length > 0 ? { edits } : {}) };
+}
+
+/** What the job would refuse of a standing approval, said before anything is signed or sent. */
+function standingRefusal(request: PendingRequestView, options: DecideOptions, ask: StandingAsk, cli: CliName): { code: string; reason: string } | undefined {
+  const of = `request ${request.requestId}`;
+  if (options.decision !== 'approve') return { code: 'standing_not_allowed', reason: 'only an approval can stand for later calls' };
+  if (options.set !== undefined && Object.keys(options.set).length > 0) return { code: 'standing_not_allowed', reason: 'a standing approval covers the call as proposed: approve the edit without --also-for' };
+  const problem = standingAskProblem(request.standing, ask, Date.now());
+  if (problem !== undefined) return { code: 'standing_not_allowed', reason: `${of}: ${problem}` };
+  if (options.signingKey === undefined) {
+    return { code: 'standing_unsigned', reason: `${of}: a standing approval must be signed and there is no signing key for reviewer ${options.reviewer.trim()}${options.noKeyAdvice !== undefined ? `: ${options.noKeyAdvice}` : ` (\`${cli} reviewer add\`)`}` };
+  }
+  return undefined;
 }
 
 /** The latest poll of the agent task queue the server remembers, ISO time, or null. */

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { contentPreviewSchema } from '../tools/content-preview';
 import { observedStateSchema } from '../tools/observed-state';
 import { reversibilitySchema } from '../tools/undo';
+import { standingAskSchema, standingMarkSchema, standingSettingsSchema } from './standing';
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-character hex fingerprint');
 const hex32 = z.string().regex(/^[0-9a-f]{32}$/, 'expected a 32-character hex nonce');
@@ -62,6 +63,8 @@ const requestFields = {
   machine: z.string().optional(),
   /** Whether the change can be undone, as the card said (absent for tools that keep nothing, and from builds before). */
   undo: reversibilitySchema.optional(),
+  /** What a standing approval of this call may be, when every gating rule allows one (absent: none, and in requests of builds before). */
+  standing: standingSettingsSchema.optional(),
   createdAt: z.number(),
   expiresAt: z.number(),
 };
@@ -74,6 +77,8 @@ export const approvalSchema = z.strictObject({
   /** Set when the reviewer edited the call: what will run, and its fingerprint. */
   editedArgs: argsRecord.nullable(),
   editedFingerprint: hex64.nullable(),
+  /** The approval made a standing approval, or the call ran under one (then no person decided it now). */
+  standing: standingMarkSchema.optional(),
 });
 export const denialSchema = z.strictObject({
   decision: z.literal('deny'),
@@ -137,5 +142,7 @@ export const decisionPayloadSchema = z.strictObject({
   signature: z.string().min(1).max(200).optional(),
   /** Or: an assertion by one of the reviewer's passkeys over the same decision. */
   passkey: passkeyAssertionSchema.optional(),
+  /** Only with a signed approve: also approve later calls of the same operation, until then and this many times. */
+  standing: standingAskSchema.optional(),
 });
 export type DecisionPayload = z.infer<typeof decisionPayloadSchema>;

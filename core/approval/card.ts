@@ -81,5 +81,7 @@ export const approvalCardSchema = z.object({
   expires: z.string(),
   fingerprint: z.string(),
   commands: z.object({ approve: z.string(), deny: z.string(), edit: z.string().nullable() }),
+  /** What a standing approval of this call would cover, in one sentence, and how to ask for one (absent: its rules allow none, and in cards of builds before). */
+  standing: z.object({ offer: z.string(), command: z.string() }).optional(),
 });
 export type ApprovalCard = z.infer<typeof approvalCardSchema>;

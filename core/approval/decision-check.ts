@@ -3,6 +3,7 @@ import { canonicalArgs, getTool } from '../tools/registry';
 import { canonicalJson } from '../util/canonical-json';
 import { argsRecord, type ApprovalRequest, type DecisionPayload, type PendingRequest, decisionPayloadSchema } from './approvals';
 import { callFingerprint } from './fingerprint';
+import { standingAskProblem } from './standing';
 
 export const decisionRejectionCodes = [
   'invalid_payload',
@@ -18,6 +19,8 @@ export const decisionRejectionCodes = [
   'requester_cannot_decide',
   'signature_required',
   'signature_invalid',
+  'standing_not_allowed',
+  'standing_unsigned',
 ] as const;
 export type DecisionRejectionCode = (typeof decisionRejectionCodes)[number];
 
@@ -126,6 +129,10 @@ export function checkDecision(
       raw,
     );
   }
+  if (payload.standing !== undefined) {
+    const problem = standingProblem(request, payload, ctx.now);
+    if (problem !== undefined) return reject(problem.code, problem.message, raw);
+  }
   if (payload.args === undefined || Object.keys(payload.args).length === 0) {
     return { ok: true, payload, request, edit: undefined };
   }
@@ -154,6 +161,23 @@ export function checkDecision(
     ruleVersion: request.ruleVersion,
   });
   return { ok: true, payload, request, edit: { args, fingerprint } };
+}
+
+/** A standing approval is asked only by a signed approval of the call as proposed, within what its rules allow. */
+function standingProblem(request: PendingRequest, payload: DecisionPayload, now: number): { code: DecisionRejectionCode; message: string } | undefined {
+  const ask = payload.standing;
+  if (ask === undefined) return undefined;
+  const of = `request ${request.requestId}`;
+  if (payload.decision !== 'approve') return { code: 'standing_not_allowed', message: 'only an approval can stand for later calls' };
+  if (payload.args !== undefined && Object.keys(payload.args).length > 0) {
+    return { code: 'standing_not_allowed', message: 'a standing approval covers the call as proposed: approve the edit without --also-for' };
+  }
+  const problem = standingAskProblem(request.standing, ask, now);
+  if (problem !== undefined) return { code: 'standing_not_allowed', message: `${of}: ${problem}` };
+  if (payload.signature === undefined && payload.passkey === undefined) {
+    return { code: 'standing_unsigned', message: `${of}: a standing approval must be signed (a reviewer key: airlock reviewer add, or a passkey on the approval page)` };
+  }
+  return undefined;
 }
 
 /** Who may not decide a request: a reviewer its rule does not name, or its requester when the rule keeps them apart. */
@@ -195,5 +219,7 @@ export function decisionSigningText(jobId: string, payload: DecisionPayload): st
     args: payload.args ?? null,
     reviewer: payload.reviewer,
     reason: payload.reason ?? null,
+    // Only when asked: a decision without one signs the very text it always did.
+    ...(payload.standing !== undefined ? { standing: { until: payload.standing.until, uses: payload.standing.uses } } : {}),
   });
 }

@@ -12,13 +12,13 @@ import { FailureTypes } from '../temporal/failure-types';
 import { maskPreview, maskString, maskValue } from '../redaction/masking';
 import { canonicalJson } from '../util/canonical-json';
 import { sha256Hex } from '../util/sha256';
+import { standingEventSchemas } from './standing-events';
 
 /**
  * Every audit event airlock writes, one definition per type. The field
  * allowlist is derived from these: a field not declared here never reaches
  * the log, and code that sets one does not compile.
  */
-
 const call = { callId: z.string(), toolName: z.string() };
 const rule = { ruleId: z.string(), ruleVersion: z.number() };
 /** How a decision arrived: the `approvalDecision` signal or the `decide` update. */
@@ -37,6 +37,8 @@ export const runtimeErrorCodes = [
   'prepare_failed',
   'revalidation_failed',
   'execute_failed',
+  /** The standing approvals could not be asked or changed; a person decides, as without them. */
+  'standing_unavailable',
   /** The job was cancelled (Web UI, `temporal workflow cancel`, a client); it ended as cancelled. */
   'cancelled',
   ...Object.values(FailureTypes),
@@ -136,6 +138,7 @@ export const auditEventSchemas = {
     reason: z.literal('expired'),
     target: z.string().optional(),
   }),
+  ...standingEventSchemas,
   /** A notification about one of the job's events that no endpoint attempt delivered; the job went on regardless. */
   notification_failed: z.strictObject({
     /** The notified event (its audit type) and its id in the notification body. */

@@ -5,6 +5,8 @@ import type { ContentPreview } from '../tools/content-preview';
 import type { Reversibility } from '../tools/undo';
 import { observedSubject, type ObservedState } from '../tools/observed-state';
 import { mergeApprovalSettings } from '../policy/approval-settings';
+import { mergeStanding, type StandingSettings } from '../approval/standing';
+import { parseDuration } from '../util/duration';
 import { ruleById } from '../policy/rule-fires';
 import type { Rule } from '../policy/rules';
 import type { PolicySnapshot } from '../policy/snapshot';
@@ -63,10 +65,22 @@ export function buildApprovalRequest(input: {
     ...(prepared.preview !== undefined ? { preview: prepared.preview } : {}),
     ...(machine !== undefined ? { machine } : {}),
     ...undoOf(prepared.undo, settings.notKeptBy),
+    ...standingOf(gating),
     createdAt: now,
     expiresAt: now + settings.ttlMs,
     status: 'pending',
   };
+}
+
+/** What a standing approval of this request may be: present only when every gating rule allows one. */
+function standingOf(gating: readonly Rule[]): { standing?: StandingSettings } {
+  const merged = mergeStanding(
+    gating.map((r) => {
+      const s = r.approval?.standing;
+      return { id: r.id, version: r.version, standing: s === undefined ? undefined : { maxForMs: parseDuration(s.maxFor) ?? 0, maxUses: s.maxUses, varies: s.varies } };
+    }),
+  );
+  return merged === undefined ? {} : { standing: merged };
 }
 
 /** Whether the change will be kept for undo, as the card says: the tools side's answer, unless a gating rule chose to keep nothing. */

@@ -7,6 +7,7 @@ import type { JobFacts } from './job-facts';
 import { maskPreview, maskString, maskValue } from '../redaction/masking';
 import type { ContentPreview } from '../tools/content-preview';
 import type { Reversibility } from '../tools/undo';
+import type { StandingMark, StandingSettings } from '../approval/standing';
 import { mapObservedText, type ObservedState } from '../tools/observed-state';
 import type { JobStatus } from '../temporal/search-attributes';
 
@@ -28,6 +29,8 @@ export interface PendingRequestView {
   readonly machine?: string;
   /** Whether the change can be undone (tools that keep one), its reason masked. */
   readonly undo?: Reversibility;
+  /** What a standing approval of this call may be (absent: its rules allow none). */
+  readonly standing?: StandingSettings;
   readonly editable: readonly string[];
   readonly reviewers: readonly string[] | null;
   /** A decision must be signed (key or passkey); absent in views of builds before. */
@@ -61,6 +64,8 @@ export interface DecidedRequestView {
   readonly outcomeDetail?: string | null;
   /** What the card said of undo (tools that keep one), its reason masked; `airlock undo` takes back an executed reversible change. */
   readonly undo?: Reversibility;
+  /** The approval made a standing approval, or the call ran under one. */
+  readonly standing?: StandingMark;
 }
 
 /** What query `state` returns. */
@@ -127,6 +132,7 @@ export function pendingView(request: PendingRequest): PendingRequestView {
     ...(request.preview !== undefined ? { preview: maskedPreview(request.preview) } : {}),
     ...(request.machine !== undefined ? { machine: request.machine } : {}),
     ...(request.undo !== undefined ? { undo: maskedUndo(request.undo) } : {}),
+    ...(request.standing !== undefined ? { standing: request.standing } : {}),
     editable: request.editable,
     reviewers: request.reviewers,
     signatureRequired: request.signatureRequired,
@@ -173,6 +179,7 @@ export function decidedView(request: ApprovalRequest, outcomes: readonly CallOut
     outcome: outcome?.outcome ?? null,
     outcomeDetail: outcome === undefined || outcome.outcome === 'executed' ? null : maskPreview(outcome.detail, 300),
     ...(request.undo !== undefined ? { undo: maskedUndo(request.undo) } : {}),
+    ...(decision?.decision === 'approve' && decision.standing !== undefined ? { standing: decision.standing } : {}),
   };
 }
 

@@ -152,6 +152,18 @@ export const ruleSchema = z
         signatureRequired: z.boolean().default(false),
         /** false: the change keeps nothing for undo even in a root set up for it (a job freeing space); its card says so. */
         reversible: z.boolean().optional(),
+        /**
+         * A reviewer may also approve later calls that are the same operation (same tool, real targets,
+         * requester, arguments but `varies`, these rules at these versions), for at most `maxFor` and
+         * `maxUses`. Absent: every call asks.
+         */
+        standing: z
+          .strictObject({
+            maxFor: duration,
+            maxUses: z.number().int().min(1).max(10_000),
+            varies: z.array(argPath).default([]),
+          })
+          .optional(),
       })
       .optional(),
     limits: z

@@ -17,6 +17,8 @@ import { describeObserved, isFileState, observedSubject } from '../tools/observe
 import { EDIT_NOTE, type ApprovalCard, type CliName } from '../approval/card';
 import { actionSentence } from './action-sentence';
 import { changeLines, changeOf } from './change-view';
+import { standingOffer } from '../approval/standing';
+import { formatDuration } from '../util/duration';
 
 /**
  * The approval card: everything a reviewer needs to decide one request,
@@ -133,7 +135,17 @@ export function approvalCard(source: CardSource, context: CardContext): Approval
     expires: expiresText(expires, context.now),
     fingerprint: r.fingerprint,
     commands: requestCommands(context.cli, jobId, r.requestId, r.editable[0]),
+    ...standingOfCard(r, context.cli, jobId),
   };
+}
+
+/** The card's one sentence on a standing approval, with the command that asks for one (a week and ten uses, or less where the rules say less). */
+function standingOfCard(r: CardSource['request'], cli: CliName, jobId: string): Pick<ApprovalCard, 'standing'> {
+  const offer = standingOffer({ toolName: r.toolName, requester: maskString(r.requester), standing: r.standing });
+  if (offer === undefined || r.standing === undefined) return {};
+  const forMs = Math.min(r.standing.maxForMs, 7 * 86_400_000);
+  const uses = Math.min(r.standing.maxUses, 10);
+  return { standing: { offer, command: `${cli} approve ${jobId} --request ${r.requestId} --also-for ${formatDuration(forMs)} --uses ${uses}` } };
 }
 
 const STATED_REASON_LINES = 8;
@@ -169,6 +181,7 @@ export function cardText(card: ApprovalCard, indent = '  ', options: { readonly 
   lines.push(display`${i}  approve: ${card.commands.approve}`);
   if (card.commands.edit !== null) lines.push(display`${i}  edit:    ${card.commands.edit}`);
   lines.push(display`${i}  deny:    ${card.commands.deny}`);
+  if (card.standing !== undefined) lines.push(display`${i}  ${card.standing.offer}`, display`${i}  and again: ${card.standing.command}`);
   return lines;
 }
 
@@ -234,6 +247,7 @@ export function cardMarkdown(card: ApprovalCard, approvalPage?: string): string 
     `- **requested by** ${md(card.requester)} at ${md(utcMinute(card.createdAt))}; expires ${md(utcMinute(card.expiresAt))}`,
     `- **may decide:** ${md(card.mayDecide ?? (card.reviewers === null ? 'anyone' : card.reviewers.join(', ')))}`,
     `- **request** ${code(card.requestId)}, fingerprint ${code(card.fingerprint)}`,
+    ...(card.standing !== undefined ? [`- **and again:** ${md(card.standing.offer)}`] : []),
     '',
   );
   if (approvalPage !== undefined) lines.push(`**Decide** on the approval page: [open this request](${requestPageUrl(approvalPage, card.jobId, card.requestId)}), or from a terminal where airlock is configured for this server:`);

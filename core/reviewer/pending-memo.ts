@@ -5,6 +5,7 @@ import { pendingView, type PendingRequestView, type PendingViewOf } from '../job
 import { maskPreview } from '../redaction/masking';
 import { contentPreviewSchema, type ContentPreview } from '../tools/content-preview';
 import { reversibilitySchema } from '../tools/undo';
+import { standingSettingsSchema } from '../approval/standing';
 import { observedStateSchema } from '../tools/observed-state';
 
 /** The memo key under which a parked job publishes what waits, for list views. */
@@ -75,6 +76,8 @@ export const pendingMemoSchema = z.object({
       machine: z.string().optional(),
       /** Whether the change can be undone (absent for tools that keep nothing and in memos of older builds). */
       undo: reversibilitySchema.optional(),
+      /** What a standing approval of the call may be (absent: its rules allow none, and in memos of older builds). */
+      standing: standingSettingsSchema.optional(),
       editable: z.array(z.string()),
       reviewers: z.array(z.string()).nullable(),
       signatureRequired: z.boolean().optional(),

@@ -27,6 +27,8 @@ export function statePaths(config: AirlockConfig) {
     contents: join(dataDir, 'agent', 'contents.sqlite'),
     /** The signature counter each passkey last presented (agent workers). */
     passkeyCounters: join(dataDir, 'agent', 'passkey-counters.sqlite'),
+    /** Standing approvals and their uses (agent workers; `airlock standing` reads and revokes them). */
+    standingApprovals: join(dataDir, 'agent', 'standing-approvals.sqlite'),
     audit: join(dataDir, 'audit', 'audit.jsonl'),
     /** The bearer tokens of MCP agents (`airlock agent add`), their hashes only. */
     agentTokens: join(dataDir, 'mcp', 'agent-tokens.sqlite'),

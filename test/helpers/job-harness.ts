@@ -15,6 +15,7 @@ import { createSealer } from '../../host/keys/seal';
 import { type ContentStore } from '../../host/stores/contents/store';
 import { SqliteContentStore } from '../../host/stores/contents/sqlite';
 import { SqliteNonceStore } from '../../host/stores/nonces/sqlite';
+import { SqliteStandingApprovals } from '../../host/stores/standing-approvals/sqlite';
 import { parseRulesDocument } from '../../host/config/rules-file';
 import { Roots } from '../../host/fs/roots';
 import type { ReviewerKeys } from '../../host/keys/reviewer-keys';
@@ -106,6 +107,8 @@ export class JobHarness {
   private readonly auditSink: AuditSink;
   /** What the audit sink warned about (the worker log's lines), with `auditFile`. */
   readonly auditWarnings: string[] = [];
+  /** The agent workers' standing approvals: the data folder's file, as `airlock standing` (run by `cli`) reads it. */
+  readonly standing: SqliteStandingApprovals;
 
   private constructor(
     readonly env: TestEnv,
@@ -126,6 +129,7 @@ export class JobHarness {
     this.availableTools =
       options.availableTools ??
       availableToolNames(availabilityOf(options.services === undefined ? undefined : { services: servicesConfigSchema.parse(options.services) }));
+    this.standing = new SqliteStandingApprovals(join(dir, 'data', 'agent', 'standing-approvals.sqlite'));
     this.auditSink =
       options.auditFile === undefined ? new MemoryAuditSink() : new JsonlAuditSink(options.auditFile, { warn: (line) => this.auditWarnings.push(line) });
   }
@@ -181,6 +185,7 @@ export class JobHarness {
         grantTtlMs: 10 * 60_000,
         audit: this.auditSink,
         reviewerKeys: this.options.reviewerKeys ?? new Map(),
+        standing: this.standing,
       },
       tools: roles.includes('tools') ? await this.toolsDeps(createGrantVerifier(publicKey)) : undefined,
       judge:
@@ -380,6 +385,7 @@ export class JobHarness {
     await this.replay.close();
     await this.airlock.close();
     await this.nonces.close();
+    await this.standing.close();
     if (this.options.contents === undefined) await this.contents.close();
     await this.env.close();
     rmSync(this.dir, { recursive: true, force: true });

@@ -17,6 +17,10 @@ import { PasskeyInvites } from '../../host/stores/passkey-invites/files';
 import { SqlitePasskeyCounters } from '../../host/stores/passkey-counters/sqlite';
 import type { PasskeyCounters } from '../../host/stores/passkey-counters/store';
 import { PostgresPasskeyCounters } from '../../host/stores/passkey-counters/postgres';
+import { SqliteStandingApprovals } from '../../host/stores/standing-approvals/sqlite';
+import { PostgresStandingApprovals } from '../../host/stores/standing-approvals/postgres';
+import type { StandingApprovals } from '../../host/stores/standing-approvals/store';
+import type { StandingRecord } from '../../core/approval/standing';
 import { PostgresChallenges, PostgresPasskeyInvites } from '../../host/stores/passkey-invites/postgres';
 import { AgentTokenError, type AgentTokens } from '../../host/stores/agent-tokens/store';
 import { SqliteAgentTokens } from '../../host/stores/agent-tokens/sqlite';
@@ -56,6 +60,8 @@ interface Backend {
   passkeyCounters(): Promise<[PasskeyCounters, PasskeyCounters]>;
   /** The approval page's challenges as two page processes see them (the embedded one lives in one process's memory: the same store twice). */
   challenges(): Promise<[ChallengeStore, ChallengeStore]>;
+  /** Standing approvals as two agent workers see them. */
+  standing(): Promise<[StandingApprovals, StandingApprovals]>;
   /** MCP agents' bearer tokens as two processes see them (`airlock agent` and `airlock mcp --listen`), and everything stored, to look for a token in. */
   agentTokens(): Promise<{ stores: [AgentTokens, AgentTokens]; stored(): Promise<string> }>;
 }
@@ -153,6 +159,10 @@ const backends: Backend[] = [
       const file = join(mkdtempSync(join(dir, 'p-')), 'passkey-counters.sqlite');
       return [kept(new SqlitePasskeyCounters(file)), kept(new SqlitePasskeyCounters(file))];
     },
+    async standing() {
+      const file = join(mkdtempSync(join(dir, 's-')), 'standing-approvals.sqlite');
+      return [kept(new SqliteStandingApprovals(file)), kept(new SqliteStandingApprovals(file))];
+    },
     async challenges() {
       const one = new MemoryChallenges();
       return [one, one];
@@ -232,6 +242,15 @@ const backends: Backend[] = [
         const db = Database.open(url);
         closers.push(() => db.close());
         return new PostgresPasskeyCounters(db);
+      };
+      return [own(), own()];
+    },
+    async standing() {
+      const url = await freshDatabase('standing');
+      const own = () => {
+        const db = Database.open(url, { maxConnections: 5 });
+        closers.push(() => db.close());
+        return new PostgresStandingApprovals(db);
       };
       return [own(), own()];
     },
@@ -855,6 +874,79 @@ describe.each(backends)('$name passkey counters', (backend) => {
       const results = await Promise.all([a.advance('race', round, `a${round}`), b.advance('race', round, `b${round}`)]);
       expect(results.filter((r) => r)).toHaveLength(1);
     }
+  });
+});
+
+const standingRecord = (id: string, fields: { uses?: number; until?: number; toolName?: string; requester?: string } = {}): StandingRecord => ({
+  schemaVersion: 1,
+  id,
+  reviewer: 'alice',
+  createdAt: 1_000,
+  until: fields.until ?? Date.now() + 86_400_000,
+  uses: fields.uses ?? 3,
+  scope: {
+    toolName: fields.toolName ?? 'service_restart',
+    requester: fields.requester ?? 'nightly',
+    scope: { piece: null, movement: null },
+    machine: null,
+    targets: ['service:jellyfin'],
+    args: {},
+    varies: [],
+    rules: [{ id: 'approve-service-control', version: 1 }],
+  },
+  origin: { jobId: 'job-1', requestId: 'req-1', fingerprint: 'f'.repeat(64), args: { service: 'jellyfin' }, ruleId: 'approve-service-control', ruleVersion: 1, payload: {} },
+});
+
+describe.each(backends)('$name standing approvals', (backend) => {
+  test('kept once per id, found by tool and requester by every worker, listed, shown, revoked for all', async () => {
+    const [a, b] = await backend.standing();
+    const now = Date.now();
+    await a.put(standingRecord('S-1'));
+    await b.put({ ...standingRecord('S-1'), uses: 50 });
+    expect((await b.get('S-1'))?.record.uses).toBe(3);
+    await a.put(standingRecord('S-other', { toolName: 'fs_write' }));
+    await a.put(standingRecord('S-old', { until: now - 1 }));
+    expect((await b.candidates({ toolName: 'service_restart', requester: 'nightly', now })).map((v) => v.record.id)).toEqual(['S-1']);
+    expect(await b.candidates({ toolName: 'service_restart', requester: 'someone-else', now })).toEqual([]);
+    expect((await a.list({ all: false, now })).map((v) => v.record.id).sort()).toEqual(['S-1', 'S-other']);
+    expect((await a.list({ all: true, now })).map((v) => v.record.id).sort()).toEqual(['S-1', 'S-old', 'S-other']);
+    expect(await b.revoke('S-1', 'bob', 'moved', now)).toBe('revoked');
+    expect(await a.revoke('S-1', 'bob', 'again', now)).toBe('already');
+    expect(await a.revoke('S-none', 'bob', 'x', now)).toBe('unknown');
+    expect((await a.get('S-1'))?.revoked).toEqual({ at: now, by: 'bob', reason: 'moved' });
+    expect(await a.candidates({ toolName: 'service_restart', requester: 'nightly', now })).toEqual([]);
+    expect(await a.use('S-1', 'job-2/req-1', now)).toEqual({ ok: false, why: 'revoked' });
+    expect(await a.use('S-old', 'job-2/req-1', now)).toEqual({ ok: false, why: 'expired' });
+    expect(await a.use('S-none', 'job-2/req-1', now)).toEqual({ ok: false, why: 'unknown' });
+  });
+
+  test('a use is taken once per key: the same key again gets the same use, never a second one', async () => {
+    const [a, b] = await backend.standing();
+    await a.put(standingRecord('S-2', { uses: 2 }));
+    const now = Date.now();
+    expect(await a.use('S-2', 'job-a/req-1', now)).toEqual({ ok: true, use: 1, left: 1 });
+    expect(await b.use('S-2', 'job-a/req-1', now)).toEqual({ ok: true, use: 1, left: 1 });
+    expect(await b.use('S-2', 'job-b/req-1', now)).toEqual({ ok: true, use: 2, left: 0 });
+    expect(await a.use('S-2', 'job-c/req-1', now)).toEqual({ ok: false, why: 'used_up' });
+    // A key that took a use keeps it after the approval is spent or revoked (a retried attempt is answered the same).
+    expect(await a.use('S-2', 'job-b/req-1', now)).toEqual({ ok: true, use: 2, left: 0 });
+    expect((await b.usesOf('S-2')).map((u) => [u.use, u.useKey])).toEqual([
+      [1, 'job-a/req-1'],
+      [2, 'job-b/req-1'],
+    ]);
+    expect((await a.get('S-2'))?.used).toBe(2);
+  });
+
+  test('ten uses asked at once by two workers with three left: exactly three are taken', async () => {
+    const [a, b] = await backend.standing();
+    await a.put(standingRecord('S-3', { uses: 3 }));
+    const now = Date.now();
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).use('S-3', `job-${i}/req-1`, now)));
+    const taken = results.filter((r) => r.ok);
+    expect(taken).toHaveLength(3);
+    expect(taken.map((r) => (r.ok ? r.use : 0)).sort()).toEqual([1, 2, 3]);
+    expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 7 }, () => ({ ok: false, why: 'used_up' })));
+    expect(await b.usesOf('S-3')).toHaveLength(3);
   });
 });
 

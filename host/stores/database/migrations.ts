@@ -152,6 +152,34 @@ export const MIGRATIONS: readonly Migration[] = [
       await q.query(`CREATE INDEX airlock_undo_expiry ON airlock_undo (state, expires_at)`);
     },
   },
+  {
+    version: 9,
+    name: 'standing approvals and their uses',
+    apply: async (q) => {
+      // `record` is the whole signed record as JSON; times are ms. A use is one row, numbered, once per job and request.
+      await q.query(`CREATE TABLE airlock_standing_approvals (
+        id text PRIMARY KEY,
+        tool_name text NOT NULL,
+        requester text NOT NULL,
+        created_at bigint NOT NULL,
+        until_ms bigint NOT NULL,
+        uses integer NOT NULL,
+        record text NOT NULL,
+        revoked_at bigint,
+        revoked_by text,
+        revoked_reason text
+      )`);
+      await q.query(`CREATE INDEX airlock_standing_match ON airlock_standing_approvals (tool_name, requester)`);
+      await q.query(`CREATE TABLE airlock_standing_uses (
+        standing_id text NOT NULL REFERENCES airlock_standing_approvals (id),
+        use_key text NOT NULL,
+        n integer NOT NULL,
+        used_at bigint NOT NULL,
+        PRIMARY KEY (standing_id, use_key),
+        UNIQUE (standing_id, n)
+      )`);
+    },
+  },
 ];
 
 /** The schema version this build reads and writes. */
