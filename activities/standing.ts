@@ -80,7 +80,9 @@ async function whyNot(deps: StandingDeps, view: StandingView, input: UseStanding
   });
   if (origin !== record.origin.fingerprint) return 'its scope is not that of the call the reviewer signed';
   // The stored arguments are the signed call's, less only its free fields and the fields its places stand for.
-  const free = new Set([...record.scope.varies.map((v) => v.split('.')[0] ?? v), ...(getTool(record.scope.toolName)?.targetFields ?? [])]);
+  const tool = getTool(record.scope.toolName);
+  const place = tool?.targetFields.length === 1 && record.scope.targets.length === 1 && record.scope.targets[0]?.includes('file:') === true ? tool.targetFields[0] : undefined;
+  const free = new Set([...record.scope.varies.map((v) => v.split('.')[0] ?? v), ...(place !== undefined ? [place] : [])]);
   for (const [key, value] of Object.entries(record.origin.args)) {
     const kept = key in record.scope.args;
     if (!kept && !free.has(key)) return 'its scope is not that of the call the reviewer signed';

@@ -103,11 +103,15 @@ async function applyDecision(job: Job, payload: unknown, via: Via): Promise<Deci
   // Kept before the decision is applied, so an approval that says it stands always does; checked again after the wait.
   let kept: StandingMark | undefined;
   if (check.payload.standing !== undefined) {
+    const requestId = check.request.requestId;
     const made = await keepStanding(job, check.request, check.payload);
     if (made !== undefined) kept = { kind: 'granted', ...made };
     const again = checkAgainst(job, payload);
     if (!again.ok) {
-      if (kept !== undefined) await dropStanding(job, kept.id, `its decision was not applied (${again.message})`);
+      // The same decision may have landed meanwhile (a signal after an update that timed out): its standing approval stays.
+      const applied = job.state?.knownRequests().find((r) => r.requestId === requestId);
+      const carried = applied?.status === 'approved' && applied.decision.standing?.id === kept?.id;
+      if (kept !== undefined && !carried) await dropStanding(job, kept.id, `its decision was not applied (${again.message})`);
       return rejected(job, again, via);
     }
     check = again;

@@ -26,6 +26,9 @@ export const standingSettingsSchema = z.strictObject({
 });
 export type StandingSettings = z.infer<typeof standingSettingsSchema>;
 
+/** The requester of a job that names none: shared by all such jobs, so no standing approval is ever kept for it. */
+export const UNNAMED_REQUESTER = 'unknown';
+
 /** The most uses a reviewer may sign at once, whatever a rule says. */
 export const MAX_STANDING_USES = 10_000;
 
@@ -69,6 +72,9 @@ export const standingScopeSchema = z.strictObject({
   args: z.record(z.string(), z.unknown()),
   varies: z.array(z.string()),
   rules: standingSettingsSchema.shape.rules,
+  /** What the card told the reviewer: the rules' reason with the tools side's warnings, and whether the change can be undone. */
+  reason: z.string(),
+  reversible: z.boolean().nullable(),
 });
 export type StandingScope = z.infer<typeof standingScopeSchema>;
 
@@ -121,7 +127,20 @@ export function standingId(jobId: string, requestId: string): string {
 export function targetPlace(state: ObservedState, machine: string | undefined): string {
   const on = machine === undefined ? '' : `${machine}:`;
   if (isFileState(state)) return `${on}file:${state.path}`;
-  return state.kind === 'service' ? `${on}service:${state.service}` : `${on}subject:${state.subject}`;
+  // A service or other subject is the very instance observed (a container id, a program's inode): another one is another target.
+  const pinned = state.identity === null ? '' : `@${state.identity}`;
+  return state.kind === 'service' ? `${on}service:${state.service}${pinned}` : `${on}subject:${state.subject}${pinned}`;
+}
+
+/**
+ * The argument a place stands for: only a tool with one path target,
+ * observed as one file state. Every other argument (a command's argv, a
+ * bulk move's list, a URL's query) is compared as spelled.
+ */
+export function placeFieldOf(tool: { readonly targetFields: readonly string[] } | undefined, observed: readonly ObservedState[], targets: number): string | undefined {
+  if (tool === undefined || tool.targetFields.length !== 1 || observed.length !== 1 || targets !== 1) return undefined;
+  const state = observed[0];
+  return state !== undefined && isFileState(state) ? tool.targetFields[0] : undefined;
 }
 
 /** The arguments without the free fields (top-level or dotted), for comparing two calls. */
@@ -145,6 +164,8 @@ export function standingScopeOf(call: {
   readonly scope: JobScope;
   readonly machine: string | undefined;
   readonly observed: readonly ObservedState[];
+  readonly reason: string;
+  readonly undo?: { readonly reversible: boolean } | undefined;
   /** Argument fields the observed places stand for (compared by place, not by spelling: a link to the same file is the same target). */
   readonly placeFields: readonly string[];
   readonly settings: StandingSettings;
@@ -158,6 +179,8 @@ export function standingScopeOf(call: {
     args: fixedArgs(call.args, [...call.settings.varies, ...call.placeFields]),
     varies: [...call.settings.varies].sort(),
     rules: [...call.settings.rules].sort((a, b) => a.id.localeCompare(b.id)),
+    reason: call.reason,
+    reversible: call.undo?.reversible ?? null,
   };
 }
 
@@ -171,6 +194,8 @@ export function scopeDifference(covered: StandingScope, call: StandingScope): st
   if (canonicalJson(covered.varies) !== canonicalJson(call.varies)) return 'the rules now let other fields vary';
   if (canonicalJson(covered.targets) !== canonicalJson(call.targets)) return 'another target (by its real place)';
   if (canonicalJson(covered.args) !== canonicalJson(call.args)) return 'other arguments';
+  if (covered.reversible !== call.reversible) return call.reversible === true ? 'it can be undone now, and could not then' : 'it cannot be undone now, as it could then';
+  if (covered.reason !== call.reason) return 'the card would say something else now (its reason or a warning differs)';
   return undefined;
 }
 
@@ -232,15 +257,14 @@ export function requestScope(
     readonly requester: string;
     readonly machine?: string | undefined;
     readonly observed: readonly ObservedState[];
+    readonly reason: string;
+    readonly undo?: { readonly reversible: boolean } | undefined;
   },
   scope: JobScope,
   settings: StandingSettings,
 ): StandingScope {
   const tool = getTool(request.toolName);
-  let placeFields: readonly string[] = [];
-  if (tool !== undefined && request.observed.length > 0) {
-    const parsed = tool.parameters.safeParse(request.args);
-    if (parsed.success && tool.targets(parsed.data).length === request.observed.length) placeFields = tool.targetFields;
-  }
-  return standingScopeOf({ ...request, machine: request.machine, scope, placeFields, settings });
+  const parsed = tool?.parameters.safeParse(request.args);
+  const place = parsed?.success === true ? placeFieldOf(tool, request.observed, tool?.targets(parsed.data).length ?? 0) : undefined;
+  return standingScopeOf({ ...request, machine: request.machine, scope, placeFields: place === undefined ? [] : [place], settings });
 }

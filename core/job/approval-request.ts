@@ -5,7 +5,7 @@ import type { ContentPreview } from '../tools/content-preview';
 import type { Reversibility } from '../tools/undo';
 import { observedSubject, type ObservedState } from '../tools/observed-state';
 import { mergeApprovalSettings } from '../policy/approval-settings';
-import { mergeStanding, type StandingSettings } from '../approval/standing';
+import { mergeStanding, UNNAMED_REQUESTER, type StandingSettings } from '../approval/standing';
 import { parseDuration } from '../util/duration';
 import { ruleById } from '../policy/rule-fires';
 import type { Rule } from '../policy/rules';
@@ -65,7 +65,8 @@ export function buildApprovalRequest(input: {
     ...(prepared.preview !== undefined ? { preview: prepared.preview } : {}),
     ...(machine !== undefined ? { machine } : {}),
     ...undoOf(prepared.undo, settings.notKeptBy),
-    ...standingOf(gating),
+    // A job whose requester nobody named ("unknown") shares that name with every other: nothing may stand for it.
+    ...(input.requester === UNNAMED_REQUESTER ? {} : standingOf(gating)),
     createdAt: now,
     expiresAt: now + settings.ttlMs,
     status: 'pending',

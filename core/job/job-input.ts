@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UNNAMED_REQUESTER } from '../approval/standing';
 import { offeredByDefault, sideEffectToolNames } from '../tools/registry';
 import { UPSTREAM_TOOL_NAME } from '../tools/upstream/upstream-spec';
 import type { AuditHealth } from '../audit/backlog';
@@ -26,7 +27,7 @@ export const agentJobInputSchema = z.strictObject({
     })
     .optional(),
   /** Who asked for the job; a rule may forbid them from approving its requests. */
-  requester: z.string().min(1).max(200).default('unknown'),
+  requester: z.string().min(1).max(200).default(UNNAMED_REQUESTER),
   scope: jobScopeSchema.default({}),
   /** Approval requests one job may raise; further gated calls are denied. */
   maxApprovalRequests: z.number().int().min(0).max(1000).default(20),

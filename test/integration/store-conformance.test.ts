@@ -893,6 +893,8 @@ const standingRecord = (id: string, fields: { uses?: number; until?: number; too
     args: {},
     varies: [],
     rules: [{ id: 'approve-service-control', version: 1 }],
+    reason: 'Restarting needs approval',
+    reversible: null,
   },
   origin: { jobId: 'job-1', requestId: 'req-1', fingerprint: 'f'.repeat(64), args: { service: 'jellyfin' }, ruleId: 'approve-service-control', ruleVersion: 1, payload: {} },
 });

@@ -51,6 +51,26 @@ describe('what a standing approval covers', () => {
     expect(differs(request(), {}, { ...settings, varies: [] })).toMatch(/other fields vary/);
   });
 
+  test('only one file target is compared by place: a command, a bulk move or a service keeps its arguments and the very instance', () => {
+    const subject = (text: string, identity: string | null) => ({ kind: 'subject' as const, subject: text, exists: true, identity, summary: text, facts: {} });
+    const command = (argv: string[], identity = 'ino:5') =>
+      requestScope(request({ toolName: 'command_run', args: { argv: ['git', ...argv], cwd: '/srv/repo' }, observed: [subject('git', identity)] }), {}, { ...settings, varies: [] });
+    expect(scopeDifference(command(['status']), command(['push', '--force']))).toBe('other arguments');
+    expect(scopeDifference(command(['status']), command(['status'], 'ino:6'))).toBe('another target (by its real place)');
+    const moves = (to: string) =>
+      requestScope(request({ toolName: 'fs_move_many', args: { moves: [{ from: '/srv/a', to }] }, observed: [subject('1 move', null)] }), {}, { ...settings, varies: [] });
+    expect(scopeDifference(moves('/srv/b'), moves('/srv/c'))).toBe('other arguments');
+    const service = (identity: string) => ({ kind: 'service' as const, service: 'jellyfin', adapter: 'docker', exists: true, identity, running: true, health: 'healthy' as const, status: 'up', facts: {} });
+    const restart = (identity: string) => requestScope(request({ toolName: 'service_restart', args: { service: 'jellyfin' }, observed: [service(identity)] }), {}, { ...settings, varies: [] });
+    expect(scopeDifference(restart('c1'), restart('c1'))).toBeUndefined();
+    expect(scopeDifference(restart('c1'), restart('c2'))).toBe('another target (by its real place)');
+  });
+
+  test('what the card said is part of it: another reason or warning, or undo, is another operation', () => {
+    expect(scopeDifference(covered, requestScope(request({ reason: 'x — the file has 2 names' }), {}, settings))).toMatch(/card would say something else/);
+    expect(scopeDifference(covered, requestScope(request({ undo: { reversible: true, keepDays: 7 } }), {}, settings))).toMatch(/can be undone now/);
+  });
+
   test('a tool whose targets were not observed one by one keeps them as spelled', () => {
     const unobserved = requestScope(request({ observed: [] }), {}, settings);
     expect(unobserved.args).toEqual({ path: '/srv/logs/app.log', mode: 'append' });

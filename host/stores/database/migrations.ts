@@ -176,7 +176,8 @@ export const MIGRATIONS: readonly Migration[] = [
         n integer NOT NULL,
         used_at bigint NOT NULL,
         PRIMARY KEY (standing_id, use_key),
-        UNIQUE (standing_id, n)
+        UNIQUE (standing_id, n),
+        UNIQUE (use_key)
       )`);
     },
   },

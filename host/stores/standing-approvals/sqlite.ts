@@ -33,7 +33,8 @@ export class SqliteStandingApprovals implements StandingApprovals {
       n INTEGER NOT NULL,
       used_at INTEGER NOT NULL,
       PRIMARY KEY (standing_id, use_key),
-      UNIQUE (standing_id, n)
+      UNIQUE (standing_id, n),
+      UNIQUE (use_key)
     )`);
     this.db.exec('CREATE INDEX IF NOT EXISTS standing_approvals_match ON standing_approvals (tool_name, requester)');
   }
