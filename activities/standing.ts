@@ -2,6 +2,7 @@ import { type DecisionPayload, type PendingRequest } from '../core/approval/appr
 import { deciderProblem } from '../core/approval/decision-check';
 import { callFingerprint } from '../core/approval/fingerprint';
 import {
+  fixedArgs,
   requestScope,
   scopeDifference,
   standingId,
@@ -79,16 +80,12 @@ async function whyNot(deps: StandingDeps, view: StandingView, input: UseStanding
     ruleVersion: record.origin.ruleVersion,
   });
   if (origin !== record.origin.fingerprint) return 'its scope is not that of the call the reviewer signed';
-  // The stored arguments are the signed call's, less only its free fields and the fields its places stand for.
+  // The stored arguments are the signed call's, less only its free fields and the one file path its place stands for (as requestScope left them).
   const tool = getTool(record.scope.toolName);
-  const place = tool?.targetFields.length === 1 && record.scope.targets.length === 1 && record.scope.targets[0]?.includes('file:') === true ? tool.targetFields[0] : undefined;
-  const free = new Set([...record.scope.varies.map((v) => v.split('.')[0] ?? v), ...(place !== undefined ? [place] : [])]);
-  for (const [key, value] of Object.entries(record.origin.args)) {
-    const kept = key in record.scope.args;
-    if (!kept && !free.has(key)) return 'its scope is not that of the call the reviewer signed';
-    if (kept && !free.has(key) && canonicalJson(value) !== canonicalJson(record.scope.args[key])) return 'its scope is not that of the call the reviewer signed';
-  }
-  if (Object.keys(record.scope.args).some((key) => !(key in record.origin.args))) return 'its scope is not that of the call the reviewer signed';
+  const target = record.scope.targets.length === 1 ? record.scope.targets[0] : undefined;
+  const place = tool?.targetFields.length === 1 && target !== undefined && /^(?:[^:]+:)?file:/.test(target) ? tool.targetFields[0] : undefined;
+  const expected = fixedArgs(record.origin.args, [...record.scope.varies, ...(place !== undefined ? [place] : [])]);
+  if (canonicalJson(expected) !== canonicalJson(record.scope.args)) return 'its scope is not that of the call the reviewer signed';
   const now = requestScope(request, input.scope, request.standing);
   const differs = scopeDifference(record.scope, now);
   if (differs !== undefined) return differs;
